@@ -1,0 +1,101 @@
+"""The Trace contract: validation, lossless JSON, pandas, slicing, derived numbers."""
+
+import json
+import math
+import sys
+import subprocess
+
+import numpy as np
+import pytest
+
+from logprob_viz import Trace
+
+
+def make_trace(**overrides):
+    fields = dict(
+        tokens=["Hello", ",", " wor", "ld", "\n"],
+        token_ids=[10, 11, 12, 13, 14],
+        logprobs=[np.nan, -0.5, -1.25, -0.01, -3.0],
+        ranks=[0, 1, 2, 1, 7],
+        entropy=[np.nan, 1.0, 2.5, 0.1, 4.0],
+        top_tokens=[[], [",", "!"], [" world", " wor"], ["ld", "d"], [".", "\n"]],
+        top_logprobs=[[-np.inf, -np.inf], [-0.5, -1.1], [-0.3, -1.25], [-0.01, -5.0], [-0.2, -3.0]],
+        prompt_len=2,
+        meta={"source": "test", "model": "none"},
+    )
+    fields.update(overrides)
+    return Trace(**fields)
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("logprobs", [0.0, 0.0], "logprobs has 2 entries but there are 5 tokens"),
+        ("ranks", [[1, 2, 3, 4, 5]], "ranks must be one-dimensional"),
+        ("token_bytes", [b"a"], "token_bytes has 1 entries"),
+        ("top_tokens", [[]] * 4, "top_tokens has 4 entries"),
+        ("top_logprobs", np.zeros((5, 1)), "top_logprobs has 1 columns"),
+        ("top_logprobs", np.zeros((4, 2)), r"top_logprobs must have shape \[N=5, K\]"),
+        ("prompt_len", 6, "prompt_len must be an int between 0 and the number of tokens"),
+        ("processed_logprobs", np.zeros(5), "processed_logprobs and processed_top_logprobs go together"),
+    ],
+)
+def test_mismatched_shapes_name_the_field(field, value, message):
+    with pytest.raises(ValueError, match=message):
+        make_trace(**{field: value})
+
+
+def test_tokens_must_be_a_list():
+    with pytest.raises(TypeError, match="tokens must be a list"):
+        Trace(tokens="abc")
+
+
+def test_json_round_trip_is_exact():
+    rng = np.random.default_rng(0)
+    trace = make_trace(
+        token_bytes=[b"Hello", b",", b" wor", b"\xe2\x80", b"\x99"],
+        tokens=["Hello", ",", " wor", "\\xe2\\x80", "\\x99"],
+        logprobs=np.r_[np.nan, rng.normal(size=4)].astype(np.float32),
+        processed_logprobs=np.r_[np.nan, np.nan, -np.inf, rng.normal(size=2)],
+        processed_top_logprobs=rng.normal(size=(5, 2)),
+        meta={"source": "test", "nested": {"temperature": 0.7, "stop": None}},
+    )
+    back = Trace.from_dict(json.loads(json.dumps(trace.to_dict())))
+    assert back.tokens == trace.tokens and back.token_bytes == trace.token_bytes
+    assert back.top_tokens == trace.top_tokens and back.meta == trace.meta and back.prompt_len == 2
+    for name in ["token_ids", "logprobs", "ranks", "entropy", "top_logprobs", "top_ids", "processed_logprobs", "processed_top_logprobs"]:
+        a, b = getattr(trace, name), getattr(back, name)
+        assert a.dtype == b.dtype and a.shape == b.shape, name
+        assert a.tobytes() == b.tobytes(), f"{name} changed in the JSON round trip"
+
+
+def test_text_joins_bytes_so_split_characters_are_whole():
+    trace = Trace(tokens=["\\xe2\\x80", "\\x99s"], token_bytes=[b"\xe2\x80", b"\x99s"])
+    assert trace.text == "\u2019s"
+
+
+def test_slicing_keeps_prompt_boundary_and_arrays():
+    trace = make_trace()
+    tail = trace[1:4]
+    assert len(tail) == 3 and tail.prompt_len == 1 and tail.tokens == [",", " wor", "ld"]
+    assert tail.top_logprobs.shape == (3, 2)
+    assert trace.completion.tokens == [" wor", "ld", "\n"] and trace.completion.prompt_len == 0
+
+
+def test_perplexity_and_mean_logprob_skip_unknown():
+    trace = make_trace()
+    mean = (-0.5 - 1.25 - 0.01 - 3.0) / 4
+    assert trace.mean_logprob() == pytest.approx(mean, rel=1e-6)
+    assert trace.perplexity() == pytest.approx(math.exp(-mean), rel=1e-6)
+
+
+def test_to_pandas_has_one_row_per_token():
+    df = make_trace().to_pandas()
+    assert list(df["token"]) == ["Hello", ",", " wor", "ld", "\n"]
+    assert list(df["is_prompt"]) == [True, True, False, False, False]
+    assert df["prob"].iloc[1] == pytest.approx(math.exp(-0.5))
+
+
+def test_import_is_light():
+    code = "import sys, logprob_viz; bad = [m for m in ('torch', 'transformers', 'plotly') if m in sys.modules]; assert not bad, bad"
+    subprocess.run([sys.executable, "-c", code], check=True)
