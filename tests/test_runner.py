@@ -196,3 +196,32 @@ def test_ctrl_c_keeps_what_was_generated(runner):
     assert trace.meta["finish_reason"] == "interrupted"
     assert 0 < len(trace.completion) < 2000
     assert trace.top_logprobs.shape == (len(trace), 5) and np.isfinite(trace.logprobs[trace.prompt_len :]).all()
+
+
+def test_decode_loop_reads_the_host_once_per_chunk_not_per_step(runner):
+    """GPU readiness, checked on the CPU: count every call that would wait for a GPU."""
+    from torch.overrides import TorchFunctionMode
+
+    host_reads = {torch.Tensor.item, torch.Tensor.cpu, torch.Tensor.tolist, torch.Tensor.numpy,
+                  torch.Tensor.__bool__, torch.Tensor.__int__, torch.Tensor.__float__, torch.Tensor.__index__}
+
+    class CountHostReads(TorchFunctionMode):
+        count = 0
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            self.count += func in host_reads
+            return func(*args, **(kwargs or {}))
+
+    from logprob_viz.runners.transformers import GPU_SYNC_EVERY
+
+    try:
+        runner.sync_every = GPU_SYNC_EVERY  # what a CUDA device gets
+        with CountHostReads() as counter:
+            trace = runner.generate(ROBOT, max_new_tokens=4 * GPU_SYNC_EVERY, top_logprobs=5)
+    finally:
+        runner.sync_every = None
+    assert len(trace.completion) == 4 * GPU_SYNC_EVERY
+    # Per copy: .cpu() then .numpy(), for 6 fields (ids, logprobs, ranks, entropy, top values, top ids);
+    # copies: the prompt, 4 chunks, and the (empty) remainder. Any read per step would add >= 64.
+    copies = 1 + 4 + 1
+    assert counter.count <= 2 * 6 * copies, f"{counter.count} host reads for 4 chunks: something reads per step"

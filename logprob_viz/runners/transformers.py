@@ -106,6 +106,8 @@ class TransformersRunner:
         self.name = name or getattr(model.config, "_name_or_path", None) or type(model).__name__
         self._token_bytes: list[bytes] | None = None
         self._cache_arg: str | None = None
+        # Steps between reads of the results on the host; None: every step on the CPU, GPU_SYNC_EVERY on a GPU.
+        self.sync_every: int | None = None
 
     def __repr__(self) -> str:
         return f"<TransformersRunner {self.name} on {self.device} ({self.model.dtype})>"
@@ -155,7 +157,7 @@ class TransformersRunner:
             generator = torch.Generator(device=self.device)
             generator.manual_seed(int(seed) if seed is not None else torch.seed())
         eos = self._eos_ids()
-        sync_every = 1 if self.device.type == "cpu" else GPU_SYNC_EVERY
+        sync_every = self.sync_every or (1 if self.device.type == "cpu" else GPU_SYNC_EVERY)
 
         input_ids = torch.tensor([ids], device=self.device)  # (1, P)
         started = time.perf_counter()
