@@ -27,9 +27,9 @@ def display_token(raw: bytes) -> str:
 
 # name -> (dtype, fill value used when the field is omitted)
 _PER_TOKEN = {
-    "token_ids": (np.int64, -1),
+    "token_ids": (np.int32, -1),  # int32: vocabularies are far below 2**31; halves the per-token cost
     "logprobs": (np.float32, np.nan),
-    "ranks": (np.int64, 0),
+    "ranks": (np.int32, 0),
     "entropy": (np.float32, np.nan),
 }
 
@@ -104,7 +104,7 @@ class Trace:
                     f"top_tokens[{i}] has {len(row)} alternatives but top_logprobs has only {k} "
                     "columns; give one logprob per alternative"
                 )
-        self.top_ids = _matrix("top_ids", self.top_ids, n, k, np.int64, -1)
+        self.top_ids = _matrix("top_ids", self.top_ids, n, k, np.int32, -1)
 
         if (self.processed_logprobs is None) != (self.processed_top_logprobs is None):
             raise ValueError("processed_logprobs and processed_top_logprobs go together: give both or neither")
@@ -215,7 +215,7 @@ class Trace:
             entropy=_floats_in(d["entropy"]),
             top_tokens=d["top_tokens"],
             top_logprobs=np.array([_floats_in(r) for r in d["top_logprobs"]], dtype=np.float32).reshape(n, k),
-            top_ids=np.array(d["top_ids"], dtype=np.int64).reshape(n, k),
+            top_ids=np.array(d["top_ids"], dtype=np.int32).reshape(n, k),
             processed_logprobs=None if processed is None else _floats_in(processed),
             processed_top_logprobs=None
             if processed is None

