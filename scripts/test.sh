@@ -6,4 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --browser
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+printf '\n== frontend unit tests (node --test)\n'
+(cd js && npm test --silent)
+printf '\n== pytest\n'
 exec .venv/bin/python -m pytest "$@"

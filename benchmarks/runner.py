@@ -1,0 +1,173 @@
+"""Runner benchmarks: what recording logprobs costs in time and memory, on the default model.
+
+    python benchmarks/runner.py [--repeats 5] [--new-tokens 256]
+
+Prints Markdown tables:
+1. generation: our runner (top_logprobs=20) vs plain `model.generate`, and vs the way people
+   do it with transformers today (output_scores + compute_transition_scores + top-k);
+2. memory: peak RSS growth while generating 1024 tokens, each route in its own process;
+   and the bytes the trace keeps per token;
+3. scoring: teacher-forced scoring with top_logprobs=20 vs a bare forward pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from common import alternate, machine, median, rss_kib, rss_peak_reset, table  # noqa: E402
+
+PROMPT = "A robot may not injure a human being"
+K = 20
+
+
+def load():
+    import torch
+
+    import logprob_viz as lv
+
+    torch.set_num_threads(1)
+    runner = lv.load()
+    return runner, runner.model, runner.tokenizer
+
+
+def routes(runner, model, tokenizer, new_tokens: int):
+    """The three ways to get a greedy continuation of `new_tokens` tokens."""
+    import torch
+
+    ids = torch.tensor([tokenizer(PROMPT)["input_ids"]])
+    # No EOS stop for any route, so all three produce exactly new_tokens tokens.
+    common = dict(max_new_tokens=new_tokens, do_sample=False, eos_token_id=None, pad_token_id=0)
+    eos = model.generation_config.eos_token_id
+
+    def ours():
+        model.generation_config.eos_token_id = None
+        try:
+            return runner.generate(PROMPT, max_new_tokens=new_tokens, top_logprobs=K)
+        finally:
+            model.generation_config.eos_token_id = eos
+
+    def plain():
+        with torch.inference_mode():
+            return model.generate(ids, **common)
+
+    def transformers_route():
+        with torch.inference_mode():
+            out = model.generate(ids, output_scores=True, return_dict_in_generate=True, **common)
+            chosen = model.compute_transition_scores(out.sequences, out.scores, normalize_logits=True)
+            top = torch.topk(torch.log_softmax(torch.stack(out.scores, 1).float(), -1), K, dim=-1)
+            return out.sequences, chosen, top
+
+    return {"logprob_viz (K=20)": ours, "model.generate": plain, "generate+output_scores+topk": transformers_route}
+
+
+def bench_generation(runner, model, tokenizer, new_tokens: int, repeats: int) -> str:
+    candidates = routes(runner, model, tokenizer, new_tokens)
+    lengths = {
+        "logprob_viz (K=20)": len(candidates["logprob_viz (K=20)"]().completion),
+        "model.generate": candidates["model.generate"]().shape[1] - len(tokenizer(PROMPT)["input_ids"]),
+    }
+    assert len(set(lengths.values())) == 1, f"routes generated different lengths: {lengths}"
+    times = alternate(candidates, repeats)
+    base = median(times["model.generate"])
+    rows = [
+        [name, f"{median(t) * 1000:.0f}", f"{new_tokens / median(t):.1f}", f"{median(t) / base:.3f}"]
+        for name, t in times.items()
+    ]
+    return (
+        f"### Generation: {new_tokens} new tokens, greedy, default model, median of {repeats} alternating runs\n\n"
+        + table(["route", "ms", "tokens/s", "ratio to model.generate"], rows)
+    )
+
+
+def _memory_child(route: str, new_tokens: int) -> None:
+    runner, model, tokenizer = load()
+    fn = routes(runner, model, tokenizer, 8)[route]
+    fn()  # warm up at a short length
+    fn = routes(runner, model, tokenizer, new_tokens)[route]
+    before = rss_kib("VmRSS")
+    rss_peak_reset()
+    result = fn()
+    peak = rss_kib("VmHWM")
+    kept = None
+    if route.startswith("logprob_viz"):
+        arrays = [result.logprobs, result.ranks, result.entropy, result.token_ids, result.top_logprobs, result.top_ids]
+        kept = sum(a.nbytes for a in arrays) / len(result)
+        lists = sum(8 * len(row) + 56 for row in result.top_tokens) / len(result)  # list headers + pointers
+        kept = {"arrays": kept, "lists": lists}
+    print(json.dumps({"growth_kib": peak - before, "kept": kept}))
+
+
+def bench_memory(new_tokens: int) -> str:
+    rows, kept = [], None
+    for route in ["logprob_viz (K=20)", "generate+output_scores+topk"]:
+        out = subprocess.run(
+            [sys.executable, __file__, "--memory-child", route, "--new-tokens", str(new_tokens)],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip().splitlines()[-1]
+        result = json.loads(out)
+        rows.append([route, f"{result['growth_kib'] / 1024:.1f}"])
+        kept = result["kept"] or kept
+    text = (
+        f"### Memory: peak RSS growth while generating {new_tokens} tokens (each route in a fresh process)\n\n"
+        + table(["route", "peak growth (MiB)"], rows)
+    )
+    goal = 12 + 8 * K
+    text += (
+        f"\n\nBytes the trace keeps per token at K={K}: numeric arrays {kept['arrays']:.0f} "
+        f"(logprob 4 + rank 4 + entropy 4 + token id 4 + K x (logprob 4 + id 4) = {16 + 8 * K}; goal {goal}), "
+        f"plus the alternatives' text lists {kept['lists']:.0f} (pointers to one shared str per vocabulary id)."
+    )
+    return text
+
+
+def bench_scoring(runner, model, tokenizer, repeats: int) -> str:
+    import torch
+
+    rows = []
+    words = (PROMPT + ", or, through inaction, allow a human being to come to harm. ") * 400
+    all_ids = tokenizer(words)["input_ids"]
+    for n in (512, 2048):
+        ids = all_ids[:n]
+        text = tokenizer.decode(ids)
+        n_scored = len(tokenizer(text)["input_ids"])
+        tensor = torch.tensor([tokenizer(text)["input_ids"]])
+
+        def bare():
+            with torch.inference_mode():
+                return model(input_ids=tensor, use_cache=False).logits
+
+        def ours():
+            return runner.score(text, top_logprobs=K)
+
+        times = alternate({"bare forward": bare, "logprob_viz score (K=20)": ours}, repeats)
+        base = median(times["bare forward"])
+        for name, t in times.items():
+            rows.append([n_scored, name, f"{median(t) * 1000:.0f}", f"{median(t) / base:.3f}"])
+    return f"### Scoring, median of {repeats} alternating runs\n\n" + table(["tokens", "route", "ms", "ratio to bare forward"], rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--new-tokens", type=int, default=256)
+    parser.add_argument("--memory-tokens", type=int, default=1024)
+    parser.add_argument("--memory-child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.memory_child:
+        _memory_child(args.memory_child, args.new_tokens)
+        return
+    runner, model, tokenizer = load()
+    print(f"Machine: {machine()}\n")
+    print(bench_generation(runner, model, tokenizer, args.new_tokens, args.repeats), end="\n\n", flush=True)
+    print(bench_scoring(runner, model, tokenizer, args.repeats), end="\n\n", flush=True)
+    print(bench_memory(args.memory_tokens), flush=True)
+
+
+if __name__ == "__main__":
+    main()
