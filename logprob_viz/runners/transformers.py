@@ -63,10 +63,11 @@ class Sampling:
         return torch.log_softmax(scores, dim=-1)
 
 
-def summarize(logits: torch.Tensor, chosen: torch.Tensor, k: int, sampling: Sampling | None = None) -> dict:
+def summarize(logits: torch.Tensor, chosen: torch.Tensor, k: int, processed: torch.Tensor | None = None) -> dict:
     """Everything the trace keeps about T distributions: O(T*K) tensors, still on the device.
 
-    logits: (T, V) next-token logits; chosen: (T,) the token that followed each.
+    logits: (T, V) next-token logits; chosen: (T,) the token that followed each; processed:
+    (T, V) logprobs of the distribution sampled from, when sampling settings changed it.
     """
     logp = torch.log_softmax(logits.float(), dim=-1)  # (T, V)
     chosen_logp = logp.gather(-1, chosen[:, None])  # (T, 1)
@@ -79,8 +80,7 @@ def summarize(logits: torch.Tensor, chosen: torch.Tensor, k: int, sampling: Samp
         "top_logprobs": top.values,
         "top_ids": top.indices,
     }
-    if sampling is not None and sampling.changes_distribution:
-        processed = sampling.process(logits.float())  # (T, V)
+    if processed is not None:
         out["processed_logprobs"] = processed.gather(-1, chosen[:, None])[:, 0]
         out["processed_top_logprobs"] = processed.gather(-1, top.indices)
     return out
@@ -188,12 +188,15 @@ class TransformersRunner:
             del logits
             try:
                 for step in range(int(max_new_tokens)):
+                    processed = None
                     if sampling is None:
                         chosen = next_logits.argmax(dim=-1)  # (1,)
                     else:
-                        probs = sampling.process(next_logits.float()).exp()
-                        chosen = torch.multinomial(probs, 1, generator=generator)[:, 0]  # (1,)
-                    pending.append(summarize(next_logits, chosen, k, sampling))
+                        processed = sampling.process(next_logits.float())  # (1, V)
+                        chosen = torch.multinomial(processed.exp(), 1, generator=generator)[:, 0]  # (1,)
+                        if not sampling.changes_distribution:
+                            processed = None  # the same as the raw distribution: nothing to add
+                    pending.append(summarize(next_logits, chosen, k, processed))
                     if (step + 1) % sync_every == 0 or step + 1 == max_new_tokens:
                         host_parts.append(_to_host(pending))
                         pending = []
@@ -213,11 +216,7 @@ class TransformersRunner:
             completion = {name: arr[: first_eos + 1] for name, arr in completion.items()}
 
         meta = {
-            "source": "transformers",
-            "model": self.name,
-            "device": str(self.device),
-            "dtype": str(self.model.dtype).removeprefix("torch."),
-            "top_logprobs": k,
+            **self._meta(k, started),
             "max_new_tokens": int(max_new_tokens),
             "do_sample": sampling is not None,
             "temperature": None if sampling is None else sampling.temperature,
@@ -225,9 +224,8 @@ class TransformersRunner:
             "top_k": None if sampling is None else sampling.top_k,
             "seed": None if seed is None else int(seed),
             "finish_reason": finish_reason,
-            "seconds": round(time.perf_counter() - started, 4),
+            **_input_meta(prompt, messages),
         }
-        meta.update(_input_meta(prompt, messages))
         return self._trace(ids, _to_host([prompt_part]), completion, k, meta)
 
     def score(self, text: str | None = None, *, messages: list[dict] | None = None, top_logprobs: int = 5) -> Trace:
@@ -244,20 +242,20 @@ class TransformersRunner:
         with torch.inference_mode():
             logits = self.model(input_ids=input_ids, use_cache=False).logits[0]  # (N, V)
             part = self._summarize_chunked(logits[:-1], input_ids[0, 1:], k)
-        meta = {
+        meta = {**self._meta(k, started), "mode": "score", **_input_meta(text, messages)}
+        return self._trace(ids, _to_host([part]), {}, k, meta)
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _meta(self, k: int, started: float) -> dict:
+        return {
             "source": "transformers",
             "model": self.name,
             "device": str(self.device),
             "dtype": str(self.model.dtype).removeprefix("torch."),
             "top_logprobs": k,
-            "mode": "score",
             "seconds": round(time.perf_counter() - started, 4),
         }
-        meta.update(_input_meta(text, messages))
-        trace = self._trace(ids, _to_host([part]), {}, k, meta)
-        return trace
-
-    # -- helpers -----------------------------------------------------------------------
 
     def _forward(self, input_ids: torch.Tensor, cache=None):
         """One forward pass with the KV cache: (logits, cache)."""
