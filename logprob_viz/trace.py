@@ -61,6 +61,10 @@ class Trace:
     processed_logprobs, processed_top_logprobs : float arrays [N] and [N, K], optional
         The same tokens' logprobs under the distribution that was actually sampled from, when
         sampling settings (temperature, top-p, top-k) changed it; None when they did not.
+    flags : list of list of str, optional
+        Per token, codes for what the source lost or left ambiguous (e.g. "collided",
+        "no_bytes"; `logprob_viz.adapters.openai.TOKEN_FLAGS` says what each means), so a view
+        can mark it. Empty lists where nothing was lost.
     prompt_len : int
         The first ``prompt_len`` tokens are the prompt (scored, not generated).
     meta : dict
@@ -78,6 +82,7 @@ class Trace:
     top_ids: Any = None
     processed_logprobs: Any = None
     processed_top_logprobs: Any = None
+    flags: list[list[str]] | None = None
     prompt_len: int = 0
     meta: dict = field(default_factory=dict)
 
@@ -114,6 +119,11 @@ class Trace:
                 "processed_top_logprobs", self.processed_top_logprobs, n, k, np.float32, -np.inf
             )
 
+        if self.flags is None:
+            self.flags = [[] for _ in range(n)]
+        self.flags = [[str(f) for f in row] for row in _as_list(self.flags, "flags")]
+        _check_len("flags", len(self.flags), n)
+
         if not isinstance(self.prompt_len, (int, np.integer)) or not 0 <= self.prompt_len <= n:
             raise ValueError(f"prompt_len must be an int between 0 and the number of tokens ({n}), got {self.prompt_len!r}")
         self.prompt_len = int(self.prompt_len)
@@ -149,6 +159,7 @@ class Trace:
             top_ids=self.top_ids[start:stop],
             processed_logprobs=self.processed_logprobs[start:stop] if processed else None,
             processed_top_logprobs=self.processed_top_logprobs[start:stop] if processed else None,
+            flags=self.flags[start:stop],
             prompt_len=min(max(self.prompt_len - start, 0), stop - start),
             meta=dict(self.meta),
         )
@@ -193,6 +204,7 @@ class Trace:
             "top_logprobs": [_floats_out(row) for row in self.top_logprobs],
             "top_ids": self.top_ids.tolist(),
             "k": self.k,
+            "flags": [list(row) for row in self.flags],
             "prompt_len": self.prompt_len,
             "meta": self.meta,
         }
@@ -220,6 +232,7 @@ class Trace:
             processed_top_logprobs=None
             if processed is None
             else np.array([_floats_in(r) for r in d["processed_top_logprobs"]], dtype=np.float32).reshape(n, k),
+            flags=d.get("flags"),
             prompt_len=d["prompt_len"],
             meta=d.get("meta", {}),
         )
@@ -239,6 +252,7 @@ class Trace:
                 "is_prompt": np.arange(len(self)) < self.prompt_len,
                 "top_tokens": self.top_tokens,
                 "top_logprobs": list(self.top_logprobs),
+                "flags": self.flags,
             }
         ).rename_axis("position")
 

@@ -82,7 +82,7 @@ def test_seed_reads_back_exactly():
     assert t.ranks.tolist() == [1] * 16  # each chosen token heads its dict
     assert t.meta["tokens_encoding"] == "byte_level"
     assert t.meta["model"] == "mosaicml/mpt-7b" and t.meta["source"] == "vllm"
-    assert "token_flags" not in t.meta
+    assert not any(t.flags)
 
 
 def test_seed_as_json_text_sdk_object_and_choice_give_the_same_trace():
@@ -140,7 +140,7 @@ def test_k_plus_one_entries_when_the_chosen_token_is_outside_the_top_k():
     for i, (tok, d) in enumerate(zip(lp["tokens"], lp["top_logprobs"])):
         (other,) = [key for key in d if key != tok]
         assert t.top_tokens[i] == [other] and t.top_logprobs[i, 0] == f32(d[other])
-        assert t.ranks[i] == 0 and "outside_top_k" in t.meta["token_flags"][i]
+        assert t.ranks[i] == 0 and "outside_top_k" in t.flags[i]
     assert lv.from_openai(data, top_logprobs=1).to_dict() == t.to_dict()
 
 
@@ -161,7 +161,7 @@ def test_echo_with_prompt_logprobs_keeps_what_string_keys_collapsed():
     # the "" tokens are flagged: the source gave no bytes for these pieces of characters
     empty = [i for i, s in enumerate(c["logprobs"]["tokens"]) if s == ""]
     assert empty == [2, 3, 6, 8, 11, 13]
-    assert [i for i, f in enumerate(t.meta["token_flags"]) if "no_bytes" in f] == empty
+    assert [i for i, f in enumerate(t.flags) if "no_bytes" in f] == empty
     assert t.tokens[4] == " 🤖"  # the whole character, on the token that completed it
     assert any("no text or bytes" in w for w in t.meta["warnings"])
 
@@ -173,7 +173,7 @@ def test_collided_string_keys_are_detected_without_prompt_logprobs():
     for key in ("prompt_logprobs", "prompt_token_ids", "token_ids"):
         c.pop(key)
     t = lv.from_openai(data, top_logprobs=2, prompt=recordings.SPLIT)
-    flags = t.meta["token_flags"]
+    flags = t.flags
     # position 3: chosen "" at -4.92 but the key "" holds -1.61: another token's value; and one entry for K=2
     assert "collided" in flags[3] and t.ranks[3] == 0 and t.top_tokens[3] == [""]
     assert t.logprobs[3] == f32(c["logprobs"]["token_logprobs"][3])
@@ -213,7 +213,7 @@ def test_prompt_logprobs_alone_score_the_prompt():
     assert t.k == 5
     # without the prompt, the first token is known by its id only, and flagged
     bare = lv.from_openai(data)
-    assert bare.tokens[0] == "" and "first_token_unknown" in bare.meta["token_flags"][0]
+    assert bare.tokens[0] == "" and "first_token_unknown" in bare.flags[0]
     # the prompt_logprobs list on its own
     assert lv.from_openai(c["prompt_logprobs"]).logprobs[1:].tolist() == t.logprobs[1:].tolist()
 
@@ -225,12 +225,12 @@ def test_token_id_tokens_carry_ids_and_a_tokenizer_gives_their_text(runner):
     assert t.token_ids.tolist() == ids
     assert ids[:5] == raw("completions_prompt_logprobs")["choices"][0]["prompt_token_ids"][:5]  # same prompt words
     assert t.prompt_len == 5 and t.ranks[1:5].tolist() == [16950, 35, 3, 1292]
-    no_text = [i for i, f in enumerate(t.meta["token_flags"]) if "no_text" in f]
+    no_text = [i for i, f in enumerate(t.flags) if "no_text" in f]
     assert no_text == [0, 5, 6, 7, 8] and t.tokens[5] == "token_id:253"
     with_tok = lv.from_openai(data, tokenizer=runner.tokenizer)
     assert with_tok.text == "A robot may not injure a human, but"
     assert with_tok.top_ids[5].tolist() == [253, 260] and with_tok.top_tokens[5] == [" a", " the"]
-    assert not any("no_text" in f for f in with_tok.meta["token_flags"])
+    assert not any("no_text" in f for f in with_tok.flags)
 
 
 def test_two_choices_give_two_traces():
@@ -277,7 +277,7 @@ def test_chat_with_prompt_logprobs_ids_and_bytes():
     assert t.completion.ranks.tolist() == [1] * len(t.completion)  # greedy
     assert t.k == 5
     # the first prompt token is known by its id only (lv.connect asks the server to detokenize it)
-    assert t.token_ids[0] == 1 and "first_token_unknown" in t.meta["token_flags"][0]
+    assert t.token_ids[0] == 1 and "first_token_unknown" in t.flags[0]
 
 
 def test_chat_split_emoji_arrives_as_empty_tokens():
@@ -287,7 +287,7 @@ def test_chat_split_emoji_arrives_as_empty_tokens():
     assert [e["token"] for e in content[:3]] == ["", "", "🤖"] and content[0]["bytes"] == []
     t = lv.from_openai(data)
     assert t.text == c["message"]["content"] == "🤖🤖"
-    assert [i for i, f in enumerate(t.meta["token_flags"]) if "no_bytes" in f] == [i for i, e in enumerate(content) if e["token"] == ""]
+    assert [i for i, f in enumerate(t.flags) if "no_bytes" in f] == [i for i, e in enumerate(content) if e["token"] == ""]
     assert t.token_ids.tolist() == c["token_ids"]
 
 
@@ -300,7 +300,7 @@ def test_chat_split_emoji_with_the_tokenizer_gets_exact_bytes(runner):
     assert b"".join(t.token_bytes[:3]) == "🤖".encode()
     assert all(0 < len(b) < 4 for b in t.token_bytes[:2])  # real pieces of the 4 bytes
     assert t.tokens[0].startswith("\\x")  # shown by its bytes, never as U+FFFD
-    assert "token_flags" not in t.meta
+    assert not any(t.flags)
 
 
 def test_chat_vllm_lists_the_chosen_first_and_cuts_at_k():
@@ -309,7 +309,7 @@ def test_chat_vllm_lists_the_chosen_first_and_cuts_at_k():
     assert all([a["token"] for a in e["top_logprobs"]] == [e["token"]] for e in content)  # only the chosen, K=1
     t = lv.from_openai(data)
     assert t.ranks.tolist() == [0] * len(t)  # unknown: the most likely token was cut
-    assert all("alternatives_incomplete" in f for f in t.meta["token_flags"])
+    assert all("alternatives_incomplete" in f for f in t.flags)
 
 
 def test_chat_token_id_tokens():
@@ -406,7 +406,7 @@ def test_duplicate_json_keys_are_all_kept_and_flagged():
             ' "text_offset": [0, 0], "top_logprobs": [{"": -0.2, "": -1.7, "x": -2.0}, {"\\u00e9": -0.01}]}}]}')
     t = lv.from_openai(text)
     assert t.top_logprobs[0].tolist() == [f32(-0.2), f32(-1.7), -2.0] and t.top_tokens[0] == ["", "", "x"]
-    assert "collided" in t.meta["token_flags"][0] and "no_bytes" in t.meta["token_flags"][0]
+    assert "collided" in t.flags[0] and "no_bytes" in t.flags[0]
 
 
 def test_openai_legacy_bytes_tokens_and_replacement_characters():
@@ -419,7 +419,7 @@ def test_openai_legacy_bytes_tokens_and_replacement_characters():
     lossy = {"choices": [{"index": 0, "text": "\ufffd\ufffd", "logprobs": {"tokens": ["\ufffd", "\ufffd"],
              "token_logprobs": [-0.3, -0.01], "top_logprobs": [{"\ufffd": -0.3}, {"\ufffd": -0.01}]}}]}
     t = lv.from_openai(lossy)
-    assert all("replacement_char" in f for f in t.meta["token_flags"])
+    assert all("replacement_char" in f for f in t.flags)
 
 
 def test_sentencepiece_strings_are_decoded():
@@ -451,4 +451,4 @@ def test_traces_from_servers_survive_json_round_trip():
         t = lv.from_openai(body(name)[0])
         back = lv.Trace.from_dict(json.loads(json.dumps(t.to_dict())))
         assert back.to_dict() == t.to_dict()
-        assert back.meta["token_flags"] == t.meta["token_flags"]
+        assert back.flags == t.flags

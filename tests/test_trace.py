@@ -38,6 +38,7 @@ def make_trace(**overrides):
         ("top_logprobs", np.zeros((4, 2)), r"top_logprobs must have shape \[N=5, K\]"),
         ("prompt_len", 6, "prompt_len must be an int between 0 and the number of tokens"),
         ("processed_logprobs", np.zeros(5), "processed_logprobs and processed_top_logprobs go together"),
+        ("flags", [[]] * 3, "flags has 3 entries"),
     ],
 )
 def test_mismatched_shapes_name_the_field(field, value, message):
@@ -59,10 +60,12 @@ def test_json_round_trip_is_exact():
         processed_logprobs=np.r_[np.nan, np.nan, -np.inf, rng.normal(size=2)],
         processed_top_logprobs=rng.normal(size=(5, 2)),
         meta={"source": "test", "nested": {"temperature": 0.7, "stop": None}},
+        flags=[[], [], ["collided"], ["no_bytes", "outside_top_k"], []],
     )
     back = Trace.from_dict(json.loads(json.dumps(trace.to_dict())))
     assert back.tokens == trace.tokens and back.token_bytes == trace.token_bytes
     assert back.top_tokens == trace.top_tokens and back.meta == trace.meta and back.prompt_len == 2
+    assert back.flags == trace.flags
     for name in ["token_ids", "logprobs", "ranks", "entropy", "top_logprobs", "top_ids", "processed_logprobs", "processed_top_logprobs"]:
         a, b = getattr(trace, name), getattr(back, name)
         assert a.dtype == b.dtype and a.shape == b.shape, name
@@ -80,6 +83,7 @@ def test_slicing_keeps_prompt_boundary_and_arrays():
     assert len(tail) == 3 and tail.prompt_len == 1 and tail.tokens == [",", " wor", "ld"]
     assert tail.top_logprobs.shape == (3, 2)
     assert trace.completion.tokens == [" wor", "ld", "\n"] and trace.completion.prompt_len == 0
+    assert make_trace(flags=[[], ["a"], [], ["b"], []])[1:4].flags == [["a"], [], ["b"]]
 
 
 def test_perplexity_and_mean_logprob_skip_unknown():

@@ -35,7 +35,7 @@ Quirks of real servers, and what the trace does with them:
   prompt ends. ``"token_id:123"`` tokens (vLLM's ``return_tokens_as_token_ids``) carry ids; a
   ``tokenizer=`` turns every known id into its exact bytes.
 
-Nothing is dropped silently: ``meta["token_flags"]`` holds, per token, the codes in
+Nothing is dropped silently: the trace's ``flags`` hold, per token, the codes in
 `TOKEN_FLAGS` for what the source lost or left ambiguous, and ``meta["warnings"]`` says it in words.
 """
 
@@ -678,8 +678,6 @@ def _choice_trace(resp: dict, choice: dict, *, k: int | None, prompt: str | None
         meta["stream_chunks"] = resp["stream_chunks"]
     if resp.get("usage"):
         meta["usage"] = resp["usage"]
-    if any(flags):
-        meta["token_flags"] = flags
     if warnings:
         meta["warnings"] = warnings
     return Trace(
@@ -691,6 +689,7 @@ def _choice_trace(resp: dict, choice: dict, *, k: int | None, prompt: str | None
         top_tokens=[[a.text for a in t.alts] for t in toks],
         top_logprobs=top_lp,
         top_ids=top_ids,
+        flags=flags,
         prompt_len=prompt_len,
         meta={k_: v for k_, v in meta.items() if v is not None},
     )

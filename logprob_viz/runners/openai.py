@@ -195,7 +195,7 @@ class OpenAIRunner:
             raise ServerError(f"the server at {self.base_url} returned an error: {e}", server=self.base_url) from e
         if isinstance(trace, list):
             trace = trace[0]
-        if trace.prompt_len and trace.meta.get("token_flags") and "first_token_unknown" in trace.meta["token_flags"][0]:
+        if trace.prompt_len and "first_token_unknown" in trace.flags[0]:
             self._fill_first_token(trace)
         trace.meta["model"] = self.model
         return trace
@@ -213,10 +213,7 @@ class OpenAIRunner:
         if isinstance(text, str):
             trace.tokens[0] = text
             trace.token_bytes[0] = text.encode("utf-8")
-            flags = trace.meta["token_flags"]
-            flags[0] = [f for f in flags[0] if f != "first_token_unknown"]
-            if not any(flags):
-                del trace.meta["token_flags"]
+            trace.flags[0] = [f for f in trace.flags[0] if f != "first_token_unknown"]
             trace.meta["warnings"] = [w for w in trace.meta.get("warnings", []) if "first prompt token" not in w]
             if not trace.meta["warnings"]:
                 del trace.meta["warnings"]
@@ -283,14 +280,8 @@ class OpenAIRunner:
 
 
 def _prompt_only(trace: Trace) -> Trace:
-    """The prompt part of a trace, with the per-token lists in meta cut to match."""
-    n = trace.prompt_len
-    out = trace[:n]
-    for key in ("token_flags",):
-        if key in out.meta:
-            out.meta[key] = out.meta[key][:n]
-            if not any(out.meta[key]):
-                del out.meta[key]
+    """The prompt part of a trace."""
+    out = trace[: trace.prompt_len]
     out.meta.pop("finish_reason", None)
     out.meta["text"] = out.text
     return out

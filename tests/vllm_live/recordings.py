@@ -142,6 +142,5 @@ def check(traces, text: str, request: dict) -> int:
         finite = np.where(np.isfinite(t.top_logprobs), t.top_logprobs, -1e30)
         assert (np.diff(finite, axis=1) <= 0).all(), "alternatives are most likely first"
         assert len(t.tokens) == len(t.token_bytes) == len(t.token_ids)
-        if "token_flags" in t.meta:
-            assert len(t.meta["token_flags"]) == len(t)
+        assert len(t.flags) == len(t)
     return len(traces)

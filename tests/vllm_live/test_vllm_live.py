@@ -93,7 +93,7 @@ def test_chat_through_the_sdk_streamed_and_not(vllm_url):
     full = lv.from_openai(client.chat.completions.create(**kw))
     streamed = lv.from_openai(client.chat.completions.create(**kw, stream=True))
     assert streamed.tokens == full.tokens and streamed.logprobs.tolist() == full.logprobs.tolist()
-    assert full.text.startswith("🤖") and "no_bytes" in full.meta["token_flags"][0]
+    assert full.text.startswith("🤖") and "no_bytes" in full.flags[0]
 
 
 # -- the runner -----------------------------------------------------------------------------------
@@ -105,7 +105,7 @@ def test_runner_generates_text_with_the_prompt_scored(server):
     assert t.prompt_len == 8 and t.text.startswith(recordings.ROBOT)
     assert t.completion.text.startswith(", but a human may be injured by a robot")  # DESIGN.md's greedy reference
     assert np.isnan(t.logprobs[0]) and t.ranks[0] == 0 and (t.ranks[8:] == 1).all()
-    assert "token_flags" not in t.meta or not any("no_text" in f or "no_bytes" in f for f in t.meta["token_flags"])
+    assert not any("no_text" in f or "no_bytes" in f for f in t.flags)
 
 
 def test_runner_chat_fills_the_first_prompt_token(vllm_url):
