@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --browser
+# The peer the frontend is measured against. --no-deps: its requirements would replace torch.
+.venv/bin/pip install -q --no-deps circuitsvis==1.43.3 2> >(grep -v "is ignored" >&2)
+.venv/bin/pip install -q importlib-metadata 2> >(grep -v "is ignored" >&2)
 export OMP_NUM_THREADS=1
 out=benchmarks/RESULTS.md
 {
@@ -15,12 +18,10 @@ out=benchmarks/RESULTS.md
   echo "## Runner"
   echo
   .venv/bin/python benchmarks/runner.py "$@"
-  if [ -f benchmarks/frontend.py ]; then
-    echo
-    echo "## Frontend (headless chromium)"
-    echo
-    .venv/bin/python benchmarks/frontend.py
-  fi
+  echo
+  echo "## Frontend (headless chromium)"
+  echo
+  .venv/bin/python benchmarks/frontend.py
 } | tee "$out.partial" 2> >(grep -v "Loading weights" >&2)
 mv "$out.partial" "$out"
 echo "wrote $out"
