@@ -1,4 +1,4 @@
-// Pure helpers of the view: decoding the binary payload, the colour scale, number formats
+// Pure helpers of the view: decoding the binary payload, number formats
 // and the whitespace segmentation of token text. No DOM here, so `npm test` runs them in node.
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
@@ -61,8 +61,7 @@ export function decodePayload(payload) {
   const offsets = checked("text_offsets", payload.text_offsets == null ? new Uint32Array(n + n * k + 1) : typedArray(payload.text_offsets, Uint32Array), n + n * k + 1);
   const decoder = new TextDecoder("utf-8");
   const slice = (s) => decoder.decode(blob.subarray(offsets[s], offsets[s + 1]));
-  const tokens = new Array(n);
-  for (let i = 0; i < n; i++) tokens[i] = slice(i);
+  const tokens = decodeTokens(decoder, blob, offsets, n) ?? Array.from({ length: n }, (_, i) => slice(i));
   const hasProcessed = payload.processed_logprobs != null;
   return {
     n,
@@ -84,6 +83,27 @@ export function decodePayload(payload) {
   };
 }
 
+/**
+ * The first n texts of the blob, decoded in one call (100,000 small decodes take ~10x longer):
+ * UTF-8 byte offsets become UTF-16 offsets by counting lead bytes. Null when the bytes are not
+ * valid UTF-8 (the counts would not match); the caller then decodes text by text.
+ */
+export function decodeTokens(decoder, blob, offsets, n) {
+  if (n === 0) return [];
+  const whole = decoder.decode(blob.subarray(offsets[0], offsets[n]));
+  const tokens = new Array(n);
+  let unit = 0;
+  for (let i = 0; i < n; i++) {
+    const start = unit;
+    for (let b = offsets[i]; b < offsets[i + 1]; b++) {
+      const byte = blob[b];
+      if ((byte & 0xc0) !== 0x80) unit += byte >= 0xf0 ? 2 : 1; // a lead byte; 4-byte: a surrogate pair
+    }
+    tokens[i] = whole.slice(start, unit);
+  }
+  return unit === whole.length && !whole.includes("\ufffd") ? tokens : null;
+}
+
 function checked(name, array, length) {
   if (array.length !== length) {
     throw new RangeError(`payload field ${name} has ${array.length} values, expected ${length}`);
@@ -94,7 +114,7 @@ function checked(name, array, length) {
 /**
  * The alternatives of token `i`, most likely first, and where the chosen token stands.
  *
- * Returns `{ rows: [{ text, logprob, processed, chosen }], chosenIndex, extra }`, where `extra`
+ * Returns `{ rows: [{ text, logprob, processed, chosen, id }], chosenIndex, extra }`, where `extra`
  * is the chosen token as a row of its own when it is not among the top-K (null otherwise).
  */
 export function alternatives(data, i) {
@@ -116,6 +136,7 @@ export function alternatives(data, i) {
       logprob: data.topLogprobs[s],
       processed: data.processedTopLogprobs ? data.processedTopLogprobs[s] : null,
       chosen: isChosen,
+      id: altId,
     });
   }
   let extra = null;
@@ -126,57 +147,10 @@ export function alternatives(data, i) {
       processed: data.processedLogprobs ? data.processedLogprobs[i] : null,
       chosen: true,
       rank: data.ranks[i],
+      id,
     };
   }
   return { rows, chosenIndex, extra };
-}
-
-// ---- colour ------------------------------------------------------------------------------
-
-/** viridis (matplotlib's, sampled at 10 even steps): perceptually uniform, colour-blind safe. */
-export const VIRIDIS = [
-  [68, 1, 84],
-  [72, 40, 120],
-  [62, 74, 137],
-  [49, 104, 142],
-  [38, 130, 142],
-  [31, 158, 137],
-  [53, 183, 121],
-  [109, 205, 89],
-  [180, 222, 44],
-  [253, 231, 37],
-];
-
-/** viridis at t in [0, 1] as [r, g, b] (0..255), interpolated linearly between the samples. */
-export function viridis(t) {
-  const x = Math.min(1, Math.max(0, Number.isFinite(t) ? t : 0)) * (VIRIDIS.length - 1);
-  const lo = Math.floor(x);
-  const hi = Math.min(lo + 1, VIRIDIS.length - 1);
-  const f = x - lo;
-  return VIRIDIS[lo].map((c, ch) => Math.round(c + (VIRIDIS[hi][ch] - c) * f));
-}
-
-/** The CSS gradient of the legend: the same samples, left (0%) to right (100%). */
-export function viridisGradient() {
-  const stops = VIRIDIS.map((c, i) => `rgb(${c.join(",")}) ${((i / (VIRIDIS.length - 1)) * 100).toFixed(1)}%`);
-  return `linear-gradient(to right, ${stops.join(", ")})`;
-}
-
-/** Background and text colour of a token with this logprob; null when the logprob is unknown. */
-export function tokenColors(logprob) {
-  if (logprob == null || Number.isNaN(logprob)) return null;
-  const rgb = viridis(Math.exp(logprob));
-  return { background: `rgb(${rgb.join(",")})`, color: readableOn(rgb) };
-}
-
-/** Black or white, whichever contrasts more with the background (WCAG relative luminance). */
-export function readableOn([r, g, b]) {
-  const lin = (c) => {
-    const s = c / 255;
-    return s <= 0.04045 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
-  };
-  const lum = 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
-  return (lum + 0.05) / 0.05 > 1.05 / (lum + 0.05) ? "#000" : "#fff";
 }
 
 // ---- numbers -----------------------------------------------------------------------------
@@ -217,15 +191,15 @@ const WS_KINDS = new Map([
 
 /**
  * Split a token's text into runs of ordinary characters and single whitespace characters, so
- * the view can mark each space, tab and newline. Other control characters are their own
- * segments ("control") so they can be shown by their code.
+ * the view can mark each space, tab and newline. Other control characters ("control") and
+ * zero-width / bidi characters ("invisible") are their own segments, shown by a glyph.
  */
 export function segments(text) {
   const out = [];
   let run = "";
   for (const ch of text) {
     const code = ch.codePointAt(0);
-    const kind = WS_KINDS.get(ch) ?? (code < 0x20 || code === 0x7f ? "control" : null);
+    const kind = WS_KINDS.get(ch) ?? (isControl(code) ? "control" : INVISIBLE.has(code) ? "invisible" : null);
     if (kind === null) {
       run += ch;
       continue;
@@ -238,7 +212,21 @@ export function segments(text) {
   return out;
 }
 
-/** How a control character is shown: its escape, e.g. "\\x07". */
+const isControl = (code) => code < 0x20 || (code >= 0x7f && code <= 0x9f);
+
+/** Characters that draw nothing or reorder the text: zero-width, bidi controls, BOM, soft hyphen. */
+export const INVISIBLE = new Map([
+  [0x00ad, "SHY"], [0x034f, "CGJ"], [0x061c, "ALM"], [0x180e, "MVS"],
+  [0x200b, "ZWSP"], [0x200c, "ZWNJ"], [0x200d, "ZWJ"], [0x200e, "LRM"], [0x200f, "RLM"],
+  [0x2028, "LSEP"], [0x2029, "PSEP"],
+  [0x202a, "LRE"], [0x202b, "RLE"], [0x202c, "PDF"], [0x202d, "LRO"], [0x202e, "RLO"],
+  [0x2060, "WJ"], [0x2061, "FA"], [0x2062, "IT"], [0x2063, "IS"], [0x2064, "IP"],
+  [0x2066, "LRI"], [0x2067, "RLI"], [0x2068, "FSI"], [0x2069, "PDI"], [0xfeff, "BOM"],
+]);
+
+/** How a control or invisible character is shown: "\\x07", "\\x85", or its short name, "[RLO]". */
 export function controlGlyph(ch) {
-  return `\\x${ch.codePointAt(0).toString(16).padStart(2, "0")}`;
+  const code = ch.codePointAt(0);
+  if (INVISIBLE.has(code)) return `[${INVISIBLE.get(code)}]`;
+  return `\\x${code.toString(16).padStart(2, "0")}`;
 }

@@ -1,91 +1,26 @@
-// The LogprobView: a trace's text as a heatmap of token probabilities; hovering a token shows
-// a bar chart of the alternatives the model weighed. Token text from the model is always
-// inserted as text (textContent / text nodes), never as HTML: a token can be `<script>`.
+// The LogprobView: a trace's text as a heatmap of token probabilities. A header of statistics,
+// a legend whose mode, palette and range can be changed, a per-token surprisal strip, the text,
+// and the alternatives chart of the hovered or pinned token. Token text from the model is
+// always inserted as text (textContent / text nodes), never as HTML: a token can be `<script>`.
 
 import "./widget.css";
-import {
-  alternatives,
-  controlGlyph,
-  decodePayload,
-  formatLogprob,
-  formatPercent,
-  formatStat,
-  segments,
-  tokenColors,
-  viridisGradient,
-} from "./lib.js";
+import { buildChart } from "./chart.js";
+import { gradient, MODES, PALETTES, RANK_BUCKETS, scale, ticks, tokenStyle } from "./colors.js";
+import { decodePayload, formatStat } from "./lib.js";
+import { leastConfident, stripBins, stripIndex, stripX } from "./stats.js";
+import { blockEnds, h, inSlices, paint, tokenSpan } from "./text.js";
 
-/** Create an element with classes (and, optionally, plain text). Never parses HTML. */
-function h(tag, className, text) {
-  const el = document.createElement(tag);
-  if (className) el.className = className;
-  if (text != null) el.textContent = text;
-  return el;
-}
+const FIRST_SLICE = 300; // tokens built before the view first shows; the rest follows in slices
+const SLICE = 400;
+const JUMPS = 20; // how many least-confident tokens the jump button cycles through
 
-/**
- * Append `text` to `parent` with its whitespace made visible. Each space, tab and newline is a
- * span holding the real character (so copying gives the original text) and showing a glyph
- * through CSS: `·` over a space, `→` for a tab, `↵` before a newline, which then breaks the line.
- */
-export function appendText(parent, text) {
-  if (text === "") {
-    parent.appendChild(h("span", "lv-ws lv-empty"));
-    return;
-  }
-  for (const seg of segments(text)) {
-    switch (seg.kind) {
-      case "text":
-        parent.appendChild(document.createTextNode(seg.text));
-        break;
-      case "space":
-        parent.appendChild(h("span", "lv-ws lv-sp", seg.text));
-        break;
-      case "tab":
-        parent.appendChild(h("span", "lv-ws lv-tab", seg.text));
-        break;
-      case "newline":
-        parent.appendChild(h("span", "lv-ws lv-nl", seg.text));
-        break;
-      default: {
-        // "\r" and other control characters: a glyph, with the raw character kept but not drawn.
-        const span = h("span", `lv-ws lv-ctrl${seg.kind === "cr" ? " lv-cr" : ""}`);
-        span.setAttribute("data-glyph", seg.kind === "cr" ? "\u240d" : controlGlyph(seg.text));
-        span.appendChild(h("span", "lv-raw", seg.text));
-        parent.appendChild(span);
-      }
-    }
-  }
-}
-
-function buildLegend() {
-  const legend = h("div", "lv-legend");
-  legend.appendChild(h("span", "lv-legend-title", "probability"));
-  const scale = h("div", "lv-legend-scale");
-  const bar = h("div", "lv-legend-bar");
-  bar.style.background = viridisGradient();
-  scale.appendChild(bar);
-  const ticks = h("div", "lv-legend-ticks");
-  for (const t of ["0%", "25%", "50%", "75%", "100%"]) ticks.appendChild(h("span", null, t));
-  scale.appendChild(ticks);
-  legend.appendChild(scale);
-  const unknown = h("span", "lv-legend-item");
-  unknown.appendChild(h("span", "lv-swatch lv-swatch-unknown"));
-  unknown.appendChild(document.createTextNode("unknown"));
-  legend.appendChild(unknown);
-  const prompt = h("span", "lv-legend-item");
-  prompt.appendChild(h("span", "lv-swatch lv-swatch-prompt"));
-  prompt.appendChild(document.createTextNode("prompt"));
-  legend.appendChild(prompt);
-  return legend;
-}
-
-function headerText(model, n) {
+function headerParts(model, n) {
   const promptLen = model.get("prompt_len");
   const parts = [
     `${n} tokens (${promptLen} prompt, ${n - promptLen} completion)`,
     `perplexity ${formatStat(model.get("perplexity"), 2)}`,
     `mean logprob ${formatStat(model.get("mean_logprob"), 3)}`,
+    `mean entropy ${formatStat(model.get("mean_entropy"), 2)} nats`,
   ];
   const meta = model.get("meta") || {};
   if (meta.model) parts.push(String(meta.model));
@@ -93,78 +28,16 @@ function headerText(model, n) {
   return parts.join(" \u00b7 ");
 }
 
-function altRow(row, maxRank) {
-  const el = h("div", `lv-alt-row${row.chosen ? " lv-chosen" : ""}${row.rank != null ? " lv-extra" : ""}`);
-  const token = h("span", "lv-alt-token");
-  appendText(token, row.text);
-  token.title = row.text; // the whole text when it is cut short (a property: plain text)
-  el.appendChild(token);
-  const p = Math.exp(row.logprob);
-  const bar = h("span", "lv-alt-bar");
-  const fill = h("span", "lv-alt-fill");
-  fill.style.width = `${Number.isFinite(p) ? Math.max(0, Math.min(1, p)) * 100 : 0}%`;
-  bar.appendChild(fill);
-  if (row.processed != null && !Number.isNaN(row.processed)) {
-    const proc = h("span", "lv-alt-fill lv-alt-fill-processed");
-    proc.style.width = `${Math.max(0, Math.min(1, Math.exp(row.processed))) * 100}%`;
-    proc.title = `sampled from: ${formatPercent(Math.exp(row.processed))}`;
-    bar.appendChild(proc);
+function select(options, value, className, onChange) {
+  const el = h("select", className);
+  for (const [v, label] of options) {
+    const opt = h("option", null, label);
+    opt.value = v;
+    el.appendChild(opt);
   }
-  el.appendChild(bar);
-  el.appendChild(h("span", "lv-alt-prob", formatPercent(p)));
-  el.appendChild(h("span", "lv-alt-logprob", formatLogprob(row.logprob)));
-  if (row.rank != null) {
-    el.appendChild(h("span", "lv-alt-rank", row.rank > 0 ? `rank ${row.rank}, outside the top ${maxRank}` : `outside the top ${maxRank}`));
-  }
+  el.value = value;
+  el.addEventListener("change", () => onChange(el.value));
   return el;
-}
-
-function buildChart(data, i, meta) {
-  const chart = h("div", "lv-chart");
-  chart.setAttribute("data-index", String(i));
-  const isPrompt = i < meta.promptLen;
-
-  const title = h("div", "lv-chart-title");
-  const chip = h("span", "lv-chip");
-  appendText(chip, data.tokens[i]);
-  const colors = tokenColors(data.logprobs[i]);
-  if (colors) {
-    chip.style.background = colors.background;
-    chip.style.color = colors.color;
-  }
-  title.appendChild(chip);
-  title.appendChild(h("span", "lv-chart-where", `token ${i + 1} of ${data.n} \u00b7 ${isPrompt ? "prompt" : "completion"}`));
-  chart.appendChild(title);
-
-  const stats = h("div", "lv-chart-stats");
-  const lp = data.logprobs[i];
-  stats.appendChild(h("span", "lv-stat", `p ${formatPercent(Math.exp(lp))}`));
-  stats.appendChild(h("span", "lv-stat", `logprob ${formatLogprob(lp)}`));
-  const rank = data.ranks[i];
-  stats.appendChild(h("span", "lv-stat lv-rank", rank > 0 ? `rank ${rank}` : "rank ?"));
-  const ent = data.entropy[i];
-  if (!Number.isNaN(ent)) stats.appendChild(h("span", "lv-stat lv-entropy", `entropy ${ent.toFixed(2)} nats`));
-  chart.appendChild(stats);
-
-  const { rows, extra } = alternatives(data, i);
-  if (rows.length === 0 && !extra) {
-    chart.appendChild(h("div", "lv-chart-empty", data.k === 0 ? "No alternatives were recorded (top_logprobs=0)." : "No alternatives for this token."));
-    return chart;
-  }
-  const table = h("div", "lv-alts");
-  const head = h("div", "lv-alt-head");
-  for (const label of [`top ${data.k}`, "", "prob", "logprob"]) head.appendChild(h("span", null, label));
-  table.appendChild(head);
-  for (const row of rows) table.appendChild(altRow(row, data.k));
-  if (extra) {
-    table.appendChild(h("div", "lv-alt-gap", "\u22ef"));
-    table.appendChild(altRow(extra, data.k));
-  }
-  chart.appendChild(table);
-  if (data.processedTopLogprobs) {
-    chart.appendChild(h("div", "lv-chart-note", "thin bars: the distribution actually sampled from (after temperature / top-p / top-k)"));
-  }
-  return chart;
 }
 
 function render({ model, el }) {
@@ -173,43 +46,186 @@ function render({ model, el }) {
   el.appendChild(root);
 
   let data = null;
+  let sc = null; // the colour scale
   let tokenEls = [];
+  let built = 0; // tokens whose span exists
+  let cancelBuild = () => {};
+  let cancelPaint = () => {};
   let shown = -1; // index whose chart is on screen
-  let activeEl = null; // its token
-  let pinnedEl = null; // the pinned token
-  let body, header, textEl, panel, placeholder;
+  let activeEl = null;
+  let pinnedEl = null;
+  let jumps = null; // the least-confident tokens, least confident first
+  let jumpAt = -1;
+  let visibility = null; // the IntersectionObserver of long texts' blocks
+  let header, legend, strip, stripCanvas, stripMarker, textEl, panel, placeholder, jumpBtn;
 
   const pinned = () => {
     const s = model.get("selected");
     return data && s >= 0 && s < data.n ? s : -1;
   };
+  const newScale = () => scale(model.get("color_mode"), model.get("palette"), model.get("color_range"));
 
-  function showChart(i) {
-    if (!data || i === shown) return;
+  // ---- chart and highlight ----
+
+  function showChart(i, force = false) {
+    if (!data || (i === shown && !force)) return;
     shown = i;
-    panel.replaceChildren(i >= 0 ? buildChart(data, i, { promptLen: model.get("prompt_len") }) : placeholder);
-    if (i >= 0 && i === pinned()) panel.firstChild.appendChild(h("div", "lv-chart-note lv-pin-note", "pinned \u00b7 click the token again or press Esc to release"));
+    panel.replaceChildren(
+      i >= 0
+        ? buildChart(data, i, {
+            promptLen: model.get("prompt_len"),
+            showIds: model.get("show_ids"),
+            style: tokenStyle(sc, data, i),
+            pinned: i === pinned(),
+          })
+        : placeholder,
+    );
     if (activeEl) activeEl.classList.remove("lv-active");
-    activeEl = i >= 0 ? tokenEls[i] : null;
+    activeEl = i >= 0 && i < built ? tokenEls[i] : null;
     if (activeEl) activeEl.classList.add("lv-active");
+    moveStripMarker(i);
   }
 
   function markPinned() {
     if (!data) return;
     if (pinnedEl) pinnedEl.classList.remove("lv-pinned");
     const p = pinned();
-    pinnedEl = p >= 0 ? tokenEls[p] : null;
+    pinnedEl = p >= 0 && p < built ? tokenEls[p] : null;
     if (pinnedEl) pinnedEl.classList.add("lv-pinned");
-    shown = -2; // force a redraw (the pin note changes)
-    showChart(p);
+    showChart(p, true);
   }
 
-  function select(i) {
+  function setSelected(i) {
     model.set("selected", i);
     model.save_changes();
   }
 
+  /** Scroll the text box (not the page) so token i is in view. */
+  function reveal(i) {
+    const span = i >= 0 && i < built ? tokenEls[i] : null;
+    if (!span) return;
+    const blockEl = span.closest(".lv-offscreen");
+    if (blockEl) blockEl.classList.remove("lv-offscreen"); // laid out now, to be measured
+    const box = textEl.getBoundingClientRect();
+    const r = span.getBoundingClientRect();
+    if (r.top < box.top || r.bottom > box.bottom) textEl.scrollTop += r.top - box.top - textEl.clientHeight / 2;
+  }
+
+  // ---- legend ----
+
+  function buildLegend() {
+    legend.replaceChildren();
+    const controls = h("span", "lv-legend-controls");
+    const modes = Object.entries(MODES).map(([k, m]) => [k, m.label]);
+    controls.appendChild(select(modes, model.get("color_mode"), "lv-mode", (v) => setTraits({ color_mode: v, color_range: null })));
+    if (sc.range) {
+      const palettes = Object.keys(PALETTES).map((p) => [p, p]);
+      controls.appendChild(select(palettes, model.get("palette"), "lv-palette", (v) => setTraits({ palette: v })));
+    }
+    legend.appendChild(controls);
+    if (sc.range) {
+      const wrap = h("span", "lv-legend-range");
+      const bound = (value, cls, which) => {
+        const input = h("input", cls);
+        input.type = "number";
+        input.step = "any";
+        input.value = String(value);
+        input.title = which === 0 ? "legend minimum" : "legend maximum";
+        input.addEventListener("change", () => {
+          const next = [...sc.range];
+          next[which] = Number(input.value);
+          if (Number.isFinite(next[which]) && next[1] > next[0]) setTraits({ color_range: next });
+          else input.value = String(sc.range[which]);
+        });
+        return input;
+      };
+      wrap.appendChild(bound(sc.range[0], "lv-range-lo", 0));
+      const scaleEl = h("div", "lv-legend-scale");
+      const bar = h("div", "lv-legend-bar");
+      bar.style.background = gradient(sc);
+      scaleEl.appendChild(bar);
+      const tickEl = h("div", "lv-legend-ticks");
+      for (const t of ticks(sc)) tickEl.appendChild(h("span", null, t));
+      scaleEl.appendChild(tickEl);
+      wrap.appendChild(scaleEl);
+      wrap.appendChild(bound(sc.range[1], "lv-range-hi", 1));
+      legend.appendChild(wrap);
+    } else {
+      for (const b of RANK_BUCKETS) {
+        const item = h("span", "lv-legend-item lv-bucket");
+        const sw = h("span", "lv-swatch");
+        sw.style.background = `rgb(${b.rgb.join(",")})`;
+        item.appendChild(sw);
+        item.appendChild(document.createTextNode(b.label));
+        legend.appendChild(item);
+      }
+    }
+    for (const [cls, label] of [["lv-swatch-unknown", "unknown"], ["lv-swatch-prompt", "prompt"]]) {
+      const item = h("span", "lv-legend-item");
+      item.appendChild(h("span", `lv-swatch ${cls}`));
+      item.appendChild(document.createTextNode(label));
+      legend.appendChild(item);
+    }
+  }
+
+  function setTraits(values) {
+    for (const [k, v] of Object.entries(values)) model.set(k, v);
+    model.save_changes();
+  }
+
+  // ---- surprisal strip ----
+
+  function drawStrip() {
+    if (!data || !stripCanvas) return;
+    const width = Math.max(1, Math.floor(strip.clientWidth));
+    const height = 18;
+    const dpr = window.devicePixelRatio || 1;
+    stripCanvas.width = width * dpr;
+    stripCanvas.height = height * dpr;
+    stripCanvas.style.height = `${height}px`;
+    const ctx = stripCanvas.getContext("2d");
+    if (!ctx) return;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, width, height);
+    const bins = stripBins(data.logprobs, Math.min(width, Math.max(1, data.n)));
+    const colors = scale("logprob", model.get("palette"));
+    const bw = width / bins.length;
+    for (let b = 0; b < bins.length; b++) {
+      const s = bins[b];
+      if (Number.isNaN(s)) continue;
+      const hgt = Math.max(2, Math.min(1, s / 10) * height);
+      ctx.fillStyle = `rgb(${colors.rgb(s).join(",")})`;
+      ctx.fillRect(b * bw, height - hgt, Math.max(1, bw - (bw > 3 ? 1 : 0)), hgt);
+    }
+    moveStripMarker(shown);
+  }
+
+  function moveStripMarker(i) {
+    if (!stripMarker || !data) return;
+    stripMarker.style.display = i >= 0 ? "" : "none";
+    if (i >= 0) stripMarker.style.left = `${stripX(i, 100, data.n)}%`; // no layout read: hover stays cheap
+  }
+
+  const stripAt = (e) => stripIndex(e.clientX - strip.getBoundingClientRect().left, strip.clientWidth, data.n);
+
+  // ---- building the view ----
+
+  function paintFrom(start, end) {
+    for (let i = start; i < end; i++) paint(tokenEls[i], tokenStyle(sc, data, i));
+  }
+
+  function recolor() {
+    if (!data) return;
+    sc = newScale();
+    buildLegend();
+    cancelPaint();
+    cancelPaint = inSlices(built, 4 * SLICE, paintFrom);
+    showChart(shown, true);
+  }
+
   function build() {
+    cancelBuild();
+    cancelPaint();
     let error = null;
     try {
       data = decodePayload(model.get("_payload"));
@@ -220,46 +236,95 @@ function render({ model, el }) {
     root.replaceChildren();
     shown = -1;
     activeEl = pinnedEl = null;
+    built = 0;
     if (!data) {
       root.appendChild(h("div", "lv-error", `logprob_viz: could not read the trace (${error})`));
       return;
     }
-    header = h("div", "lv-header", headerText(model, data.n));
-    root.appendChild(header);
-    root.appendChild(buildLegend());
+    sc = newScale();
+    jumps = null; // found on the first jump: opening the view does only what the first frame needs
+    jumpAt = -1;
 
-    body = h("div", "lv-body");
+    const top = h("div", "lv-top");
+    header = h("div", "lv-header", headerParts(model, data.n));
+    top.appendChild(header);
+    jumpBtn = h("button", "lv-jump", "least confident \u25b8");
+    jumpBtn.type = "button";
+    jumpBtn.title = `pin the ${JUMPS} least-confident tokens in turn, least confident first`;
+    jumpBtn.hidden = data.n === 0;
+    top.appendChild(jumpBtn);
+    root.appendChild(top);
+    legend = h("div", "lv-legend");
+    buildLegend();
+    root.appendChild(legend);
+
+    strip = h("div", "lv-strip");
+    strip.title = "surprisal of every token (the highest in each pixel); hover to find it in the text";
+    stripCanvas = h("canvas", "lv-strip-canvas");
+    stripMarker = h("div", "lv-strip-marker");
+    stripMarker.style.display = "none";
+    strip.appendChild(stripCanvas);
+    strip.appendChild(stripMarker);
+    root.appendChild(strip);
+
+    const body = h("div", "lv-body");
     textEl = h("div", "lv-text");
-    const promptLen = model.get("prompt_len");
-    tokenEls = new Array(data.n);
-    const frag = document.createDocumentFragment();
-    for (let i = 0; i < data.n; i++) {
-      if (i === 0 && promptLen > 0) frag.appendChild(h("span", "lv-part-label", "prompt"));
-      if (i === promptLen && i > 0) frag.appendChild(h("span", "lv-part-label lv-part-completion", "completion"));
-      const span = h("span", i < promptLen ? "lv-token lv-prompt" : "lv-token");
-      span.setAttribute("data-index", String(i));
-      appendText(span, data.tokens[i]);
-      const colors = tokenColors(data.logprobs[i]);
-      if (colors) {
-        span.style.background = colors.background;
-        span.style.color = colors.color;
-      } else {
-        span.classList.add("lv-unknown");
-      }
-      tokenEls[i] = span;
-      frag.appendChild(span);
-    }
-    if (data.n === 0) frag.appendChild(h("span", "lv-chart-empty", "(empty trace)"));
-    textEl.appendChild(frag);
     body.appendChild(textEl);
-
     panel = h("div", "lv-panel");
     placeholder = h("div", "lv-chart-empty", data.n ? "Hover a token to see what the model was choosing between. Click to pin it." : "");
     panel.appendChild(placeholder);
     body.appendChild(panel);
     root.appendChild(body);
+
+    // Long texts: a block is laid out only while near the text box's view (content-visibility).
+    if (visibility) visibility.disconnect();
+    visibility = typeof IntersectionObserver === "function"
+      ? new IntersectionObserver(
+          (entries) => {
+            for (const e of entries) e.target.classList.toggle("lv-offscreen", !e.isIntersecting);
+          },
+          { root: textEl, rootMargin: "400px 0px" },
+        )
+      : null;
+    const promptLen = model.get("prompt_len");
+    tokenEls = new Array(data.n);
+    const ends = blockEnds(data.tokens);
+    let block = 0;
+    let blockEl = null;
+    const addTokens = (start, end) => {
+      for (let i = start; i < end; i++) {
+        if (!blockEl) {
+          blockEl = h("div", ends.length > 1 ? "lv-block lv-block-long lv-offscreen" : "lv-block");
+          textEl.appendChild(blockEl);
+          if (visibility) visibility.observe(blockEl);
+        }
+        if (i === 0 && promptLen > 0) blockEl.appendChild(h("span", "lv-part-label", "prompt"));
+        if (i === promptLen && i > 0) blockEl.appendChild(h("span", "lv-part-label lv-part-completion", "completion"));
+        const span = tokenSpan(data.tokens[i], i, i < promptLen, tokenStyle(sc, data, i));
+        tokenEls[i] = span;
+        blockEl.appendChild(span);
+        built = i + 1;
+        if (built === ends[block]) {
+          block += 1;
+          blockEl = null;
+        }
+      }
+    };
+    if (data.n === 0) textEl.appendChild(h("span", "lv-chart-empty", "(empty trace)"));
+    addTokens(0, Math.min(data.n, FIRST_SLICE));
+    if (data.n > FIRST_SLICE) {
+      header.classList.add("lv-loading"); // on the header, not the root: toggling a class on the root restyles 100,000 tokens
+      const rest = data.n - FIRST_SLICE;
+      cancelBuild = inSlices(rest, SLICE, (s, e) => addTokens(FIRST_SLICE + s, FIRST_SLICE + e), () => {
+        header.classList.remove("lv-loading");
+        markPinned();
+      });
+    }
     markPinned();
+    requestAnimationFrame(drawStrip);
   }
+
+  // ---- events, delegated to the root: one listener each, whatever the number of tokens ----
 
   const tokenIndex = (target) => {
     const t = target instanceof Element ? target.closest(".lv-token") : null;
@@ -270,20 +335,46 @@ function render({ model, el }) {
     if (i >= 0) showChart(i);
   };
   const onLeave = (e) => {
-    if (!e.target.classList || !e.target.classList.contains("lv-text")) return;
-    const p = pinned();
-    if (p >= 0) showChart(p);
+    if (!e.target.classList || !(e.target.classList.contains("lv-text") || e.target.classList.contains("lv-strip"))) return;
+    showChart(pinned(), true);
+  };
+  const onStripMove = (e) => {
+    if (!data || !data.n) return;
+    const i = stripAt(e);
+    showChart(i);
+    reveal(i);
   };
   const onClick = (e) => {
+    if (e.target === jumpBtn) {
+      jumps ??= leastConfident(data.logprobs, JUMPS);
+      if (!jumps.length) return;
+      jumpAt = (jumpAt + 1) % jumps.length;
+      jumpBtn.textContent = `least confident ${jumpAt + 1}/${jumps.length} \u25b8`;
+      setSelected(jumps[jumpAt]);
+      reveal(jumps[jumpAt]);
+      return;
+    }
+    if (strip && strip.contains(e.target)) {
+      const i = stripAt(e);
+      setSelected(i);
+      reveal(i);
+      return;
+    }
     const i = tokenIndex(e.target);
-    if (i >= 0) select(pinned() === i ? -1 : i);
+    if (i >= 0) setSelected(pinned() === i ? -1 : i);
   };
   const onKey = (e) => {
+    if (e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement) {
+      e.stopPropagation(); // typing in the legend is not a notebook shortcut
+      return;
+    }
     const p = pinned();
-    if (e.key === "Escape" && p >= 0) select(-1);
+    if (e.key === "Escape" && p >= 0) setSelected(-1);
     else if ((e.key === "ArrowRight" || e.key === "ArrowLeft") && data && data.n) {
       const start = p >= 0 ? p : shown >= 0 ? shown : 0;
-      select(Math.max(0, Math.min(data.n - 1, start + (e.key === "ArrowRight" ? 1 : -1))));
+      const next = Math.max(0, Math.min(data.n - 1, start + (e.key === "ArrowRight" ? 1 : -1)));
+      setSelected(next);
+      reveal(next);
     } else return;
     e.preventDefault();
     e.stopPropagation();
@@ -292,29 +383,40 @@ function render({ model, el }) {
   root.addEventListener("mouseleave", onLeave, true);
   root.addEventListener("click", onClick);
   root.addEventListener("keydown", onKey);
+  root.addEventListener("mousemove", (e) => {
+    if (strip && strip.contains(e.target)) onStripMove(e);
+  });
+  const resize = typeof ResizeObserver === "function" ? new ResizeObserver(() => drawStrip()) : null;
+  if (resize) resize.observe(root);
 
   const onHeader = () => {
-    if (header && data) header.textContent = headerText(model, data.n);
+    if (header && data) header.textContent = headerParts(model, data.n);
   };
-  model.on("change:_payload", build);
-  model.on("change:prompt_len", build);
-  model.on("change:selected", markPinned);
-  model.on("change:perplexity", onHeader);
-  model.on("change:mean_logprob", onHeader);
-  model.on("change:meta", onHeader);
-  build();
+  const onIds = () => showChart(shown, true);
+  const handlers = [
+    ["change:_payload", build],
+    ["change:prompt_len", build],
+    ["change:selected", markPinned],
+    ["change:color_mode", recolor],
+    ["change:palette", () => (recolor(), drawStrip())],
+    ["change:color_range", recolor],
+    ["change:show_ids", onIds],
+    ["change:perplexity", onHeader],
+    ["change:mean_logprob", onHeader],
+    ["change:mean_entropy", onHeader],
+    ["change:meta", onHeader],
+  ];
+  for (const [name, fn] of handlers) model.on(name, fn);
+  // Build in a task of its own, not inside the one that delivered the widget's (large) state.
+  const initial = setTimeout(build, 0);
 
   return () => {
-    model.off("change:_payload", build);
-    model.off("change:prompt_len", build);
-    model.off("change:selected", markPinned);
-    model.off("change:perplexity", onHeader);
-    model.off("change:mean_logprob", onHeader);
-    model.off("change:meta", onHeader);
-    root.removeEventListener("mouseover", onOver);
-    root.removeEventListener("mouseleave", onLeave, true);
-    root.removeEventListener("click", onClick);
-    root.removeEventListener("keydown", onKey);
+    clearTimeout(initial);
+    cancelBuild();
+    cancelPaint();
+    for (const [name, fn] of handlers) model.off(name, fn);
+    if (resize) resize.disconnect();
+    if (visibility) visibility.disconnect();
     root.remove();
   };
 }

@@ -92,6 +92,18 @@ def encode_trace(trace: Trace) -> dict:
     return payload
 
 
+_MODES = ("probability", "logprob", "entropy", "rank", "ratio")
+_MODE_ALIASES = {"surprisal": "logprob", "prob": "probability"}
+_PALETTES = ("viridis", "cividis", "magma")
+
+
+def _mean_known(values) -> float:
+    """Mean of the values that are not NaN (NaN if none is): e.g. entropy where the source gave it."""
+    arr = np.asarray(values, dtype=np.float64)
+    known = arr[~np.isnan(arr)]
+    return float(known.mean()) if known.size else math.nan
+
+
 def _finite_or_none(x: float) -> float | None:
     # JSON has no NaN/inf; the view shows "?" for None.
     return float(x) if math.isfinite(x) else None
@@ -126,8 +138,18 @@ class LogprobView(anywidget.AnyWidget):
     ----------
     selected : int
         The pinned token's index, -1 for none. Clicking a token pins it (and sets this trait);
-        setting it from Python pins that token in the view.
-    prompt_len, k, n_tokens, perplexity, mean_logprob, meta
+        arrow keys move it, Escape releases it; setting it from Python pins that token.
+    color_mode : str
+        What colours a token: ``"probability"``, ``"logprob"`` (surprisal, −logprob in nats;
+        ``"surprisal"`` is accepted), ``"entropy"``, ``"rank"`` (GLTR's buckets: top 1 / 10 /
+        100 / 1000) or ``"ratio"`` (p / p(top-1)).
+    color_range : list of two floats or None
+        The legend's [min, max] (values outside are clamped); None: the mode's default.
+    palette : str
+        ``"viridis"``, ``"cividis"`` or ``"magma"``: all perceptually uniform and colour-blind safe.
+    show_ids : bool
+        Show token ids in the alternatives chart.
+    prompt_len, k, n_tokens, perplexity, mean_logprob, mean_entropy, meta
         Read-only summaries of the trace, synced for the view's header.
     """
 
@@ -143,7 +165,12 @@ class LogprobView(anywidget.AnyWidget):
     perplexity = t.Float(None, allow_none=True).tag(sync=True)
     mean_logprob = t.Float(None, allow_none=True).tag(sync=True)
     meta = t.Dict().tag(sync=True)
+    mean_entropy = t.Float(None, allow_none=True).tag(sync=True)
     selected = t.Int(-1).tag(sync=True)
+    color_mode = t.Unicode("probability").tag(sync=True)
+    color_range = t.List(t.Float(), default_value=None, allow_none=True, minlen=2, maxlen=2).tag(sync=True)
+    palette = t.Enum(_PALETTES, default_value="viridis").tag(sync=True)
+    show_ids = t.Bool(False).tag(sync=True)
 
     def __init__(self, trace: Trace, **kwargs) -> None:
         if not hasattr(type(self), "_esm"):
@@ -166,6 +193,7 @@ class LogprobView(anywidget.AnyWidget):
             "n_tokens": len(trace),
             "perplexity": _finite_or_none(trace.perplexity()),
             "mean_logprob": _finite_or_none(trace.mean_logprob()),
+            "mean_entropy": _finite_or_none(_mean_known(trace.entropy)),
             "meta": _json_safe(trace.meta),
         }
 
@@ -189,6 +217,20 @@ class LogprobView(anywidget.AnyWidget):
         n = self.n_tokens
         if not -1 <= value < max(n, 0):
             raise t.TraitError(f"selected must be -1 (none) or a token index between 0 and {n - 1}, got {value}")
+        return value
+
+    @t.validate("color_mode")
+    def _check_color_mode(self, proposal):
+        value = _MODE_ALIASES.get(proposal["value"], proposal["value"])
+        if value not in _MODES:
+            raise t.TraitError(f"color_mode must be one of {', '.join(_MODES)} (or 'surprisal'), got {proposal['value']!r}")
+        return value
+
+    @t.validate("color_range")
+    def _check_color_range(self, proposal):
+        value = proposal["value"]
+        if value is not None and not (math.isfinite(value[0]) and math.isfinite(value[1]) and value[0] < value[1]):
+            raise t.TraitError(f"color_range must be [min, max] with finite min < max, or None, got {value}")
         return value
 
     def __repr__(self) -> str:

@@ -181,3 +181,32 @@ def test_missing_bundle_says_how_to_build_it(monkeypatch):
 def test_constructing_from_something_else_says_what_is_expected():
     with pytest.raises(TypeError, match="logprob_viz.Trace, got dict"):
         LogprobView({"tokens": ["a"]})
+
+
+def test_color_mode_palette_and_range_are_checked_and_surprisal_is_an_alias():
+    view = LogprobView(hand_made_trace(), color_mode="surprisal", palette="cividis")
+    assert view.color_mode == "logprob" and view.palette == "cividis" and view.color_range is None
+    for mode in ("probability", "logprob", "entropy", "rank", "ratio"):
+        view.color_mode = mode
+        assert view.color_mode == mode
+    with pytest.raises(Exception, match="color_mode must be one of probability, logprob"):
+        view.color_mode = "heat"
+    view.color_range = [0, 2.5]
+    assert view.color_range == [0.0, 2.5]
+    with pytest.raises(Exception, match=r"finite min < max"):
+        view.color_range = [3, 1]
+    with pytest.raises(Exception):
+        view.palette = "jet"  # not colour-blind safe, not offered
+    view.color_range = None
+    view.show_ids = True
+    state = view.get_state()
+    assert state["color_mode"] == "ratio"
+    assert state["show_ids"] is True and state["color_range"] is None
+
+
+def test_mean_entropy_is_the_mean_of_the_known_entropies():
+    trace = hand_made_trace()
+    view = LogprobView(trace)
+    known = [float(x) for x in trace.entropy if not math.isnan(x)]
+    assert view.mean_entropy == pytest.approx(sum(known) / len(known))
+    assert LogprobView(lv.Trace(tokens=["only"])).mean_entropy is None

@@ -7,12 +7,10 @@ import {
   decodePayload,
   formatLogprob,
   formatPercent,
-  readableOn,
   segments,
-  tokenColors,
   typedArray,
-  viridis,
 } from "../lib.js";
+import { paletteColor, readableOn, scale, tokenStyle } from "../colors.js";
 
 /** Bytes of a little-endian typed array, placed at `offset` inside a larger buffer (as the kernel's message parts are). */
 function bufferAt(typed, offset) {
@@ -99,14 +97,15 @@ test("alternatives adds the chosen token as an extra row when it is not in the t
 });
 
 test("viridis runs from dark purple to yellow; unknown logprobs get no colour", () => {
-  assert.deepEqual(viridis(0), [68, 1, 84]);
-  assert.deepEqual(viridis(1), [253, 231, 37]);
-  assert.deepEqual(viridis(-3), viridis(0));
-  assert.equal(tokenColors(NaN), null);
-  assert.equal(tokenColors(0).background, "rgb(253,231,37)");
-  // text stays readable: white on dark purple, black on yellow
-  assert.equal(readableOn(viridis(0)), "#fff");
-  assert.equal(readableOn(viridis(1)), "#000");
+  assert.deepEqual(paletteColor("viridis", 0), [68, 1, 84]);
+  assert.deepEqual(paletteColor("viridis", 1), [253, 231, 37]);
+  assert.deepEqual(paletteColor("viridis", -3), paletteColor("viridis", 0));
+  const sc = scale("probability");
+  const data = { logprobs: new Float32Array([NaN, 0]) };
+  assert.equal(tokenStyle(sc, data, 0), null);
+  assert.equal(tokenStyle(sc, data, 1).background, "rgb(253,231,37)");
+  assert.equal(readableOn(paletteColor("viridis", 0)), "#fff");
+  assert.equal(readableOn(paletteColor("viridis", 1)), "#000");
 });
 
 test("percentages and logprobs are formatted as the chart shows them", () => {

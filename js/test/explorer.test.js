@@ -1,0 +1,119 @@
+// Unit tests of the colour modes, the statistics helpers, text blocks and the chart's "other" mass.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { residual } from "../chart.js";
+import { gradient, mode, paletteColor, PALETTES, rankBucket, scale, ticks, tokenStyle } from "../colors.js";
+import { controlGlyph, segments } from "../lib.js";
+import { leastConfident, stripBins, stripIndex } from "../stats.js";
+import { blockEnds } from "../text.js";
+
+const data = {
+  n: 4,
+  k: 2,
+  logprobs: new Float32Array([NaN, Math.log(0.5), Math.log(0.1), Math.log(0.9)]),
+  entropy: new Float32Array([NaN, 1, 4, 0.2]),
+  ranks: new Int32Array([0, 1, 37, 1]),
+  topCounts: new Int32Array([0, 2, 2, 2]),
+  topLogprobs: new Float32Array([-Infinity, -Infinity, Math.log(0.5), Math.log(0.3), Math.log(0.4), Math.log(0.2), Math.log(0.9), -3]),
+};
+
+test("each mode reads its own number of a token", () => {
+  assert.ok(Math.abs(mode("probability").value(data, 1) - 0.5) < 1e-6);
+  assert.ok(Math.abs(mode("logprob").value(data, 2) - -Math.log(0.1)) < 1e-6);
+  assert.equal(mode("entropy").value(data, 2), 4);
+  assert.equal(mode("rank").value(data, 2), 37);
+  assert.ok(Number.isNaN(mode("rank").value(data, 0)));
+  // p / p(top-1): 0.1 / 0.4 for token 2; exactly 1 for a rank-1 token.
+  assert.ok(Math.abs(mode("ratio").value(data, 2) - 0.25) < 1e-6);
+  assert.equal(mode("ratio").value(data, 1), 1);
+  assert.equal(mode("nonsense"), mode("probability"));
+});
+
+test("the confident end of every continuous scale is the bright end of the palette", () => {
+  const bright = paletteColor("viridis", 1);
+  assert.deepEqual(scale("probability").rgb(1), bright);
+  assert.deepEqual(scale("logprob").rgb(0), bright);
+  assert.deepEqual(scale("entropy").rgb(0), bright);
+  assert.deepEqual(scale("ratio").rgb(1), bright);
+  assert.deepEqual(scale("logprob").rgb(50), paletteColor("viridis", 0)); // clamped
+  assert.equal(scale("entropy").rgb(NaN), null);
+});
+
+test("a custom legend range rescales; an invalid one falls back to the default", () => {
+  const sc = scale("logprob", "cividis", [0, 2]);
+  assert.deepEqual(sc.range, [0, 2]);
+  assert.deepEqual(sc.rgb(1), paletteColor("cividis", 0.5));
+  assert.deepEqual(ticks(sc), ["0", "0.5", "1", "1.5", "2"]);
+  assert.deepEqual(scale("logprob", "viridis", [3, 1]).range, [0, 10]);
+  assert.match(gradient(sc), /^linear-gradient\(to right, rgb\(/);
+});
+
+test("palettes run dark to bright", () => {
+  const lum = ([r, g, b]) => 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  for (const name of Object.keys(PALETTES)) {
+    for (let t = 0.1; t <= 1; t += 0.1) assert.ok(lum(paletteColor(name, t)) > lum(paletteColor(name, t - 0.1)), `${name} at ${t}`);
+  }
+});
+
+test("rank buckets are GLTR's: 1, 10, 100, 1000, beyond", () => {
+  assert.deepEqual([1, 2, 10, 11, 100, 101, 1000, 1001].map(rankBucket), [0, 1, 1, 2, 2, 3, 3, 4]);
+  const sc = scale("rank");
+  assert.equal(sc.range, null);
+  assert.notDeepEqual(sc.rgb(1), sc.rgb(5000));
+  assert.equal(tokenStyle(sc, data, 0), null);
+  assert.match(tokenStyle(sc, data, 2).background, /^rgb\(/);
+});
+
+test("leastConfident lists the lowest logprobs first and skips unknown ones", () => {
+  assert.deepEqual(leastConfident(data.logprobs, 2), [2, 1]);
+  assert.deepEqual(leastConfident(new Float32Array([NaN]), 5), []);
+});
+
+test("the strip keeps the highest surprisal of each bin", () => {
+  const lp = new Float32Array([-1, -5, NaN, -0.5, NaN, NaN]);
+  const bins = stripBins(lp, 3);
+  assert.deepEqual([bins[0], bins[1]], [5, 0.5]);
+  assert.ok(Number.isNaN(bins[2]));
+  assert.equal(stripIndex(0, 300, 6), 0);
+  assert.equal(stripIndex(299, 300, 6), 5);
+  assert.equal(stripIndex(1000, 300, 6), 5);
+});
+
+test("blocks end after a newline once big enough, or at the maximum", () => {
+  const tokens = Array.from({ length: 10 }, (_, i) => (i === 4 ? "x\n" : "x"));
+  assert.deepEqual(blockEnds(tokens, 3, 6), [5, 10]);
+  assert.deepEqual(blockEnds(["a", "b", "c"], 800, 2), [2, 3]);
+  assert.deepEqual(blockEnds([]), []);
+});
+
+test("the other bar holds 1 - sum of the top-K probabilities", () => {
+  assert.ok(Math.abs(residual([Math.log(0.5), Math.log(0.2)]) - 0.3) < 1e-9);
+  assert.equal(residual([Math.log(0.7), Math.log(0.6)]), 0);
+  assert.equal(residual([]), null);
+});
+
+test("zero-width and bidi characters become glyph segments", () => {
+  assert.deepEqual(segments("a\u202eb\u200b"), [
+    { kind: "text", text: "a" },
+    { kind: "invisible", text: "\u202e" },
+    { kind: "text", text: "b" },
+    { kind: "invisible", text: "\u200b" },
+  ]);
+  assert.equal(controlGlyph("\u202e"), "[RLO]");
+  assert.equal(controlGlyph("\u0085"), "\\x85");
+  assert.deepEqual(segments("\u0085"), [{ kind: "control", text: "\u0085" }]);
+});
+
+test("decodeTokens splits one decode at the byte offsets, and gives up on invalid UTF-8", async () => {
+  const { decodeTokens } = await import("../lib.js");
+  const texts = ["a", " wörld", "🤖", "", "\u202e<b>"];
+  const parts = texts.map((t) => new TextEncoder().encode(t));
+  const offsets = new Uint32Array(parts.length + 1);
+  parts.forEach((p, i) => (offsets[i + 1] = offsets[i] + p.length));
+  const blob = new Uint8Array(offsets[parts.length]);
+  parts.forEach((p, i) => blob.set(p, offsets[i]));
+  assert.deepEqual(decodeTokens(new TextDecoder(), blob, offsets, texts.length), texts);
+  const bad = new Uint8Array([0x61, 0xe2, 0x80]); // "a" then half a character
+  assert.equal(decodeTokens(new TextDecoder(), bad, new Uint32Array([0, 1, 3]), 2), null);
+});

@@ -1,0 +1,102 @@
+// Token text in the DOM. Text from the model is only ever inserted with textContent or text
+// nodes, never parsed as HTML: a token can be `<script>`. Long traces are built in blocks,
+// a few per task, so opening 100,000 tokens never blocks the page.
+
+import { controlGlyph, segments } from "./lib.js";
+
+/** Create an element with a class (and, optionally, plain text). Never parses HTML. */
+export function h(tag, className, text) {
+  const el = document.createElement(tag);
+  if (className) el.className = className;
+  if (text != null) el.textContent = text;
+  return el;
+}
+
+const WS_CLASS = { space: "lv-ws lv-sp", tab: "lv-ws lv-tab", newline: "lv-ws lv-nl" };
+
+/**
+ * Append `text` to `parent` with whitespace and invisible characters made visible. Each space,
+ * tab and newline is a span holding the real character (so copying gives the original text),
+ * showing a glyph through CSS. Control, zero-width and bidi characters show a glyph
+ * (`\x07`, `[RLO]`) and keep the real character in a hidden span, so it neither draws nor
+ * reorders the text around it.
+ */
+export function appendText(parent, text) {
+  if (text === "") {
+    parent.appendChild(h("span", "lv-ws lv-empty"));
+    return;
+  }
+  for (const seg of segments(text)) {
+    if (seg.kind === "text") {
+      parent.appendChild(document.createTextNode(seg.text));
+    } else if (WS_CLASS[seg.kind]) {
+      parent.appendChild(h("span", WS_CLASS[seg.kind], seg.text));
+    } else {
+      const span = h("span", `lv-ws lv-ctrl${seg.kind === "cr" ? " lv-cr" : ""}`);
+      span.setAttribute("data-glyph", seg.kind === "cr" ? "\u240d" : controlGlyph(seg.text));
+      span.appendChild(h("span", "lv-raw", seg.text));
+      parent.appendChild(span);
+    }
+  }
+}
+
+/** Where blocks end: after a newline once a block has `min` tokens, or at `max` tokens. */
+export function blockEnds(tokens, min = 150, max = 300) {
+  const ends = [];
+  let start = 0;
+  for (let i = 0; i < tokens.length; i++) {
+    const size = i + 1 - start;
+    if (size >= max || (size >= min && tokens[i].endsWith("\n"))) {
+      ends.push(i + 1);
+      start = i + 1;
+    }
+  }
+  if (start < tokens.length) ends.push(tokens.length);
+  return ends;
+}
+
+/** One token's span: its text, its colour (`style` from colors.tokenStyle, or null = unknown). */
+export function tokenSpan(text, i, isPrompt, style) {
+  const span = h("span", `lv-token${isPrompt ? " lv-prompt" : ""}${style ? "" : " lv-unknown"}`);
+  span.setAttribute("data-index", String(i));
+  appendText(span, text);
+  if (style) span.style.cssText = `background:${style.background};color:${style.color}`; // one style write
+  return span;
+}
+
+/** Colour a token span; null: the neutral "unknown" look. */
+export function paint(span, style) {
+  if (style) {
+    span.style.background = style.background;
+    span.style.color = style.color;
+    span.classList.remove("lv-unknown");
+  } else {
+    span.style.background = "";
+    span.style.color = "";
+    span.classList.add("lv-unknown");
+  }
+}
+
+/**
+ * Run `step(start, end)` over [0, n) in slices of `size`, the first slice now and each next one
+ * in a later task, so no task is long. Returns a function that cancels what has not run.
+ */
+export function inSlices(n, size, step, done) {
+  let start = 0;
+  let timer = null;
+  let cancelled = false;
+  const run = () => {
+    timer = null;
+    if (cancelled) return;
+    const end = Math.min(n, start + size);
+    step(start, end);
+    start = end;
+    if (start < n) timer = setTimeout(run, 0);
+    else if (done) done();
+  };
+  run();
+  return () => {
+    cancelled = true;
+    if (timer != null) clearTimeout(timer);
+  };
+}
