@@ -157,6 +157,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--new-tokens", type=int, default=256)
     parser.add_argument("--memory-tokens", type=int, default=1024)
+    parser.add_argument("--only", choices=["generation", "scoring", "memory"], help="run one table")
     parser.add_argument("--memory-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.memory_child:
@@ -164,9 +165,12 @@ def main() -> None:
         return
     runner, model, tokenizer = load()
     print(f"Machine: {machine()}\n")
-    print(bench_generation(runner, model, tokenizer, args.new_tokens, args.repeats), end="\n\n", flush=True)
-    print(bench_scoring(runner, model, tokenizer, args.repeats), end="\n\n", flush=True)
-    print(bench_memory(args.memory_tokens), flush=True)
+    if args.only in (None, "generation"):
+        print(bench_generation(runner, model, tokenizer, args.new_tokens, args.repeats), end="\n\n", flush=True)
+    if args.only in (None, "scoring"):
+        print(bench_scoring(runner, model, tokenizer, args.repeats), end="\n\n", flush=True)
+    if args.only in (None, "memory"):
+        print(bench_memory(args.memory_tokens), flush=True)
 
 
 if __name__ == "__main__":

@@ -76,7 +76,7 @@ def summarize(logits: torch.Tensor, chosen: torch.Tensor, k: int, processed: tor
         "token_ids": chosen,
         "logprobs": chosen_logp[:, 0],
         "ranks": _ranks(logp, chosen, chosen_logp, top.indices),
-        "entropy": -(logp.exp() * logp).sum(-1),
+        "entropy": _entropy(logp),
         "top_logprobs": top.values,
         "top_ids": top.indices,
     }
@@ -84,6 +84,12 @@ def summarize(logits: torch.Tensor, chosen: torch.Tensor, k: int, processed: tor
         out["processed_logprobs"] = processed.gather(-1, chosen[:, None])[:, 0]
         out["processed_top_logprobs"] = processed.gather(-1, top.indices)
     return out
+
+
+def _entropy(logp: torch.Tensor) -> torch.Tensor:
+    """Entropy in nats of each row of (T, V) logprobs. (T,)"""
+    plogp = logp.exp().mul_(logp)  # in place: one (T, V) temporary instead of two
+    return -plogp.sum(-1)
 
 
 def _ranks(logp: torch.Tensor, chosen: torch.Tensor, chosen_logp: torch.Tensor, top_ids: torch.Tensor) -> torch.Tensor:
