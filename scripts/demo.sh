@@ -3,4 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec .venv/bin/jupyter-lab notebooks/quickstart.ipynb --ip 127.0.0.1 "$@"
+root=(); [ "$(id -u)" = 0 ] && root=(--allow-root)  # JupyterLab refuses root without it
+exec .venv/bin/jupyter-lab notebooks/quickstart.ipynb --ip 127.0.0.1 "${root[@]}" "$@"
