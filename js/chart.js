@@ -3,7 +3,7 @@
 // outside the top K, token ids on request, and the sampled-from (processed) distribution in a
 // column of its own when the trace has one.
 
-import { alternatives, formatLogprob, formatPercent } from "./lib.js";
+import { alternatives, formatLogprob, formatPercent, hexBytes } from "./lib.js";
 import { appendText, h } from "./text.js";
 
 const clamp01 = (p) => (Number.isFinite(p) ? Math.max(0, Math.min(1, p)) : 0);
@@ -81,6 +81,16 @@ export function buildChart(data, i, opts) {
   const where = `token ${i + 1} of ${data.n} \u00b7 ${i < opts.promptLen ? "prompt" : "completion"}`;
   title.appendChild(h("span", "lv-chart-where", opts.showIds && data.tokenIds[i] >= 0 ? `${where} \u00b7 id ${data.tokenIds[i]}` : where));
   chart.appendChild(title);
+  const split = data.splitOf(i);
+  if (split) {
+    // A piece of a character split across tokens: which piece, of what, and its own bytes.
+    const note = h("div", "lv-chart-split", `piece ${split.piece + 1} of ${split.end - split.start} of `);
+    const whole = h("span", "lv-chip");
+    appendText(whole, split.text);
+    note.appendChild(whole);
+    note.appendChild(h("span", "lv-split-bytes", ` \u00b7 bytes ${hexBytes(split.bytes)}`));
+    chart.appendChild(note);
+  }
 
   const stats = h("div", "lv-chart-stats");
   const lp = data.logprobs[i];

@@ -70,7 +70,7 @@ function ratio(d, i) {
   const lp = d.logprobs[i];
   if (Number.isNaN(lp)) return NaN;
   if (d.ranks[i] === 1) return 1;
-  const top = d.k > 0 && d.topCounts[i] > 0 ? d.topLogprobs[i * d.k] : NaN;
+  const top = d.k > 0 && d.topCount(i) > 0 ? d.topLogprobs[i * d.k] : NaN;
   if (Number.isNaN(top)) return NaN;
   return Math.min(1, Math.exp(lp - Math.max(top, lp)));
 }

@@ -14,6 +14,7 @@ export function asBytes(value) {
 
 const GETTERS = new Map([
   [Float32Array, "getFloat32"],
+  [Uint16Array, "getUint16"],
   [Int32Array, "getInt32"],
   [Uint32Array, "getUint32"],
 ]);
@@ -46,8 +47,11 @@ export function typedArray(value, Ctor) {
 /**
  * Decode the `_payload` trait written by `logprob_viz.widget.encode_trace`.
  *
- * Token texts are decoded at once (the heatmap shows them all); alternatives' texts lazily,
- * when a token's chart is drawn.
+ * Texts come as a table of distinct (id, text) entries (ids stored + 1, 0: none), decoded at
+ * once; tokens and alternatives are references into it (r: entry r - 1; 0: none). `dtypes`
+ * says which of those arrays are uint16 ("u2") rather than uint32. A character split across
+ * tokens comes as runs of tokens with, for each of their tokens, the text it completes and its
+ * raw bytes (`splitOf(i)`).
  */
 export function decodePayload(payload) {
   if (!payload || typeof payload.n !== "number") {
@@ -55,32 +59,104 @@ export function decodePayload(payload) {
   }
   const n = payload.n;
   const k = payload.k ?? 0;
+  const dtypes = payload.dtypes || {};
+  const unsigned = (name) => (dtypes[name] === "u2" ? Uint16Array : Uint32Array);
+  const Ref = unsigned("refs");
   const f32 = (name, len) => checked(name, payload[name] == null ? new Float32Array(len).fill(NaN) : typedArray(payload[name], Float32Array), len);
   const i32 = (name, len, fill) => checked(name, payload[name] == null ? new Int32Array(len).fill(fill) : typedArray(payload[name], Int32Array), len);
+  const refs = (name, len) => checked(name, payload[name] == null ? new Ref(len) : typedArray(payload[name], Ref), len);
   const blob = asBytes(payload.text);
-  const offsets = checked("text_offsets", payload.text_offsets == null ? new Uint32Array(n + n * k + 1) : typedArray(payload.text_offsets, Uint32Array), n + n * k + 1);
+  const offsets = payload.text_offsets == null ? new Uint32Array(1) : typedArray(payload.text_offsets, unsigned("text_offsets"));
+  const u = Math.max(0, offsets.length - 1);
   const decoder = new TextDecoder("utf-8");
-  const slice = (s) => decoder.decode(blob.subarray(offsets[s], offsets[s + 1]));
-  const tokens = decodeTokens(decoder, blob, offsets, n) ?? Array.from({ length: n }, (_, i) => slice(i));
+  const table = decodeTokens(decoder, blob, offsets, u) ?? Array.from({ length: u }, (_, e) => decoder.decode(blob.subarray(offsets[e], offsets[e + 1])));
+  const tableIds = payload.text_ids == null ? new Uint32Array(u) : checked("text_ids", typedArray(payload.text_ids, unsigned("text_ids")), u); // id + 1; 0: none
+  const textOf = (r) => (r > 0 && r <= u ? table[r - 1] : "");
+  const idOf = (r) => (r > 0 && r <= u ? tableIds[r - 1] - 1 : -1);
+  const tokenRefs = refs("token_text", n);
+  const topRefs = refs("top_text", n * k);
+  const tokens = new Array(n);
+  const tokenIds = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    tokens[i] = textOf(tokenRefs[i]);
+    tokenIds[i] = idOf(tokenRefs[i]);
+  }
   const hasProcessed = payload.processed_logprobs != null;
+  const splits = decodeSplits(payload, n, textOf, Ref);
   return {
     n,
     k,
     tokens,
-    tokenIds: i32("token_ids", n, -1),
+    /** What token i shows in the text: its own text, or, in a split character's run, the text it completes. */
+    shown: splits ? splits.shown(tokens) : tokens,
+    tokenIds,
     logprobs: f32("logprobs", n),
     ranks: i32("ranks", n, 0),
     entropy: f32("entropy", n),
     topLogprobs: f32("top_logprobs", n * k),
-    topIds: i32("top_ids", n * k, -1),
-    topCounts: i32("top_counts", n, 0),
     processedLogprobs: hasProcessed ? f32("processed_logprobs", n) : null,
     processedTopLogprobs: hasProcessed ? f32("processed_top_logprobs", n * k) : null,
+    /** How many alternatives token i has: its leading non-zero references. */
+    topCount(i) {
+      let j = 0;
+      while (j < k && topRefs[i * k + j] !== 0) j++;
+      return j;
+    },
     /** The text of alternative `j` of token `i`. */
     altText(i, j) {
-      return slice(n + i * k + j);
+      return textOf(topRefs[i * k + j]);
+    },
+    /** The token id of alternative `j` of token `i`, -1 when unknown. */
+    altId(i, j) {
+      return idOf(topRefs[i * k + j]);
+    },
+    /**
+     * Token i's place in a character split across tokens: `{ start, end, piece, bytes, text }`
+     * (its run [start, end), its position in it, its raw bytes, the run's whole text), or null.
+     */
+    splitOf(i) {
+      return splits ? splits.of(i) : null;
     },
   };
+}
+
+function decodeSplits(payload, n, textOf, Ref) {
+  if (payload.split_starts == null) return null;
+  const starts = typedArray(payload.split_starts, Int32Array);
+  const ends = checked("split_ends", typedArray(payload.split_ends, Int32Array), starts.length);
+  if (starts.length === 0) return null;
+  let m = 0;
+  for (let g = 0; g < starts.length; g++) {
+    if (!(starts[g] >= 0 && starts[g] < ends[g] && ends[g] <= n)) throw new RangeError(`split run ${g} is [${starts[g]}, ${ends[g]}), outside the ${n} tokens`);
+    m += ends[g] - starts[g];
+  }
+  const texts = checked("split_text", typedArray(payload.split_text, Ref), m);
+  const raw = asBytes(payload.split_bytes);
+  const offsets = checked("split_byte_offsets", typedArray(payload.split_byte_offsets, Uint32Array), m + 1);
+  const member = new Map(); // token -> [run, index of the token among all runs' tokens]
+  m = 0;
+  for (let g = 0; g < starts.length; g++) for (let i = starts[g]; i < ends[g]; i++) member.set(i, [g, m++]);
+  return {
+    shown(tokens) {
+      const out = tokens.slice();
+      for (const [i, [, at]] of member) out[i] = textOf(texts[at]);
+      return out;
+    },
+    of(i) {
+      const hit = member.get(i);
+      if (!hit) return null;
+      const [g, at] = hit;
+      const first = at - (i - starts[g]);
+      let text = "";
+      for (let j = first; j < first + ends[g] - starts[g]; j++) text += textOf(texts[j]);
+      return { start: starts[g], end: ends[g], piece: i - starts[g], bytes: raw.subarray(offsets[at], offsets[at + 1]), text };
+    },
+  };
+}
+
+/** Bytes as hex pairs: "20 F0 9F". */
+export function hexBytes(bytes) {
+  return Array.from(bytes, (b) => b.toString(16).toUpperCase().padStart(2, "0")).join(" ");
 }
 
 /**
@@ -119,14 +195,14 @@ function checked(name, array, length) {
  */
 export function alternatives(data, i) {
   const { k } = data;
-  const count = Math.min(data.topCounts[i], k);
+  const count = data.topCount(i);
   const id = data.tokenIds[i];
   const text = data.tokens[i];
   const rows = [];
   let chosenIndex = -1;
   for (let j = 0; j < count; j++) {
     const s = i * k + j;
-    const altId = data.topIds[s];
+    const altId = data.altId(i, j);
     const altText = data.altText(i, j);
     // Ids decide when both are known; otherwise the texts do.
     const isChosen = chosenIndex < 0 && (id >= 0 && altId >= 0 ? id === altId : altText === text);

@@ -2,7 +2,7 @@
 // nodes, never parsed as HTML: a token can be `<script>`. Long traces are built in blocks,
 // a few per task, so opening 100,000 tokens never blocks the page.
 
-import { controlGlyph, segments } from "./lib.js";
+import { controlGlyph, hexBytes, segments } from "./lib.js";
 
 /** Create an element with a class (and, optionally, plain text). Never parses HTML. */
 export function h(tag, className, text) {
@@ -55,11 +55,24 @@ export function blockEnds(tokens, min = 150, max = 300) {
   return ends;
 }
 
-/** One token's span: its text, its colour (`style` from colors.tokenStyle, or null = unknown). */
-export function tokenSpan(text, i, isPrompt, style) {
-  const span = h("span", `lv-token${isPrompt ? " lv-prompt" : ""}${style ? "" : " lv-unknown"}`);
+/**
+ * One token's span: its text, its colour (`style` from colors.tokenStyle, or null = unknown).
+ * `split` (from data.splitOf): the token is a piece of a character split across tokens; `text`
+ * is then what it completes, the character whole on its last piece, and the pieces before it
+ * end with a marker. The run is underlined as one, with a divider between its pieces.
+ */
+export function tokenSpan(text, i, isPrompt, style, split = null) {
+  let cls = `lv-token${isPrompt ? " lv-prompt" : ""}${style ? "" : " lv-unknown"}`;
+  const last = split ? split.start + split.piece === split.end - 1 : false;
+  if (split) cls += ` lv-split${split.piece === 0 ? " lv-split-start" : ""}${last ? " lv-split-end" : " lv-split-part"}`;
+  const span = h("span", cls);
   span.setAttribute("data-index", String(i));
-  appendText(span, text);
+  if (!split) appendText(span, text);
+  else {
+    if (text !== "") appendText(span, text);
+    if (!last) span.appendChild(h("span", "lv-split-mark"));
+    span.title = `piece ${split.piece + 1} of ${split.end - split.start} of ${JSON.stringify(split.text)} \u00b7 bytes ${hexBytes(split.bytes)}`;
+  }
   if (style) span.style.cssText = `background:${style.background};color:${style.color}`; // one style write
   return span;
 }

@@ -300,7 +300,7 @@ function render({ model, el }) {
         }
         if (i === 0 && promptLen > 0) blockEl.appendChild(h("span", "lv-part-label", "prompt"));
         if (i === promptLen && i > 0) blockEl.appendChild(h("span", "lv-part-label lv-part-completion", "completion"));
-        const span = tokenSpan(data.tokens[i], i, i < promptLen, tokenStyle(sc, data, i));
+        const span = tokenSpan(data.shown[i], i, i < promptLen, tokenStyle(sc, data, i), data.splitOf(i));
         tokenEls[i] = span;
         blockEl.appendChild(span);
         built = i + 1;

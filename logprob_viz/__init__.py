@@ -28,6 +28,7 @@ _LAZY = {
     "LogprobView": ".widget",
     "from_openai": ".adapters.openai",
     "connect": ".runners.openai",
+    "to_html": ".export",
 }
 
 __all__ = ["Trace", *_LAZY]

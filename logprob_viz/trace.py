@@ -258,6 +258,12 @@ class Trace:
 
     # -- display -----------------------------------------------------------------------
 
+    def to_html(self, path=None, **view_traits) -> str:
+        """This trace as one standalone, offline HTML page (see `logprob_viz.export.to_html`)."""
+        from .export import to_html
+
+        return to_html(self, path, **view_traits)
+
     def __repr__(self) -> str:
         source = self.meta.get("source", "?")
         model = self.meta.get("model", "?")

@@ -8,6 +8,7 @@ bar chart of the top-K alternatives the model weighed. The frontend is the esbui
 
 from __future__ import annotations
 
+import codecs
 import logging
 import math
 from pathlib import Path
@@ -18,7 +19,7 @@ import traitlets as t
 
 from .trace import Trace
 
-__all__ = ["LogprobView", "encode_trace"]
+__all__ = ["LogprobView", "encode_trace", "split_groups"]
 
 logger = logging.getLogger(__name__)
 
@@ -46,44 +47,146 @@ def _buffer(name: str, values, dtype: str) -> memoryview:
     return memoryview(np.ascontiguousarray(arr, dtype=dtype)).cast("B")
 
 
+_MAX_SPLIT = 8  # tokens one character may be spread over (UTF-8 has 4 bytes at most; some margin)
+
+
+def split_groups(token_bytes: list[bytes]) -> list[tuple[int, int, list[str]]]:
+    """Runs of tokens whose bytes only decode together: a character split across tokens.
+
+    Returns ``(start, end, texts)`` for each run ``token_bytes[start:end]`` that starts with a
+    token ending in an incomplete UTF-8 sequence and is valid UTF-8 as a whole; ``texts[m]`` is
+    what token ``start + m`` completes (its whole characters, the split one on the token that
+    supplies its last byte; "" for a middle piece). Bytes that never become valid UTF-8 form no
+    run: those tokens keep their own text (the bytes shown escaped).
+    """
+    groups = []
+    n = len(token_bytes)
+    i = 0
+    while i < n:
+        if not token_bytes[i] or _is_utf8(token_bytes[i]):
+            i += 1
+            continue
+        decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        texts: list[str] = []
+        j = i
+        try:
+            while j < n and j - i < _MAX_SPLIT:
+                texts.append(decoder.decode(token_bytes[j]))
+                j += 1
+                if not decoder.getstate()[0]:  # nothing pending: the last character is whole
+                    break
+            complete = not decoder.getstate()[0] and j - i > 1
+        except UnicodeDecodeError:
+            complete = False
+        if complete:
+            groups.append((i, j, texts))
+            i = j
+        else:
+            i += 1
+    return groups
+
+
+def _is_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _narrowest(largest: int) -> str:
+    """"u2" when values from 0 to `largest` fit uint16, else "u4" (which `_buffer` checks)."""
+    return "u2" if 0 <= largest <= 0xFFFF else "u4"
+
+
 def encode_trace(trace: Trace) -> dict:
     """The `_payload` trait: a trace's per-token arrays as binary buffers.
 
-    Numbers are little-endian; 2-D arrays [N, K] are flattened row by row. All texts (the N
-    tokens, then the K alternatives of each token, row by row, "" where a token has fewer) are
-    one UTF-8 blob, ``text``; text ``s`` is ``text[text_offsets[s]:text_offsets[s + 1]]``.
+    Numbers are little-endian; 2-D arrays [N, K] are flattened row by row.
+
+    Texts are sent once each: a table of the distinct (token id, text) pairs, its texts one
+    UTF-8 blob ``text`` (entry ``e`` is ``text[text_offsets[e]:text_offsets[e + 1]]``) and its
+    ids as ``text_ids`` = id + 1 (0: no id). Tokens and alternatives are references into it,
+    ``token_text`` [N] and ``top_text`` [N*K]: reference ``r`` is entry ``r - 1``, 0 is none (the
+    padding after a token's alternatives, so a token has as many alternatives as leading
+    non-zero references). ``dtypes`` says how ``text_offsets``, ``text_ids`` and the references
+    (``refs``: ``token_text``, ``top_text``, ``split_text``) are stored: "u2" (uint16) when
+    their values fit, else "u4" (uint32).
+
+    A character split across tokens (`split_groups`): ``split_starts``/``split_ends`` (int32 [G])
+    are the runs of tokens; for each token in them, in order, ``split_text`` (a reference) is
+    the text it completes and ``split_bytes`` / ``split_byte_offsets`` (uint32 [M + 1]) its raw
+    bytes.
 
     Returns
     -------
     dict
-        ``n``, ``k`` (ints); ``token_ids``, ``ranks``, ``top_ids``, ``top_counts`` (int32);
-        ``logprobs``, ``entropy``, ``top_logprobs`` (float32); ``text`` (bytes) and
-        ``text_offsets`` (uint32); ``processed_logprobs`` and ``processed_top_logprobs``
-        (float32) when the trace has them, else None.
+        ``n``, ``k``, ``dtypes`` (dict of str); ``text`` (bytes), ``text_offsets``, ``text_ids``,
+        ``token_text``, ``top_text``; ``logprobs``, ``top_logprobs``
+        (float32), ``ranks`` (int32); ``entropy`` (float32, None when no token has one);
+        ``processed_logprobs`` and ``processed_top_logprobs`` (float32) when the trace has them,
+        else None; the split fields above.
     """
     n, k = len(trace), trace.k
-    top_counts = np.array([len(row) for row in trace.top_tokens], dtype=np.int64)
-    texts = list(trace.tokens)
+    groups = split_groups(trace.token_bytes)
+    members = [i for start, end, _ in groups for i in range(start, end)]
+    split_raw = [trace.token_bytes[i] for i in members]
+    counts = np.array([len(row) for row in trace.top_tokens], dtype=np.int64)
+    has_alt = np.arange(k) < counts[:, None]  # (N, K): row by row, padding after each row's alternatives
+    # Every text to send: the tokens, the alternatives (row by row), the split pieces' texts.
+    all_texts = list(trace.tokens)
     for row in trace.top_tokens:
-        texts.extend(row)
-        texts.extend([""] * (k - len(row)))
+        all_texts.extend(row)
+    all_texts.extend(shown for _, _, run in groups for shown in run)
+    all_ids = np.concatenate([trace.token_ids, trace.top_ids[has_alt], np.full(len(members), -1)]).astype(np.int64)
+    # Distinct (id, text) pairs: texts numbered by a dict (str hashes are cached), then the pairs
+    # as one int64 each, made unique by numpy; 2.1M texts at N=100k, K=20.
+    numbers: dict[str, int] = {}
+    put = numbers.setdefault
+    text_no = np.fromiter((put(t, len(numbers)) for t in all_texts), dtype=np.int64, count=len(all_texts))
+    id_plus_one = np.maximum(all_ids + 1, 0)  # 0: no id (-1, or any negative)
+    if id_plus_one.size and int(id_plus_one.max()) > 0xFFFFFFFE:
+        raise ValueError(f"token ids go up to {int(all_ids.max())}, which do not fit the widget's uint32")
+    pairs, inverse = np.unique((text_no << 32) | id_plus_one, return_inverse=True)
+    refs = inverse.reshape(-1) + 1  # (N + alternatives + split pieces,)
+    distinct = list(numbers)
+    texts = [distinct[j] for j in (pairs >> 32).tolist()]
+    ids_plus_one = pairs & 0xFFFFFFFF  # (U,)
+    token_refs = refs[:n]
+    top_refs = np.zeros((n, k), dtype=np.int64)
+    top_refs[has_alt] = refs[n : len(refs) - len(members)]
+    split_refs = refs[len(refs) - len(members) :]
+
     encoded = [s.encode("utf-8", errors="surrogatepass") for s in texts]
-    lengths = np.array([len(b) for b in encoded], dtype=np.int64)
-    offsets = np.concatenate([[0], np.cumsum(lengths)])  # (N + N*K + 1,)
+    offsets = np.concatenate([[0], np.cumsum([len(b) for b in encoded], dtype=np.int64)])  # (U + 1,)
+    byte_offsets = np.concatenate([[0], np.cumsum([len(b) for b in split_raw], dtype=np.int64)])  # (M + 1,)
+    dtypes = {
+        "text_offsets": _narrowest(int(offsets[-1])),
+        "text_ids": _narrowest(int(ids_plus_one.max(initial=0))),
+        "refs": _narrowest(len(texts)),
+    }
+    ref_dtype = "<" + dtypes["refs"]
+    entropy = trace.entropy
     payload = {
         "n": n,
         "k": k,
-        "token_ids": _buffer("token_ids", trace.token_ids, "<i4"),
+        "dtypes": dtypes,
+        "text": b"".join(encoded),
+        "text_offsets": _buffer("text_offsets", offsets, "<" + dtypes["text_offsets"]),  # 4 GiB of text at most
+        "text_ids": _buffer("text_ids", ids_plus_one, "<" + dtypes["text_ids"]),
+        "token_text": _buffer("token_text", token_refs, ref_dtype),
+        "top_text": _buffer("top_text", top_refs.reshape(-1), ref_dtype),  # (N*K,)
         "logprobs": _buffer("logprobs", trace.logprobs, "<f4"),
         "ranks": _buffer("ranks", trace.ranks, "<i4"),
-        "entropy": _buffer("entropy", trace.entropy, "<f4"),
+        "entropy": None if np.isnan(entropy).all() else _buffer("entropy", entropy, "<f4"),
         "top_logprobs": _buffer("top_logprobs", trace.top_logprobs.reshape(-1), "<f4"),  # (N*K,)
-        "top_ids": _buffer("top_ids", trace.top_ids.reshape(-1), "<i4"),  # (N*K,)
-        "top_counts": _buffer("top_counts", top_counts, "<i4"),
-        "text": b"".join(encoded),
-        "text_offsets": _buffer("text_offsets", offsets, "<u4"),  # 4 GiB of text at most
         "processed_logprobs": None,
         "processed_top_logprobs": None,
+        "split_starts": _buffer("split_starts", [g[0] for g in groups], "<i4"),
+        "split_ends": _buffer("split_ends", [g[1] for g in groups], "<i4"),
+        "split_text": _buffer("split_text", split_refs, ref_dtype),
+        "split_bytes": b"".join(split_raw),
+        "split_byte_offsets": _buffer("split_byte_offsets", byte_offsets, "<u4"),
     }
     if trace.processed_logprobs is not None:
         payload["processed_logprobs"] = _buffer("processed_logprobs", trace.processed_logprobs, "<f4")
@@ -232,6 +335,13 @@ class LogprobView(anywidget.AnyWidget):
         if value is not None and not (math.isfinite(value[0]) and math.isfinite(value[1]) and value[0] < value[1]):
             raise t.TraitError(f"color_range must be [min, max] with finite min < max, or None, got {value}")
         return value
+
+    def _repr_mimebundle_(self, **kwargs):
+        # The live widget where a widget manager renders it; elsewhere (nbconvert's HTML,
+        # notebook viewers) the same view as self-contained HTML.
+        from .export import mimebundle_with_fallback
+
+        return mimebundle_with_fallback(self, super()._repr_mimebundle_(**kwargs))
 
     def __repr__(self) -> str:
         trace = getattr(self, "_trace", None)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import logprob_viz as lv
+from logprob_viz.trace import display_token
 from logprob_viz.widget import LogprobView, encode_trace
 
 ALT = "<img src=x onerror=\"window.__pwned=1\">"
@@ -48,27 +49,47 @@ def hand_made_trace(processed: bool = False) -> lv.Trace:
 def decode(payload: dict) -> dict:
     """Read a payload as the browser does, from its bytes alone."""
     n, k = payload["n"], payload["k"]
+    dtypes = {name: {"u2": "<u2", "u4": "<u4"}[d] for name, d in payload["dtypes"].items()}
+    ref = dtypes["refs"]
 
-    def arr(name, dtype, count):
+    def arr(name, dtype, count=None):
         out = np.frombuffer(payload[name], dtype=dtype)
-        assert out.shape == (count,), f"{name}: {out.shape} values, expected {count}"
+        assert count is None or out.shape == (count,), f"{name}: {out.shape} values, expected {count}"
         return out
 
     blob = bytes(payload["text"])
-    offsets = arr("text_offsets", "<u4", n + n * k + 1)
-    texts = [blob[offsets[s] : offsets[s + 1]].decode("utf-8") for s in range(n + n * k)]
-    counts = arr("top_counts", "<i4", n)
+    offsets = arr("text_offsets", dtypes["text_offsets"])
+    u = len(offsets) - 1
+    table = [blob[offsets[e] : offsets[e + 1]].decode("utf-8") for e in range(u)]
+    table_ids = arr("text_ids", dtypes["text_ids"], u).astype(np.int64) - 1  # stored as id + 1
+    assert len(set(zip(table_ids.tolist(), table))) == u, "the table holds each (id, text) once"
+    token_refs = arr("token_text", ref, n).astype(np.int64) - 1  # -1: none
+    top_refs = arr("top_text", ref, n * k).astype(np.int64).reshape(n, k) - 1
+    assert (token_refs >= 0).all() and (token_refs < u).all() and (top_refs < u).all()
+    counts = (top_refs >= 0).sum(axis=1)
+    # padding only after a token's alternatives
+    assert all((top_refs[i, counts[i]:] == -1).all() for i in range(n))
     out = {
-        "tokens": texts[:n],
-        "top_tokens": [texts[n + i * k : n + i * k + counts[i]] for i in range(n)],
-        "padding": [texts[n + i * k + counts[i] : n + (i + 1) * k] for i in range(n)],
-        "token_ids": arr("token_ids", "<i4", n),
+        "tokens": [table[r] for r in token_refs],
+        "token_ids": table_ids[token_refs] if n else np.zeros(0, np.int32),
+        "top_tokens": [[table[r] for r in top_refs[i, : counts[i]]] for i in range(n)],
+        "top_ids": np.where(top_refs >= 0, table_ids[np.maximum(top_refs, 0)] if u else -1, -1),
         "logprobs": arr("logprobs", "<f4", n),
         "ranks": arr("ranks", "<i4", n),
-        "entropy": arr("entropy", "<f4", n),
+        "entropy": arr("entropy", "<f4", n) if payload["entropy"] is not None else np.full(n, np.nan, np.float32),
         "top_logprobs": arr("top_logprobs", "<f4", n * k).reshape(n, k),
-        "top_ids": arr("top_ids", "<i4", n * k).reshape(n, k),
     }
+    starts, ends = arr("split_starts", "<i4"), arr("split_ends", "<i4")
+    members = [i for s, e in zip(starts, ends) for i in range(s, e)]
+    split_refs = arr("split_text", ref, len(members)).astype(np.int64) - 1
+    byte_offsets = arr("split_byte_offsets", "<u4", len(members) + 1)
+    raw = bytes(payload["split_bytes"])
+    out["shown"] = list(out["tokens"])
+    out["split_bytes"] = {}
+    for m, i in enumerate(members):
+        out["shown"][i] = table[split_refs[m]]
+        out["split_bytes"][i] = raw[byte_offsets[m] : byte_offsets[m + 1]]
+    out["split_runs"] = list(zip(starts.tolist(), ends.tolist()))
     if payload["processed_logprobs"] is not None:
         out["processed_logprobs"] = arr("processed_logprobs", "<f4", n)
         out["processed_top_logprobs"] = arr("processed_top_logprobs", "<f4", n * k).reshape(n, k)
@@ -83,7 +104,7 @@ def test_payload_round_trips_every_per_token_array(processed):
     assert (payload["n"], payload["k"]) == (6, 3)
     assert got["tokens"] == trace.tokens
     assert got["top_tokens"] == trace.top_tokens
-    assert all(text == "" for row in got["padding"] for text in row)
+    assert got["shown"] == trace.tokens and got["split_runs"] == []
     np.testing.assert_array_equal(got["token_ids"], trace.token_ids)
     np.testing.assert_array_equal(got["ranks"], trace.ranks)
     np.testing.assert_array_equal(got["top_ids"], trace.top_ids)
@@ -101,8 +122,83 @@ def test_payload_round_trips_every_per_token_array(processed):
 def test_text_offsets_count_utf8_bytes_not_characters():
     trace = lv.Trace(tokens=["é", "🤖", "a"])
     payload = encode_trace(trace)
-    np.testing.assert_array_equal(np.frombuffer(payload["text_offsets"], "<u4"), [0, 2, 6, 7])
+    assert payload["dtypes"]["text_offsets"] == "u2"
+    np.testing.assert_array_equal(np.frombuffer(payload["text_offsets"], "<u2"), [0, 2, 6, 7])
     assert bytes(payload["text"]) == "é🤖a".encode()
+
+
+def test_each_text_is_sent_once_and_references_are_uint16_or_uint32():
+    tokens = [" the", " cat", " the", " the"]
+    trace = lv.Trace(tokens=tokens, token_ids=[1, 2, 1, 1], top_tokens=[[" the", " a"], [" cat"], [" the"], []],
+                     top_logprobs=[[-0.1, -2.0], [-0.5, -np.inf], [-0.2, -np.inf], [-np.inf, -np.inf]],
+                     top_ids=[[1, 3], [2, -1], [1, -1], [-1, -1]])
+    payload = encode_trace(trace)
+    assert payload["dtypes"] == {"text_offsets": "u2", "text_ids": "u2", "refs": "u2"}
+    assert bytes(payload["text"]) == b" the cat a"  # (1, " the"), (2, " cat"), (3, " a")
+    np.testing.assert_array_equal(np.frombuffer(payload["token_text"], "<u2"), [1, 2, 1, 1])
+    np.testing.assert_array_equal(np.frombuffer(payload["top_text"], "<u2"), [1, 3, 2, 0, 1, 0, 0, 0])
+    got = decode(payload)
+    assert got["top_tokens"] == trace.top_tokens
+    np.testing.assert_array_equal(got["top_ids"], trace.top_ids)
+    # The same text under another id is another entry (ids are shown and decide the chosen row).
+    twin = decode(encode_trace(lv.Trace(tokens=["x", "x"], token_ids=[5, 6])))
+    np.testing.assert_array_equal(twin["token_ids"], [5, 6])
+    # More than 65,535 distinct texts: uint32 references.
+    many = [f"t{i}" for i in range(70_000)]
+    big = encode_trace(lv.Trace(tokens=many))
+    assert big["dtypes"] == {"text_offsets": "u4", "text_ids": "u2", "refs": "u4"}
+    assert decode(big)["tokens"] == many
+    # Ids of a large vocabulary: uint32.
+    wide = encode_trace(lv.Trace(tokens=["a", "b"], token_ids=[151_000, -1]))
+    assert wide["dtypes"]["text_ids"] == "u4"
+    np.testing.assert_array_equal(decode(wide)["token_ids"], [151_000, -1])
+
+
+def test_payload_is_under_200_bytes_per_token_at_k20_with_a_realistic_vocabulary():
+    rng = np.random.default_rng(0)
+    n, k = 2000, 20
+    vocab = [f" w{j}" for j in range(3000)]
+    ids = rng.integers(0, len(vocab), (n, k))
+    trace = lv.Trace(tokens=[vocab[j] for j in ids[:, 0]], token_ids=ids[:, 0], logprobs=np.full(n, -1.0),
+                     ranks=np.ones(n, int), entropy=np.ones(n), top_tokens=[[vocab[j] for j in row] for row in ids],
+                     top_logprobs=np.sort(rng.uniform(-9, 0, (n, k)), axis=1)[:, ::-1], top_ids=ids)
+    payload = encode_trace(trace)
+    size = sum(len(v) for v in payload.values() if isinstance(v, (bytes, memoryview)))
+    assert size / n <= 200, f"{size / n:.0f} bytes per token"
+    got = decode(payload)
+    assert got["top_tokens"] == trace.top_tokens
+    np.testing.assert_array_equal(got["top_logprobs"], trace.top_logprobs)
+
+
+ROBOT_BYTES = [b"Rob", b"ots", b" \xf0\x9f", b"\xa4", b"\x96", b"\xf0\x9f", b"\xa6", b"\xbe", b" and", b" \xe2\x80\x99"]
+
+
+def test_a_character_split_across_tokens_is_sent_whole_with_each_piece_s_bytes():
+    tokens = [display_token(b) for b in ROBOT_BYTES]
+    assert tokens[2] == " \\xf0\\x9f"  # the trace shows a piece by its bytes
+    trace = lv.Trace(tokens=tokens, token_bytes=ROBOT_BYTES, logprobs=-np.arange(len(tokens), dtype=float))
+    got = decode(encode_trace(trace))
+    assert got["tokens"] == tokens  # the tokens themselves are unchanged (the chart shows them)
+    assert got["split_runs"] == [(2, 5), (5, 8)]
+    assert got["shown"] == ["Rob", "ots", " ", "", "🤖", "", "", "🦾", " and", " ’"]
+    assert "".join(got["shown"]) == "Robots 🤖🦾 and ’" == trace.text
+    assert got["split_bytes"] == {i: ROBOT_BYTES[i] for i in range(2, 8)}
+
+
+@pytest.mark.parametrize(
+    ("pieces", "runs", "shown"),
+    [
+        ([b"\xf0\x9f", b"\xa4\x96\xf0", b"\x9f\xa6\xbe"], [(0, 3)], ["", "🤖", "🦾"]),  # a piece completes one and starts the next
+        ([b"a\xe2\x80"], [], ["a\\xe2\\x80"]),  # never completed (the trace ends): the bytes, escaped
+        ([b"\xe2\x80", b"x"], [], ["\\xe2\\x80", "x"]),  # not continued by its bytes: no run
+        ([b"\x80", b"\xe2\x80\x99"], [], ["\\x80", "’"]),  # a stray continuation byte stays on its own
+        ([b"\xe2", b"", b"\x80\x99"], [(0, 3)], ["", "", "’"]),  # an empty token inside the run
+    ],
+)
+def test_split_runs_only_where_the_bytes_decode_together(pieces, runs, shown):
+    trace = lv.Trace(tokens=[display_token(b) for b in pieces], token_bytes=pieces)
+    got = decode(encode_trace(trace))
+    assert got["split_runs"] == runs and got["shown"] == shown
 
 
 def test_empty_trace_and_no_alternatives():
@@ -128,8 +224,8 @@ def test_widget_state_sends_arrays_as_buffers_and_the_rest_as_strict_json():
     try:
         state, paths, buffers = _remove_buffers(view.get_state())
         buffered = {tuple(p) for p in paths}
-        for name in ("token_ids", "logprobs", "ranks", "entropy", "top_logprobs", "top_ids", "text", "text_offsets",
-                     "processed_logprobs", "processed_top_logprobs"):
+        for name in ("text", "text_offsets", "text_ids", "token_text", "top_text", "logprobs", "ranks", "entropy",
+                     "top_logprobs", "processed_logprobs", "processed_top_logprobs"):
             assert ("_payload", name) in buffered, f"_payload.{name} is not a binary buffer"
         # What remains is small JSON: no per-token lists, no NaN (the kernel's JSON is strict).
         text = json.dumps(state, allow_nan=False)

@@ -14,7 +14,7 @@ const data = {
   logprobs: new Float32Array([NaN, Math.log(0.5), Math.log(0.1), Math.log(0.9)]),
   entropy: new Float32Array([NaN, 1, 4, 0.2]),
   ranks: new Int32Array([0, 1, 37, 1]),
-  topCounts: new Int32Array([0, 2, 2, 2]),
+  topCount: (i) => [0, 2, 2, 2][i],
   topLogprobs: new Float32Array([-Infinity, -Infinity, Math.log(0.5), Math.log(0.3), Math.log(0.4), Math.log(0.2), Math.log(0.9), -3]),
 };
 

@@ -7,6 +7,7 @@ import {
   decodePayload,
   formatLogprob,
   formatPercent,
+  hexBytes,
   segments,
   typedArray,
 } from "../lib.js";
@@ -42,51 +43,89 @@ test("typedArray accepts ArrayBuffer and typed arrays, and rejects a ragged leng
   assert.throws(() => typedArray(new Uint8Array(6), Float32Array), /multiple of 4/);
 });
 
-function utf8Payload(texts, extra) {
+/** A payload as encode_trace writes it: a table of (id, text) entries, references r = entry + 1 (0: none). */
+function tablePayload(entries, extra) {
   const enc = new TextEncoder();
-  const parts = texts.map((t) => enc.encode(t));
+  const parts = entries.map(([, t]) => enc.encode(t));
   const offsets = new Uint32Array(parts.length + 1);
   parts.forEach((p, i) => (offsets[i + 1] = offsets[i] + p.length));
   const blob = new Uint8Array(offsets[parts.length]);
   parts.forEach((p, i) => blob.set(p, offsets[i]));
-  return { text: bufferAt(blob, 3), text_offsets: bufferAt(offsets, 1), ...extra };
+  const ids = new Uint16Array(entries.map(([id]) => id + 1));
+  return { dtypes: { refs: "u2", text_ids: "u2" }, text: bufferAt(blob, 3), text_offsets: bufferAt(offsets, 1), text_ids: bufferAt(ids, 5), ...extra };
 }
 
-test("decodePayload decodes token and alternative texts from one UTF-8 blob", () => {
-  // 2 tokens, K=2: tokens first, then the alternatives row by row.
-  const payload = utf8Payload(["Hé", " <b>", "Hé", "Ha", " <b>", "\n"], {
+test("decodePayload reads token and alternative texts and ids from the table of distinct texts", () => {
+  // entries: 1 (5, "Hé"), 2 (6, "Ha"), 3 (9, " <b>"), 4 (10, "\n"); 2 tokens, K=3, token 1 has 2 alternatives.
+  const payload = tablePayload([[5, "Hé"], [6, "Ha"], [9, " <b>"], [10, "\n"]], {
     n: 2,
-    k: 2,
+    k: 3,
+    token_text: bufferAt(new Uint16Array([1, 3]), 3),
+    top_text: bufferAt(new Uint16Array([1, 2, 3, 3, 4, 0]), 1),
     logprobs: bufferAt(new Float32Array([NaN, -0.5]), 4),
     ranks: bufferAt(new Int32Array([0, 1]), 4),
-    token_ids: bufferAt(new Int32Array([5, 9]), 4),
-    top_logprobs: bufferAt(new Float32Array([-0.1, -2.4, -0.5, -1.5]), 4),
-    top_ids: bufferAt(new Int32Array([5, 6, 9, 10]), 4),
-    top_counts: bufferAt(new Int32Array([2, 2]), 4),
+    top_logprobs: bufferAt(new Float32Array([-0.1, -2.4, -3, -0.5, -1.5, -Infinity]), 4),
   });
   const d = decodePayload(payload);
   assert.deepEqual(d.tokens, ["Hé", " <b>"]);
+  assert.equal(d.shown, d.tokens, "no split characters: the text shows the tokens");
+  assert.deepEqual([...d.tokenIds], [5, 9]);
   assert.equal(d.altText(0, 1), "Ha");
+  assert.equal(d.altId(0, 2), 9);
   assert.equal(d.altText(1, 1), "\n");
+  assert.equal(d.altText(1, 2), "");
+  assert.equal(d.altId(1, 2), -1);
+  assert.deepEqual([d.topCount(0), d.topCount(1)], [3, 2]);
   assert.ok(Number.isNaN(d.entropy[0]), "a missing field reads as unknown");
   assert.equal(d.processedLogprobs, null);
+  assert.equal(d.splitOf(1), null);
   const alts = alternatives(d, 1);
   assert.equal(alts.chosenIndex, 0);
   assert.equal(alts.extra, null);
-  assert.deepEqual(alts.rows.map((r) => r.text), [" <b>", "\n"]);
+  assert.deepEqual(alts.rows.map((r) => [r.text, r.id]), [[" <b>", 9], ["\n", 10]]);
+});
+
+test("decodePayload reads uint32 references and rejects a field of the wrong length", () => {
+  const base = { n: 1, k: 1, dtypes: { refs: "u4", text_ids: "u2", text_offsets: "u2" }, logprobs: new Float32Array([-1]), top_logprobs: new Float32Array([-1]) };
+  const d = decodePayload(tablePayload([[-1, "x"]], { ...base, text_offsets: new Uint16Array([0, 1]), token_text: new Uint32Array([1]), top_text: new Uint32Array([1]) }));
+  assert.deepEqual([d.tokens, d.altText(0, 0), d.topCount(0)], [["x"], "x", 1]);
+  assert.throws(() => decodePayload(tablePayload([[-1, "x"]], { ...base, text_offsets: new Uint16Array([0, 1]), token_text: new Uint32Array([1, 1]), top_text: new Uint32Array([1]) })), /token_text has 2 values, expected 1/);
+});
+
+test("a character split across tokens is shown whole on its last piece; each piece keeps its bytes", () => {
+  // " 🤖" as the model's tokens: " \xf0\x9f", "\xa4", "\x96"; then "!".
+  const entries = [[1, " \\xf0\\x9f"], [2, "\\xa4"], [3, "\\x96"], [4, "!"], [-1, " "], [-1, ""], [-1, "🤖"]];
+  const bytes = new Uint8Array([0x20, 0xf0, 0x9f, 0xa4, 0x96]);
+  const d = decodePayload(tablePayload(entries, {
+    n: 4,
+    k: 0,
+    token_text: new Uint16Array([1, 2, 3, 4]),
+    logprobs: new Float32Array([-1, -2, -3, -4]),
+    split_starts: new Int32Array([0]),
+    split_ends: new Int32Array([3]),
+    split_text: new Uint16Array([5, 6, 7]),
+    split_bytes: bufferAt(bytes, 1),
+    split_byte_offsets: new Uint32Array([0, 3, 4, 5]),
+  }));
+  assert.deepEqual(d.tokens, [" \\xf0\\x9f", "\\xa4", "\\x96", "!"]);
+  assert.deepEqual(d.shown, [" ", "", "🤖", "!"]);
+  const first = d.splitOf(0);
+  assert.deepEqual([first.start, first.end, first.piece, first.text, hexBytes(first.bytes)], [0, 3, 0, " 🤖", "20 F0 9F"]);
+  assert.equal(hexBytes(d.splitOf(1).bytes), "A4");
+  assert.equal(d.splitOf(2).piece, 2);
+  assert.equal(d.splitOf(3), null);
 });
 
 test("alternatives adds the chosen token as an extra row when it is not in the top-K", () => {
   const d = decodePayload(
-    utf8Payload(["x", "a", "b"], {
+    tablePayload([[-1, "x"], [-1, "a"], [-1, "b"]], {
       n: 1,
       k: 2,
       logprobs: new Float32Array([-4]),
       ranks: new Int32Array([17]),
-      token_ids: new Int32Array([-1]),
+      token_text: new Uint16Array([1]),
       top_logprobs: new Float32Array([-0.2, -1.9]),
-      top_ids: new Int32Array([-1, -1]),
-      top_counts: new Int32Array([2]),
+      top_text: new Uint16Array([2, 3]),
     }),
   );
   const alts = alternatives(d, 0);
