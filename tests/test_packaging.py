@@ -14,9 +14,12 @@ ROOT = Path(__file__).parent.parent
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
-    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out)], cwd=ROOT, check=True, capture_output=True)
-    (built,) = out.glob("logprob_viz-*.whl")
-    return built
+    built = subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out)], cwd=ROOT, capture_output=True, text=True
+    )
+    assert built.returncode == 0, f"the wheel did not build:\n{built.stdout[-2000:]}\n{built.stderr[-2000:]}"
+    (wheel_file,) = out.glob("logprob_viz-*.whl")
+    return wheel_file
 
 
 def test_wheel_contains_the_bundle(wheel):
