@@ -64,7 +64,7 @@ function otherRow(rawP, processedP, opts) {
 
 /**
  * The chart of token i. `opts`: promptLen, showIds, style (the token's colours or null),
- * pinned (bool).
+ * pinned (bool), flags (what the source lost at this token, in words; optional).
  */
 export function buildChart(data, i, opts) {
   const chart = h("div", "lv-chart");
@@ -90,6 +90,11 @@ export function buildChart(data, i, opts) {
     note.appendChild(whole);
     note.appendChild(h("span", "lv-split-bytes", ` \u00b7 bytes ${hexBytes(split.bytes)}`));
     chart.appendChild(note);
+  }
+
+  for (const note of opts.flags || []) {
+    // What the source of this trace lost at this token (Trace.flags), in words.
+    chart.appendChild(h("div", "lv-chart-flag", `\u26a0 ${note}`));
   }
 
   const stats = h("div", "lv-chart-stats");

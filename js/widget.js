@@ -77,6 +77,7 @@ function render({ model, el }) {
             showIds: model.get("show_ids"),
             style: tokenStyle(sc, data, i),
             pinned: i === pinned(),
+            flags: (model.get("flag_notes") || {})[String(i)],
           })
         : placeholder,
     );
@@ -287,6 +288,7 @@ function render({ model, el }) {
         )
       : null;
     const promptLen = model.get("prompt_len");
+    const flagNotes = model.get("flag_notes") || {};
     tokenEls = new Array(data.n);
     const ends = blockEnds(data.tokens);
     let block = 0;
@@ -301,6 +303,11 @@ function render({ model, el }) {
         if (i === 0 && promptLen > 0) blockEl.appendChild(h("span", "lv-part-label", "prompt"));
         if (i === promptLen && i > 0) blockEl.appendChild(h("span", "lv-part-label lv-part-completion", "completion"));
         const span = tokenSpan(data.shown[i], i, i < promptLen, tokenStyle(sc, data, i), data.splitOf(i));
+        const flags = flagNotes[String(i)];
+        if (flags) {
+          span.classList.add("lv-flagged"); // the source lost something here: say what on hover
+          span.title = flags.join("\n");
+        }
         tokenEls[i] = span;
         blockEl.appendChild(span);
         built = i + 1;

@@ -94,6 +94,21 @@ def _is_utf8(raw: bytes) -> bool:
     return True
 
 
+# The chart already marks a chosen token outside the top K; the other codes are losses to mark.
+_SHOWN_BY_THE_CHART = {"outside_top_k"}
+
+
+def _flag_notes(trace: Trace) -> dict[str, list[str]]:
+    from .adapters.openai import TOKEN_FLAGS
+
+    notes = {}
+    for i, row in enumerate(trace.flags):
+        lost = [f"{code}: {TOKEN_FLAGS.get(code, code)}" for code in row if code not in _SHOWN_BY_THE_CHART]
+        if lost:
+            notes[str(i)] = lost
+    return notes
+
+
 def _narrowest(largest: int) -> str:
     """"u2" when values from 0 to `largest` fit uint16, else "u4" (which `_buffer` checks)."""
     return "u2" if 0 <= largest <= 0xFFFF else "u4"
@@ -268,6 +283,8 @@ class LogprobView(anywidget.AnyWidget):
     perplexity = t.Float(None, allow_none=True).tag(sync=True)
     mean_logprob = t.Float(None, allow_none=True).tag(sync=True)
     meta = t.Dict().tag(sync=True)
+    # {token index: [what the source lost there, in words]}: sparse, for the view to mark (Trace.flags)
+    flag_notes = t.Dict().tag(sync=True)
     mean_entropy = t.Float(None, allow_none=True).tag(sync=True)
     selected = t.Int(-1).tag(sync=True)
     color_mode = t.Unicode("probability").tag(sync=True)
@@ -298,6 +315,7 @@ class LogprobView(anywidget.AnyWidget):
             "mean_logprob": _finite_or_none(trace.mean_logprob()),
             "mean_entropy": _finite_or_none(_mean_known(trace.entropy)),
             "meta": _json_safe(trace.meta),
+            "flag_notes": _flag_notes(trace),
         }
 
     @property

@@ -306,3 +306,11 @@ def test_mean_entropy_is_the_mean_of_the_known_entropies():
     known = [float(x) for x in trace.entropy if not math.isnan(x)]
     assert view.mean_entropy == pytest.approx(sum(known) / len(known))
     assert LogprobView(lv.Trace(tokens=["only"])).mean_entropy is None
+
+
+def test_what_a_source_lost_is_sent_for_the_view_to_mark():
+    trace = lv.Trace(tokens=["a", "", "b"], flags=[[], ["no_bytes", "outside_top_k"], ["collided"]])
+    notes = lv.LogprobView(trace).flag_notes
+    assert list(notes) == ["1", "2"]
+    assert notes["1"] == [notes["1"][0]] and notes["1"][0].startswith("no_bytes: the source gave no text or bytes")
+    assert notes["2"][0].startswith("collided: alternatives collided")

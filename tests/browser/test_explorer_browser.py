@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+from pathlib import Path
 
 import pytest
 from test_widget_browser import (
@@ -498,4 +499,30 @@ def test_100k_tokens_open_scroll_and_hover_with_the_text_built_in_blocks(page, l
     far = blocks.nth(blocks.count() // 2)
     assert far.evaluate("el => getComputedStyle(el).contentVisibility") == "hidden", "a block far off screen is laid out"
     assert len(hover_ms) == 4, report  # every hovered token got its chart
+    assert not page.page_errors, page.page_errors
+
+
+def test_tokens_where_a_real_server_response_lost_information_are_marked(page, lab_server):
+    # A recorded vLLM chat response whose emoji pieces came as empty strings with no bytes.
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "vllm" / "chat_emoji_split.json"
+    source = (
+        "import json, pathlib\nimport logprob_viz as lv\n"
+        f"t = lv.from_openai(json.loads(pathlib.Path({str(fixture)!r}).read_text())['body'])\n"
+        "print('flagged', [i for i, f in enumerate(t.flags) if 'no_bytes' in f])\nt"
+    )
+    write_notebook(lab_server, "flags.ipynb", [source])
+    open_notebook(page, lab_server, "flags.ipynb")
+    run_cell(page, 0)
+    wait_for_output(page, lab_server, 0, ".lv-root .lv-token", HAND_MADE_TIMEOUT)
+    out = page.locator(".jp-OutputArea-output:has-text('flagged')").first.inner_text()
+    flagged = json.loads(out.split("flagged", 1)[1].strip().splitlines()[0])
+    assert flagged, "the recorded response should have tokens without bytes"
+    root = page.locator(".lv-root:visible").first
+    marked = root.locator(".lv-token.lv-flagged")
+    assert sorted(int(x) for x in marked.evaluate_all("els => els.map(e => e.dataset.index)")) == flagged
+    first = root.locator(f".lv-token[data-index='{flagged[0]}']")
+    first.hover()
+    note = page.locator(f".lv-root:visible .lv-chart[data-index='{flagged[0]}'] .lv-chart-flag").first
+    note.wait_for(timeout=10_000)
+    assert "no_bytes: the source gave no text or bytes" in note.inner_text()
     assert not page.page_errors, page.page_errors
