@@ -49,6 +49,7 @@ HERE = Path(__file__).parent
 ROOT = HERE.parent
 STATIC = ROOT / "logprob_viz" / "static"
 HARNESS = HERE / "frontend_harness.html"
+MODEL_JS = HERE.parent / "js" / "model.js"  # the harness's model object, shared with the standalone page
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "logprob_viz" / "bench"
 BASE_FILE = CACHE / "frontend_base_trace.json"
 K = 20
@@ -252,6 +253,7 @@ class Server:
         for name in ("widget.js", "widget.css"):
             if (STATIC / name).is_file():
                 shutil.copy2(STATIC / name, root / "static" / name)  # keeps the build time
+        shutil.copy2(MODEL_JS, root / "static" / "model.js")
         (root / "index.html").write_bytes(HARNESS.read_bytes())
 
         class Quiet(http.server.SimpleHTTPRequestHandler):

@@ -17,8 +17,10 @@
 // token text as text, as in the notebook.
 //
 // The model object is the minimal one anywidget's render() needs (get/set/on/off/save_changes/send
-// over a plain object, change events fired synchronously on set), as benchmarks/frontend_harness.html.
+// over a plain object, change events fired synchronously on set): js/model.js, shared with the
+// frontend benchmark's harness.
 
+import { makeModel, setPath } from "./model.js";
 import widget from "./widget.js";
 
 const STATE_TYPE = "application/vnd.logprob-viz.state+base64";
@@ -31,12 +33,6 @@ export function fromBase64(b64) {
   return out;
 }
 
-function setPath(obj, path, value) {
-  let o = obj;
-  for (let i = 0; i < path.length - 1; i++) o = o[path[i]];
-  o[path[path.length - 1]] = value;
-}
-
 /** The widget state from its base64 JSON, with each buffer put back at its path as a DataView. */
 export function decodeState(b64) {
   const meta = JSON.parse(new TextDecoder("utf-8").decode(fromBase64(b64.trim())));
@@ -46,41 +42,6 @@ export function decodeState(b64) {
     setPath(state, path, new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   });
   return state;
-}
-
-/** A minimal anywidget model over a plain state object; no kernel behind it. */
-export function makeModel(state) {
-  const handlers = new Map(); // event name -> callbacks
-  const emit = (name, ...args) => {
-    for (const cb of (handlers.get(name) || []).slice()) cb(...args);
-  };
-  return {
-    get: (key) => state[key],
-    set: (key, value) => {
-      const old = state[key];
-      state[key] = value;
-      if (old !== value) {
-        emit(`change:${key}`, value);
-        emit("change");
-      }
-    },
-    on: (name, cb) => {
-      for (const n of name.split(/\s+/)) {
-        if (!handlers.has(n)) handlers.set(n, []);
-        handlers.get(n).push(cb);
-      }
-    },
-    off: (name, cb) => {
-      const names = name ? name.split(/\s+/) : [...handlers.keys()];
-      for (const n of names) {
-        if (!cb) handlers.delete(n);
-        else handlers.set(n, (handlers.get(n) || []).filter((f) => f !== cb));
-      }
-    },
-    save_changes: () => {},
-    send: () => {},
-    widget_manager: {},
-  };
 }
 
 /** Render the view of one `.lv-standalone` box (once). */
