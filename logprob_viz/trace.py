@@ -13,16 +13,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Trace", "display_token"]
+from .tokens import display_token
 
-
-def display_token(raw: bytes) -> str:
-    """A token's bytes as a person should read them.
-
-    Valid UTF-8 is decoded; a piece of a character split across tokens is shown by its bytes
-    (``\\xe2\\x80``), never as U+FFFD, so what is shown is exactly what the model produced.
-    """
-    return raw.decode("utf-8", errors="backslashreplace")
+__all__ = ["Trace"]
 
 
 # name -> (dtype, fill value used when the field is omitted)
@@ -63,7 +56,7 @@ class Trace:
         sampling settings (temperature, top-p, top-k) changed it; None when they did not.
     flags : list of list of str, optional
         Per token, codes for what the source lost or left ambiguous (e.g. "collided",
-        "no_bytes"; `logprob_viz.adapters.openai.TOKEN_FLAGS` says what each means), so a view
+        "no_bytes"; `logprob_viz.flags.TOKEN_FLAGS` says what each means), so a view
         can mark it. Empty lists where nothing was lost.
     prompt_len : int
         The first ``prompt_len`` tokens are the prompt (scored, not generated).

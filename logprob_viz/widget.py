@@ -8,7 +8,6 @@ bar chart of the top-K alternatives the model weighed. The frontend is the esbui
 
 from __future__ import annotations
 
-import codecs
 import logging
 import math
 from pathlib import Path
@@ -17,9 +16,11 @@ import anywidget
 import numpy as np
 import traitlets as t
 
+from .flags import SHOWN_BY_THE_CHART, TOKEN_FLAGS
+from .tokens import split_groups
 from .trace import Trace
 
-__all__ = ["LogprobView", "encode_trace", "split_groups"]
+__all__ = ["LogprobView", "encode_trace"]
 
 logger = logging.getLogger(__name__)
 
@@ -47,63 +48,10 @@ def _buffer(name: str, values, dtype: str) -> memoryview:
     return memoryview(np.ascontiguousarray(arr, dtype=dtype)).cast("B")
 
 
-_MAX_SPLIT = 8  # tokens one character may be spread over (UTF-8 has 4 bytes at most; some margin)
-
-
-def split_groups(token_bytes: list[bytes]) -> list[tuple[int, int, list[str]]]:
-    """Runs of tokens whose bytes only decode together: a character split across tokens.
-
-    Returns ``(start, end, texts)`` for each run ``token_bytes[start:end]`` that starts with a
-    token ending in an incomplete UTF-8 sequence and is valid UTF-8 as a whole; ``texts[m]`` is
-    what token ``start + m`` completes (its whole characters, the split one on the token that
-    supplies its last byte; "" for a middle piece). Bytes that never become valid UTF-8 form no
-    run: those tokens keep their own text (the bytes shown escaped).
-    """
-    groups = []
-    n = len(token_bytes)
-    i = 0
-    while i < n:
-        if not token_bytes[i] or _is_utf8(token_bytes[i]):
-            i += 1
-            continue
-        decoder = codecs.getincrementaldecoder("utf-8")("strict")
-        texts: list[str] = []
-        j = i
-        try:
-            while j < n and j - i < _MAX_SPLIT:
-                texts.append(decoder.decode(token_bytes[j]))
-                j += 1
-                if not decoder.getstate()[0]:  # nothing pending: the last character is whole
-                    break
-            complete = not decoder.getstate()[0] and j - i > 1
-        except UnicodeDecodeError:
-            complete = False
-        if complete:
-            groups.append((i, j, texts))
-            i = j
-        else:
-            i += 1
-    return groups
-
-
-def _is_utf8(raw: bytes) -> bool:
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-# The chart already marks a chosen token outside the top K; the other codes are losses to mark.
-_SHOWN_BY_THE_CHART = {"outside_top_k"}
-
-
 def _flag_notes(trace: Trace) -> dict[str, list[str]]:
-    from .adapters.openai import TOKEN_FLAGS
-
     notes = {}
     for i, row in enumerate(trace.flags):
-        lost = [f"{code}: {TOKEN_FLAGS.get(code, code)}" for code in row if code not in _SHOWN_BY_THE_CHART]
+        lost = [f"{code}: {TOKEN_FLAGS.get(code, code)}" for code in row if code not in SHOWN_BY_THE_CHART]
         if lost:
             notes[str(i)] = lost
     return notes

@@ -50,28 +50,15 @@ from typing import Any
 
 import numpy as np
 
-from ..trace import Trace, display_token
+from ..flags import TOKEN_FLAGS, flag_warnings, order_flags  # noqa: F401  (TOKEN_FLAGS: public here before)
+from ..tokens import byte_level_bytes, detect_encoding, display_token, legacy_bytes, sentencepiece_bytes, token_id_of
+from ..trace import Trace
 
 __all__ = ["from_openai", "OpenAIResponseError", "parse_sse", "TOKEN_FLAGS", "NEG_INF_SENTINEL"]
 
 # OpenAI and vLLM write -inf as this number ("the token is very unlikely").
 NEG_INF_SENTINEL = -9999.0
 
-TOKEN_FLAGS = {
-    "no_bytes": "the source gave no text or bytes for this token (a piece of a character split across tokens, "
-    "whose whole character is shown on a later token, or a special token)",
-    "replacement_char": "the source replaced undecodable bytes by U+FFFD; the token's real bytes are lost",
-    "no_text": "the source gave only the token's id (token_id:N); pass tokenizer= to see its text",
-    "collided": "alternatives collided on the same string key; some of them (and their logprobs) were lost",
-    "outside_top_k": "the chosen token was not among the top K alternatives; its rank is > K",
-    "alternatives_incomplete": "the server listed the chosen token first and cut the list at K: the K-th most "
-    "likely alternative may be missing",
-    "first_token_unknown": "the source does not say what the first prompt token was",
-}
-
-_TOKEN_ID = re.compile(r"^token_id:(-?\d+)$")
-_BYTES_TOKEN = re.compile(r"^bytes:((?:\\x[0-9a-fA-F]{2})+)$")
-_SP_BYTE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 _LN_HALF = math.log(0.5)
 
 
@@ -290,64 +277,13 @@ def _same_lp(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-6 * max(1.0, abs(a))
 
 
-def _token_id_of(raw: str | None) -> int:
-    m = _TOKEN_ID.match(raw) if raw else None
-    return int(m.group(1)) if m else -1
-
-
 # -- string encodings: byte-level BPE, SentencePiece, decoded text ----------------------------
-
-
-def _byte_decoder() -> dict[str, int]:
-    from ..runners.token_bytes import _byte_level_decoder  # the one table the project keeps
-
-    return _byte_level_decoder()
-
-
-def _byte_level(raw: str) -> bytes | None:
-    dec = _byte_decoder()
-    try:
-        return bytes(dec[c] for c in raw)
-    except KeyError:
-        return None
-
-
-def _sentencepiece(raw: str) -> bytes:
-    m = _SP_BYTE.fullmatch(raw)
-    if m:
-        return bytes([int(m.group(1), 16)])
-    return raw.replace("\u2581", " ").encode("utf-8")
-
-
-def _detect_encoding(strings: list[str], text: str | None, chosen: list[str] | None = None) -> str:
-    """How a section's token strings encode bytes: "byte_level", "sentencepiece" or "decoded".
-
-    `strings` are all the section's strings (chosen and alternatives); `chosen` the chosen
-    tokens' strings in order, which add up to `text` (the response's text) when given.
-    """
-    strings = [s for s in strings if s and _token_id_of(s) < 0 and not _BYTES_TOKEN.match(s)]
-    if not strings:
-        return "decoded"
-    if any(c in s for s in strings for c in " \n\t\r"):
-        return "decoded"  # byte-level and SentencePiece strings never hold real whitespace
-    dec = _byte_decoder()
-    if all(c in dec for s in strings for c in s):
-        markers = any("\u0100" <= c <= "\u0143" for s in strings for c in s)  # Ġ Ċ ĉ ... stand for bytes
-        if text is not None and chosen and not markers and all(_byte_level(s) is not None for s in chosen):
-            joined = b"".join(_byte_level(s) for s in chosen)
-            if joined.decode("utf-8", "replace") == text and "".join(chosen) != text:
-                return "byte_level"
-        if markers:
-            return "byte_level"
-    if any("\u2581" in s or _SP_BYTE.fullmatch(s) for s in strings):
-        return "sentencepiece"
-    return "decoded"
 
 
 def _resolve(tok: _Tok, encoding: str, table: list | None) -> None:
     """Set tok.data (exact bytes or None) and tok.text (what a person reads); add flags."""
     raw = tok.raw
-    tid = _token_id_of(raw)
+    tid = token_id_of(raw)
     if tid >= 0 and tok.id < 0:
         tok.id = tid
     if table is not None and 0 <= tok.id < len(table):
@@ -364,14 +300,14 @@ def _resolve(tok: _Tok, encoding: str, table: list | None) -> None:
         tok.data = tok.given
     elif tok.given is not None and tok.given != raw.encode("utf-8"):
         tok.data = tok.given  # real bytes beside a lossy string (OpenAI's split characters)
-    elif (m := _BYTES_TOKEN.match(raw)) is not None:
-        tok.data = codecs.escape_decode(m.group(1).encode("ascii"))[0]  # OpenAI legacy "bytes:\xe2\x80"
+    elif (legacy := legacy_bytes(raw)) is not None:
+        tok.data = legacy  # OpenAI legacy "bytes:\xe2\x80"
     elif encoding == "byte_level":
-        tok.data = _byte_level(raw)
+        tok.data = byte_level_bytes(raw)
         if tok.data is None:
             tok.data = raw.encode("utf-8")
     elif encoding == "sentencepiece":
-        tok.data = _sentencepiece(raw)
+        tok.data = sentencepiece_bytes(raw)
     else:
         tok.data = raw.encode("utf-8")
     if tok.data is not None and tok.data == b"" and raw is not None:
@@ -463,7 +399,7 @@ def _union_alts(tok: _Tok, pairs: list, k: int) -> None:
         outside = not collided and len(ranked) >= k
     if outside:
         tok.flags.append("outside_top_k")
-    tok.alts = [_Tok(raw=key, logprob=v, id=_token_id_of(key)) for key, v in ranked[:k]]
+    tok.alts = [_Tok(raw=key, logprob=v, id=token_id_of(key)) for key, v in ranked[:k]]
 
 
 def _chat_section(content: list, k: int | None, vllm: bool) -> tuple[list[_Tok], int]:
@@ -513,7 +449,7 @@ def _same_entry(a: _Tok, tok: _Tok) -> bool:
     if a.raw != tok.raw or not _same_lp(a.logprob, tok.logprob):
         return False
     # vLLM gives a "token_id:N" chosen token its real bytes but the alternative the placeholder's
-    return a.given is None or tok.given is None or a.given == tok.given or _token_id_of(a.raw) >= 0
+    return a.given is None or tok.given is None or a.given == tok.given or token_id_of(a.raw) >= 0
 
 
 def _bytes(value) -> bytes | None:
@@ -631,8 +567,8 @@ def _choice_trace(resp: dict, choice: dict, *, k: int | None, prompt: str | None
         if prompt.endswith(rest) and len(prompt) > len(rest):
             prompt_part[0].raw = prompt[: len(prompt) - len(rest)]
 
-    enc_main = _detect_encoding(_strings(main), text if not echo else None, [t.raw or "" for t in main])
-    enc_prompt = _detect_encoding(_strings(prompt_part), None) if prompt_lps is not None else enc_main
+    enc_main = detect_encoding(_strings(main), text if not echo else None, [t.raw or "" for t in main])
+    enc_prompt = detect_encoding(_strings(prompt_part), None) if prompt_lps is not None else enc_main
     for toks, enc in ((prompt_part, enc_prompt), (main, enc_main)):
         for tok in toks:
             _resolve(tok, enc, table)
@@ -653,12 +589,8 @@ def _choice_trace(resp: dict, choice: dict, *, k: int | None, prompt: str | None
         for j, a in enumerate(t.alts):
             top_lp[i, j] = a.logprob
             top_ids[i, j] = a.id
-    flags = [sorted(set(t.flags), key=list(TOKEN_FLAGS).index) for t in toks]
-    for code in TOKEN_FLAGS:
-        where = [i for i, f in enumerate(flags) if code in f]
-        if where and code != "outside_top_k":
-            shown = ", ".join(map(str, where[:12])) + (" ..." if len(where) > 12 else "")
-            warnings.append(f"{len(where)} token(s) at {shown}: {TOKEN_FLAGS[code]}")
+    flags = [order_flags(t.flags) for t in toks]
+    warnings.extend(flag_warnings(flags))
 
     meta: dict[str, Any] = {
         "source": source or _source_of(resp, choice),
@@ -742,7 +674,7 @@ def _table_for(tokenizer) -> list | None:
         return None
     key = id(tokenizer)
     if key not in _TABLES:
-        from ..runners.token_bytes import token_bytes_table
+        from ..tokens import token_bytes_table
 
         _TABLES.clear()
         _TABLES[key] = token_bytes_table(tokenizer)

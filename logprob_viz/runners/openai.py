@@ -28,6 +28,7 @@ import urllib.request
 from typing import Any
 
 from ..adapters.openai import OpenAIResponseError, from_openai
+from ..flags import flag_warnings
 from ..trace import Trace
 
 __all__ = ["connect", "OpenAIRunner", "ServerError"]
@@ -213,8 +214,10 @@ class OpenAIRunner:
         if isinstance(text, str):
             trace.tokens[0] = text
             trace.token_bytes[0] = text.encode("utf-8")
+            before = flag_warnings(trace.flags)  # the sentences those codes produced
             trace.flags[0] = [f for f in trace.flags[0] if f != "first_token_unknown"]
-            trace.meta["warnings"] = [w for w in trace.meta.get("warnings", []) if "first prompt token" not in w]
+            others = [w for w in trace.meta.get("warnings", []) if w not in before]
+            trace.meta["warnings"] = others + flag_warnings(trace.flags)
             if not trace.meta["warnings"]:
                 del trace.meta["warnings"]
 

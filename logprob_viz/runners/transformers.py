@@ -21,8 +21,8 @@ import numpy as np
 import torch
 
 from ..default_model import DEFAULT_MODEL_NAME, default_model_path
-from ..trace import Trace, display_token
-from .token_bytes import token_bytes_table
+from ..tokens import display_token, token_bytes_table
+from ..trace import Trace
 
 log = logging.getLogger(__name__)
 
