@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from .compact import NO_FLAGS, VocabRows
 from .tokens import display_token
 
 __all__ = ["Trace"]
-
 
 # name -> (dtype, fill value used when the field is omitted)
 _PER_TOKEN = {
@@ -54,6 +54,10 @@ class Trace:
     processed_logprobs, processed_top_logprobs : float arrays [N] and [N, K], optional
         The same tokens' logprobs under the distribution that was actually sampled from, when
         sampling settings (temperature, top-p, top-k) changed it; None when they did not.
+    vocab : sequence of str, optional
+        The text of every token id, shared by all traces of one tokenizer. With it (and
+        ``top_ids``), ``top_tokens`` is read from the table on demand instead of being stored
+        per token: a local trace then keeps only its numeric arrays per token.
     flags : list of list of str, optional
         Per token, codes for what the source lost or left ambiguous (e.g. "collided",
         "no_bytes"; `logprob_viz.flags.TOKEN_FLAGS` says what each means), so a view
@@ -77,6 +81,7 @@ class Trace:
     processed_top_logprobs: Any = None
     flags: list[list[str]] | None = None
     prompt_len: int = 0
+    vocab: Any = None
     meta: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -89,6 +94,34 @@ class Trace:
         for name, (dtype, fill) in _PER_TOKEN.items():
             setattr(self, name, _vector(name, getattr(self, name), n, dtype, fill))
 
+        if self.vocab is not None and self.top_tokens is None:
+            self._init_vocab_alternatives(n)
+        else:
+            self.vocab = None
+            self._init_listed_alternatives(n)
+        k = self.top_logprobs.shape[1]
+
+        if (self.processed_logprobs is None) != (self.processed_top_logprobs is None):
+            raise ValueError("processed_logprobs and processed_top_logprobs go together: give both or neither")
+        if self.processed_logprobs is not None:
+            self.processed_logprobs = _vector("processed_logprobs", self.processed_logprobs, n, np.float32, np.nan)
+            self.processed_top_logprobs = _matrix(
+                "processed_top_logprobs", self.processed_top_logprobs, n, k, np.float32, -np.inf
+            )
+
+        if self.flags is None:
+            self.flags = [NO_FLAGS] * n
+        # one shared empty row for the (usual) tokens where nothing was lost: 8 bytes, not 64
+        self.flags = [[str(f) for f in row] if row else NO_FLAGS for row in _as_list(self.flags, "flags")]
+        _check_len("flags", len(self.flags), n)
+
+        if not isinstance(self.prompt_len, (int, np.integer)) or not 0 <= self.prompt_len <= n:
+            raise ValueError(f"prompt_len must be an int between 0 and the number of tokens ({n}), got {self.prompt_len!r}")
+        self.prompt_len = int(self.prompt_len)
+        if not isinstance(self.meta, dict):
+            raise TypeError(f"meta must be a dict, got {type(self.meta).__name__}")
+
+    def _init_listed_alternatives(self, n: int) -> None:
         if self.top_tokens is None:
             self.top_tokens = [[] for _ in range(n)]
         self.top_tokens = [[str(a) for a in row] for row in _as_list(self.top_tokens, "top_tokens")]
@@ -104,24 +137,19 @@ class Trace:
                 )
         self.top_ids = _matrix("top_ids", self.top_ids, n, k, np.int32, -1)
 
-        if (self.processed_logprobs is None) != (self.processed_top_logprobs is None):
-            raise ValueError("processed_logprobs and processed_top_logprobs go together: give both or neither")
-        if self.processed_logprobs is not None:
-            self.processed_logprobs = _vector("processed_logprobs", self.processed_logprobs, n, np.float32, np.nan)
-            self.processed_top_logprobs = _matrix(
-                "processed_top_logprobs", self.processed_top_logprobs, n, k, np.float32, -np.inf
-            )
-
-        if self.flags is None:
-            self.flags = [[] for _ in range(n)]
-        self.flags = [[str(f) for f in row] for row in _as_list(self.flags, "flags")]
-        _check_len("flags", len(self.flags), n)
-
-        if not isinstance(self.prompt_len, (int, np.integer)) or not 0 <= self.prompt_len <= n:
-            raise ValueError(f"prompt_len must be an int between 0 and the number of tokens ({n}), got {self.prompt_len!r}")
-        self.prompt_len = int(self.prompt_len)
-        if not isinstance(self.meta, dict):
-            raise TypeError(f"meta must be a dict, got {type(self.meta).__name__}")
+    def _init_vocab_alternatives(self, n: int) -> None:
+        if self.top_ids is None:
+            raise ValueError("vocab= reads the alternatives' texts by id: give top_ids too")
+        if isinstance(self.vocab, (str, bytes)) or not hasattr(self.vocab, "__getitem__"):
+            raise TypeError(f"vocab must be a sequence of token texts indexed by id, got {type(self.vocab).__name__}")
+        self.top_ids = np.asarray(self.top_ids, dtype=np.int32)
+        if self.top_ids.ndim != 2 or self.top_ids.shape[0] != n:
+            raise ValueError(f"top_ids must have shape [N={n}, K], got shape {self.top_ids.shape}")
+        k = self.top_ids.shape[1]
+        self.top_logprobs = _matrix("top_logprobs", self.top_logprobs, n, k, np.float32, -np.inf)
+        if self.top_logprobs.shape[1] != k:
+            raise ValueError(f"top_logprobs has {self.top_logprobs.shape[1]} columns but top_ids has {k}")
+        self.top_tokens = VocabRows(self.top_ids, self.vocab)
 
     # -- size and slicing --------------------------------------------------------------
 
@@ -147,7 +175,7 @@ class Trace:
             logprobs=self.logprobs[start:stop],
             ranks=self.ranks[start:stop],
             entropy=self.entropy[start:stop],
-            top_tokens=self.top_tokens[start:stop],
+            top_tokens=None if self.vocab is not None else self.top_tokens[start:stop],
             top_logprobs=self.top_logprobs[start:stop],
             top_ids=self.top_ids[start:stop],
             processed_logprobs=self.processed_logprobs[start:stop] if processed else None,
@@ -155,6 +183,7 @@ class Trace:
             flags=self.flags[start:stop],
             prompt_len=min(max(self.prompt_len - start, 0), stop - start),
             meta=dict(self.meta),
+            vocab=self.vocab,
         )
 
     # -- derived numbers ---------------------------------------------------------------
@@ -243,7 +272,7 @@ class Trace:
                 "rank": self.ranks,
                 "entropy": self.entropy,
                 "is_prompt": np.arange(len(self)) < self.prompt_len,
-                "top_tokens": self.top_tokens,
+                "top_tokens": list(self.top_tokens),
                 "top_logprobs": list(self.top_logprobs),
                 "flags": self.flags,
             }
