@@ -32,6 +32,7 @@ __all__ = [
     "token_id_of",
     "detect_encoding",
     "token_bytes_table",
+    "VocabTexts",
 ]
 
 SP_SPACE = "\u2581"  # SentencePiece's "▁"
@@ -197,3 +198,31 @@ def token_bytes_table(tokenizer) -> list[bytes]:
         else:
             table.append(tokenizer.decode([token_id]).encode("utf-8"))
     return table
+
+
+class VocabTexts:
+    """The display text of every token id, made once per id and shared by every trace.
+
+    ``texts[i]`` is `display_token` of the table's bytes for id ``i``; an id past the table (a
+    model whose output layer is padded beyond its tokenizer) reads ``"<id N>"``. Traces keep a
+    reference to this object instead of a string per alternative (see `Trace(vocab=...)`).
+    """
+
+    __slots__ = ("_table", "_texts")
+
+    def __init__(self, table: list[bytes]) -> None:
+        self._table = table
+        self._texts: dict[int, str] = {}
+
+    def bytes_of(self, token_id: int) -> bytes:
+        table = self._table
+        return table[token_id] if 0 <= token_id < len(table) else f"<id {token_id}>".encode()
+
+    def __getitem__(self, token_id: int) -> str:
+        text = self._texts.get(token_id)
+        if text is None:
+            text = self._texts[token_id] = display_token(self.bytes_of(token_id))
+        return text
+
+    def __len__(self) -> int:
+        return len(self._table)
