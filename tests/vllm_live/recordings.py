@@ -16,7 +16,7 @@ import urllib.request
 from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vllm"
-MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"  # the name logprob_viz.vllm_server serves
+MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"  # the name logprob_viz.servers.vllm serves
 ROBOT = "A robot may not injure a human being"
 SPLIT = "Robots 🤖 say こんにちは — it’s “fine”."  # characters that the tokenizer splits across tokens
 EMOJI_CHAT = [{"role": "user", "content": "Reply with the robot emoji 🤖 and nothing else"}]
@@ -94,7 +94,7 @@ def record(base_url: str) -> list[Path]:
         status, text = request(base_url, endpoint, body)
         path = FIXTURES / f"{name}.json"
         record = {"endpoint": endpoint, "request": {"model": MODEL, **body}, "status": status,
-                  "server": f"vllm {version} (CPU), logprob_viz.vllm_server", "body": text}
+                  "server": f"vllm {version} (CPU), logprob_viz.servers.vllm", "body": text}
         path.write_text(json.dumps(record, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         written.append(path)
     return written

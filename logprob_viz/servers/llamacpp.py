@@ -1,0 +1,262 @@
+"""A local llama.cpp server (``llama-server``) serving the default model's GGUF file itself.
+
+    python -m logprob_viz.servers.llamacpp build   # once: llama-server from source (~8-10 min on 2 cores)
+    python -m logprob_viz.servers.llamacpp start   # background server on 127.0.0.1, prints its URL
+    python -m logprob_viz.servers.llamacpp url     # the URL of the running server
+    python -m logprob_viz.servers.llamacpp stop    # stops the server this module started (pid file)
+
+The URL is the server's root: llama.cpp's own API is there (``/completion`` with ``n_probs``,
+``/tokenize``, ``/props``) and its OpenAI-compatible one under ``/v1`` (``lv.connect(url + "/v1")``).
+
+The recipe: llama.cpp's source is taken from the PyPI source distribution of ``llama-cpp-python``
+(pinned below; it vendors llama.cpp with ``tools/server``), so it comes from the same registry as
+everything else, and only ``llama-server`` is built with plain cmake: no web UI, no prebuilt-UI
+download, no curl or OpenSSL, no ``-march=native`` (the binary stays valid if the cache folder
+moves to another CPU). Everything lives under ``$LOGPROB_VIZ_LLAMACPP_HOME`` (default
+``<logprob_viz cache>/llama.cpp-<version>``)::
+
+    dl/                        the sdist
+    llama_cpp_python-<v>/      its unpacked source (vendor/llama.cpp)
+    build/                     cmake's build folder; build/bin/llama-server, build.log
+    server.pid, server.port, server.log, install.lock
+
+Needs cmake (>= 3.14) and a C++17 compiler (Debian: ``apt-get install cmake g++``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from .. import default_model
+from . import process
+
+__all__ = ["LlamaCppServerError", "home", "build", "is_built", "server_binary", "start", "stop", "url", "is_running"]
+
+logger = logging.getLogger(__name__)
+
+LLAMA_CPP_PYTHON_VERSION = "0.3.36"  # its sdist vendors the llama.cpp this module builds
+SERVED_NAME = "HuggingFaceTB/SmolLM2-135M-Instruct"  # the same id lv.load() takes (and vLLM serves)
+CONTEXT = 2048  # tokens per request, as the vLLM server; the model was trained on 8192
+CMAKE_OPTIONS = [
+    "-DCMAKE_BUILD_TYPE=Release",
+    "-DLLAMA_BUILD_UI=OFF",  # the web UI needs npm; the server's API is all we use
+    "-DLLAMA_USE_PREBUILT_UI=OFF",  # ... and its prebuilt copy is a download at configure time
+    "-DLLAMA_CURL=OFF",  # no model downloads from the server
+    "-DLLAMA_OPENSSL=OFF",
+    "-DGGML_NATIVE=OFF",  # portable x86-64 kernels chosen at run time, not this CPU's -march=native
+    "-DLLAMA_BUILD_TESTS=OFF",
+    "-DLLAMA_BUILD_EXAMPLES=OFF",
+    "-DLLAMA_BUILD_SERVER=ON",
+]
+
+
+class LlamaCppServerError(process.LocalServerError):
+    """llama-server could not be built, started or reached; the message says why."""
+
+
+# -- paths -------------------------------------------------------------------------------------
+
+
+def home() -> Path:
+    """The folder holding the source, the build and the server's pid/port/log files."""
+    env = os.environ.get("LOGPROB_VIZ_LLAMACPP_HOME")
+    return Path(env).expanduser() if env else default_model.cache_dir() / f"llama.cpp-{LLAMA_CPP_PYTHON_VERSION}"
+
+
+def _files(root: Path | None = None) -> process.ServerFiles:
+    return process.ServerFiles(Path(root) if root is not None else home(), "llama-server", LlamaCppServerError)
+
+
+def server_binary(root: Path | None = None) -> Path:
+    return (Path(root) if root is not None else home()) / "build" / "bin" / "llama-server"
+
+
+def is_built(root: Path | None = None) -> bool:
+    # build.ok is written after a complete build, so an interrupted one is never trusted
+    binary = server_binary(root)
+    return binary.is_file() and (binary.parent.parent / "build.ok").is_file()
+
+
+# -- build ---------------------------------------------------------------------------------------
+
+
+def build(root: Path | None = None, jobs: int | None = None, progress: Callable[[str], None] | None = None) -> Path:
+    """Build llama-server under `root` (default `home()`) once; return the binary's path.
+
+    Downloads the pinned ``llama-cpp-python`` sdist with pip, unpacks it and builds the target
+    ``llama-server`` of its vendored llama.cpp (8.5 min measured on 2 busy cores). `progress`
+    receives one line per new percentage (default: printed).
+    """
+    root = Path(root) if root is not None else home()
+    say = progress or (lambda line: print(line, flush=True))
+    with process.install_lock(_files(root).lock):
+        if is_built(root):
+            return server_binary(root)
+        missing = [tool for tool in ("cmake", "c++") if shutil.which(tool) is None]
+        if missing:
+            raise LlamaCppServerError(f"building llama-server needs {' and '.join(missing)}, not found on PATH; "
+                                      "install them (Debian/Ubuntu: apt-get install cmake g++) and try again")
+        source = _source(root, say)
+        build_dir = root / "build"
+        (build_dir / "build.ok").unlink(missing_ok=True)
+        jobs = jobs or int(os.environ.get("LOGPROB_VIZ_LLAMACPP_JOBS") or os.cpu_count() or 2)
+        started = time.monotonic()
+        say(f"llama.cpp: configuring {source} (cmake)")
+        _stream(["cmake", "-S", source, "-B", build_dir, *CMAKE_OPTIONS], build_dir / "build.log", say)
+        say(f"llama.cpp: building llama-server with {jobs} jobs (minutes; log: {build_dir / 'build.log'})")
+        _stream(["cmake", "--build", build_dir, "--target", "llama-server", "-j", str(jobs)],
+                build_dir / "build.log", say, append=True)
+        if not server_binary(root).is_file():
+            raise LlamaCppServerError(f"the build finished but {server_binary(root)} is missing; see {build_dir}")
+        (build_dir / "build.ok").write_text(f"built in {time.monotonic() - started:.0f} s\n")
+        say(f"llama.cpp: llama-server built in {time.monotonic() - started:.0f} s: {server_binary(root)}")
+    return server_binary(root)
+
+
+def _source(root: Path, say: Callable[[str], None]) -> Path:
+    """The vendored llama.cpp folder of the pinned sdist, downloaded and unpacked if needed."""
+    unpacked = root / f"llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}" / "vendor" / "llama.cpp"
+    if (unpacked / "tools" / "server").is_dir():
+        return unpacked
+    dl = root / "dl"
+    sdists = sorted(dl.glob(f"llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}.tar.gz"))
+    if not sdists:
+        say(f"llama.cpp: downloading the llama-cpp-python=={LLAMA_CPP_PYTHON_VERSION} source distribution (75 MB)")
+        process.run([sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "-q", "--no-deps",
+                     "--no-binary", ":all:", "-d", dl, f"llama-cpp-python=={LLAMA_CPP_PYTHON_VERSION}"],
+                    "downloading the llama-cpp-python sdist", LlamaCppServerError)
+        sdists = sorted(dl.glob(f"llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}.tar.gz"))
+        if not sdists:
+            raise LlamaCppServerError(f"pip downloaded no llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}.tar.gz into {dl}")
+    safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}  # no paths outside `root` (3.12+)
+    with tarfile.open(sdists[-1]) as tar:
+        tar.extractall(root, **safe)
+    if not (unpacked / "tools" / "server").is_dir():
+        raise LlamaCppServerError(f"{sdists[-1].name} holds no vendor/llama.cpp/tools/server; is the version right?")
+    return unpacked
+
+
+_PERCENT = re.compile(r"^\[\s*(\d+)%\]")
+
+
+def _stream(cmd: list, log_path: Path, say: Callable[[str], None], append: bool = False) -> None:
+    """Run a build command, keeping its output in `log_path` and reporting each new percentage."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    last = None
+    with open(log_path, "a" if append else "w") as log:
+        proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for line in proc.stdout:
+            log.write(line)
+            m = _PERCENT.match(line)
+            if m and m.group(1) != last:
+                last = m.group(1)
+                say(f"llama.cpp: {line.strip()}")
+        proc.wait()
+    if proc.returncode != 0:
+        tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-25:])
+        raise LlamaCppServerError(f"{cmd[0]} failed (exit {proc.returncode}): {' '.join(map(str, cmd))}\n{tail}")
+
+
+# -- start / stop --------------------------------------------------------------------------------
+
+
+def is_running(root: Path | None = None) -> bool:
+    """Whether the server started from `root` (pid file) is alive."""
+    return process.read_pid(_files(root)) is not None
+
+
+def url(root: Path | None = None) -> str:
+    """The root URL (``http://127.0.0.1:PORT``) of the server started from `root`; OpenAI routes are under /v1."""
+    files = _files(root)
+    if not files.port.exists():
+        raise LlamaCppServerError(f"no server was started from {files.root} (no {files.port.name})")
+    return f"http://127.0.0.1:{files.port.read_text().strip()}"
+
+
+def _ready(port: int) -> bool:
+    # /health answers 503 while the model loads, 200 {"status": "ok"} once requests can be served
+    return process.answers(f"http://127.0.0.1:{port}/health", lambda body: body.get("status") == "ok")
+
+
+def start(
+    port: int | None = None,
+    root: Path | None = None,
+    timeout: float = 120,
+    build_if_needed: bool = True,
+    model: Path | str | None = None,
+) -> str:
+    """Start llama-server in the background on the default model's GGUF file; return its root URL.
+
+    Builds first if needed (minutes, once). `port`: default ``$LOGPROB_VIZ_LLAMACPP_PORT`` or a
+    free one. `model`: another GGUF file. A server already started from `root` is reused.
+    """
+    root = Path(root) if root is not None else home()
+    if not is_built(root):
+        if not build_if_needed:
+            raise LlamaCppServerError(f"llama-server is not built under {root}; "
+                                      "run: python -m logprob_viz.servers.llamacpp build")
+        build(root)
+    gguf = Path(model) if model is not None else default_model.gguf_path()
+    if not gguf.is_file():
+        raise LlamaCppServerError(f"no GGUF file at {gguf}")
+    port = int(port or os.environ.get("LOGPROB_VIZ_LLAMACPP_PORT") or process.free_port())
+    cmd = [
+        server_binary(root), "--model", gguf,
+        "--host", "127.0.0.1", "--port", port,
+        "--alias", SERVED_NAME,
+        "--ctx-size", CONTEXT,
+        "--parallel", "1",  # one slot: every request sees the same cache state and batch shapes
+    ]
+    port = process.launch(_files(root), cmd, port, _ready, timeout, env={**os.environ, "LLAMA_ARG_HOST": "127.0.0.1"},
+                          stop_hint=" (python -m logprob_viz.servers.llamacpp stop)")
+    return f"http://127.0.0.1:{port}"
+
+
+def stop(root: Path | None = None, timeout: float = 15) -> bool:
+    """Stop the server started from `root` (SIGINT to its process group, SIGKILL after `timeout`)."""
+    return process.stop(_files(root), timeout)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m logprob_viz.servers.llamacpp",
+                                     description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("build", help="build llama-server from source (once, minutes)")
+    s = sub.add_parser("start", help="start the server in the background and print its URL")
+    s.add_argument("--port", type=int, default=None, help="default $LOGPROB_VIZ_LLAMACPP_PORT or a free port")
+    s.add_argument("--model", default=None, help="a GGUF file (default: the default model's)")
+    s.add_argument("--timeout", type=float, default=120)
+    sub.add_parser("stop", help="stop the server started by `start`")
+    sub.add_parser("url", help="print the URL of the running server")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    try:
+        if args.cmd == "build":
+            print(f"built: {build()}")
+        elif args.cmd == "start":
+            print(start(port=args.port, timeout=args.timeout, model=args.model))
+        elif args.cmd == "stop":
+            print("stopped" if stop() else "no server was running")
+        elif args.cmd == "url":
+            if not is_running():
+                print(f"no server is running from {home()}", file=sys.stderr)
+                return 1
+            print(url())
+    except process.LocalServerError as e:
+        print(f"llamacpp: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
