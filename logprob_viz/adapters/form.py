@@ -1,0 +1,64 @@
+"""The shared intermediate form: one position of a trace, as every format's parser gives it.
+
+A parser turns its format into a list of `Token` (the chosen token at each position, with its
+`Alternative` list); `assemble.build_trace` turns those lists into a `Trace`. A parser says
+what the source gave (the string as written, bytes where given, ids, logprobs) and what it
+lost (``flags``, codes from `logprob_viz.flags.TOKEN_FLAGS`); turning strings into exact bytes
+and readable text happens once, in the assembler.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+__all__ = ["Token", "Alternative", "LN_HALF", "same_logprob"]
+
+LN_HALF = math.log(0.5)
+
+
+class Alternative(NamedTuple):
+    """One of the most likely tokens at a position (a tuple: there are N*K of them)."""
+
+    raw: str | None  # the string as the source wrote it
+    logprob: float
+    id: int = -1
+    given: bytes | None = None  # a `bytes` field, where the source gave one
+    rank: int = 0
+    processed: float = math.nan  # its logprob after the samplers, where the source gave that instead
+
+
+class Token:
+    """The chosen token at one position.
+
+    ``logprob`` is the model's (NaN where unknown); ``processed`` the logprob under the
+    distribution that was sampled from, where the source gave that (llama.cpp's
+    ``post_sampling_probs``).
+    """
+
+    __slots__ = ("raw", "given", "id", "logprob", "rank", "alternatives", "flags", "processed")
+
+    def __init__(self, raw: str | None, given: bytes | None = None, id: int = -1, logprob: float = math.nan,
+                 rank: int = 0, alternatives: list | None = None, flags: list | None = None,
+                 processed: float = math.nan):
+        self.raw = raw
+        self.given = given
+        self.id = id
+        self.logprob = logprob
+        self.rank = rank
+        self.alternatives = alternatives if alternatives is not None else []
+        self.flags = flags if flags is not None else []
+        self.processed = processed
+
+    def __repr__(self) -> str:
+        return (f"Token({self.raw!r}, id={self.id}, logprob={self.logprob}, rank={self.rank}, "
+                f"k={len(self.alternatives)})")
+
+
+def same_logprob(a: float, b: float) -> bool:
+    """Equal up to float32 rounding (a server may write float32 values through float64)."""
+    if a == b:
+        return True
+    if math.isinf(a) or math.isinf(b):
+        return False
+    return abs(a - b) <= 1e-6 * max(1.0, abs(a))

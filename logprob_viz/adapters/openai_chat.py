@@ -1,0 +1,94 @@
+"""OpenAI Chat Completions ``choices[i].logprobs.content[]``: ``token``, ``logprob``, ``bytes``, ``top_logprobs[]``.
+
+The same entry shape is used by OpenAI's Responses API (``output_text.logprobs``) and by
+Ollama, so `entry_tokens` reads any list of such entries.
+
+OpenAI lists the top K, most likely first; the chosen token may be absent. vLLM lists the
+chosen token first, then the most likely others, and cuts the list at K: when the chosen token
+is the least likely listed, it is either the K-th or outside the top K, and then the K-th most
+likely is missing (flagged ``alternatives_incomplete``).
+"""
+
+from __future__ import annotations
+
+from ..tokens import token_id_of
+from .errors import LogprobFormatError, describe, expect_dict, expect_list, expect_str, logprob_at
+from .form import Alternative, Token, same_logprob
+
+__all__ = ["entry_tokens", "rank_alternatives", "bytes_at"]
+
+
+def bytes_at(value, path: str) -> bytes | None:
+    """A ``bytes`` field (a list of ints 0..255) as bytes; None when absent."""
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise LogprobFormatError(path, f"expected a list of byte values, got {describe(value)}")
+    try:
+        return bytes(value)
+    except (TypeError, ValueError):
+        bad = next((b for b in value if type(b) is not int or not 0 <= b <= 255), None)
+        raise LogprobFormatError(path, f"expected byte values 0..255, found {describe(bad)}") from None
+
+
+def _entry(entry, path: str, top_key: str) -> Token:
+    entry = expect_dict(entry, path, "a token object (token, logprob, bytes, top_logprobs)")
+    tok = Token(expect_str(entry.get("token"), f"{path}.token", optional=True),
+                given=bytes_at(entry.get("bytes"), f"{path}.bytes"),
+                logprob=logprob_at(entry.get("logprob"), f"{path}.logprob"))
+    tops = entry.get(top_key)
+    if tops is not None:
+        alternatives = []
+        for j, alt in enumerate(expect_list(tops, f"{path}.{top_key}")):
+            where = f"{path}.{top_key}[{j}]"
+            alt = expect_dict(alt, where, "an object (token, logprob, bytes)")
+            alternatives.append(Alternative(
+                expect_str(alt.get("token"), f"{where}.token", optional=True),
+                logprob_at(alt.get("logprob"), f"{where}.logprob", optional=False),
+                given=bytes_at(alt.get("bytes"), f"{where}.bytes"),
+            ))
+        tok.alternatives = alternatives
+    return tok
+
+
+def entry_tokens(content: list, path: str, k: int | None, *, chosen_first: bool,
+                 top_key: str = "top_logprobs") -> tuple[list[Token], int]:
+    """Positions from a list of ``{token, logprob, bytes, top_logprobs: [...]}`` entries, and K."""
+    content = expect_list(content, path)
+    out = [_entry(entry, f"{path}[{i}]", top_key) for i, entry in enumerate(content)]
+    if k is None:
+        k = max((len(t.alternatives) for t in out), default=0)
+    for tok in out:
+        rank_alternatives(tok, k, chosen_first=chosen_first)
+    return out, k
+
+
+def rank_alternatives(tok: Token, k: int, *, chosen_first: bool) -> None:
+    """Sort a position's alternatives, find the chosen token among them, set rank and flags."""
+    given = tok.alternatives
+    listed_first = chosen_first or any(given[j].logprob < given[j + 1].logprob for j in range(len(given) - 1))
+    ranked = sorted(given, key=lambda a: a.logprob, reverse=True)
+    where = next((j for j, a in enumerate(ranked) if _same_entry(a, tok)), -1)
+    if where < 0:
+        if ranked and len(ranked) >= k:
+            tok.flags.append("outside_top_k")
+    elif len(given) > k:
+        # more entries than K (the runner asks vLLM for K+1): the top K are all there
+        if where < k:
+            tok.rank = where + 1
+        else:
+            tok.flags.append("outside_top_k")
+            del ranked[where]
+    elif not listed_first or where < len(ranked) - 1:
+        tok.rank = where + 1  # every more likely token is listed
+    else:
+        tok.flags.append("alternatives_incomplete")
+    tok.alternatives = ranked[:k]
+
+
+def _same_entry(a: Alternative, tok: Token) -> bool:
+    """Whether a listed alternative is the chosen token itself (same string, logprob and bytes)."""
+    if a.raw != tok.raw or not same_logprob(a.logprob, tok.logprob):
+        return False
+    # vLLM gives a "token_id:N" chosen token its real bytes but the alternative the placeholder's
+    return a.given is None or tok.given is None or a.given == tok.given or token_id_of(a.raw) >= 0
