@@ -1,0 +1,8 @@
+"""The explorer app, `lv.explore()`: prompt, sampling controls, streaming, manual decoding and branches
+around one LogprobView (see `app.py`)."""
+
+from __future__ import annotations
+
+from .app import Explorer, ExplorerView, explore
+
+__all__ = ["Explorer", "ExplorerView", "explore"]
