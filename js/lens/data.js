@@ -1,0 +1,124 @@
+// Pure helpers of the lens view: decoding the binary payload written by
+// logprob_viz.lens_view.encode_lens, number formats and the colour scale. No DOM here.
+
+/** The bytes of a buffer from the kernel (DataView, ArrayBuffer or typed array) as a Uint8Array. */
+export function asBytes(value) {
+  if (value == null) return new Uint8Array(0);
+  if (value instanceof Uint8Array) return value;
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+  throw new TypeError(`expected a binary buffer, got ${Object.prototype.toString.call(value)}`);
+}
+
+/**
+ * A typed array over a little-endian buffer. Buffers from the kernel are views into one
+ * message, so their offset may not be a multiple of the element size: then copy once.
+ * (Every platform a browser runs on here is little-endian.)
+ */
+export function typed(value, Ctor) {
+  const bytes = asBytes(value);
+  const size = Ctor.BYTES_PER_ELEMENT;
+  if (bytes.byteLength % size !== 0) throw new RangeError(`a ${Ctor.name} buffer must hold a multiple of ${size} bytes`);
+  const length = bytes.byteLength / size;
+  if (bytes.byteOffset % size === 0) return new Ctor(bytes.buffer, bytes.byteOffset, length);
+  return new Ctor(bytes.slice().buffer, 0, length);
+}
+
+/** The `_payload` trait as typed arrays; [L, N] arrays are row by row (index r * n + i). */
+export function decodeLens(p) {
+  if (!p || typeof p.n !== "number") return null;
+  const blob = asBytes(p.text);
+  const offsets = typed(p.text_offsets, Uint32Array);
+  const decoder = new TextDecoder();
+  const texts = [];
+  for (let e = 0; e + 1 < offsets.length; e++) texts.push(decoder.decode(blob.subarray(offsets[e], offsets[e + 1])));
+  return {
+    n: p.n,
+    L: p.n_layers,
+    nBlocks: p.n_blocks,
+    layers: p.layers,
+    k: p.k,
+    inline: !!p.inline,
+    texts,
+    tokenText: typed(p.token_text, Uint32Array),
+    logprobs: typed(p.logprobs, Float32Array),
+    ranks: typed(p.ranks, Int32Array),
+    entropy: typed(p.entropy, Float32Array),
+    top1Text: typed(p.top1_text, Uint32Array),
+    top1Logprobs: typed(p.top1_logprobs, Float32Array),
+    topText: p.inline ? typed(p.top_text, Uint32Array) : null,
+    topLogprobs: p.inline ? typed(p.top_logprobs, Float32Array) : null,
+  };
+}
+
+/** The token's text at position i. */
+export const tokenAt = (d, i) => d.texts[d.tokenText[i]];
+
+/**
+ * Row r's alternatives for token i from the payload (inline mode): [{text, logprob, chosen}].
+ * An alternative is the chosen token when its text entry is the token's: entries are per id.
+ */
+export function inlineAlternatives(d, r, i) {
+  const rows = [];
+  const base = (r * d.n + i) * d.k;
+  for (let j = 0; j < d.k; j++) {
+    const lp = d.topLogprobs[base + j];
+    if (lp === -Infinity) continue;
+    rows.push({ text: d.texts[d.topText[base + j]], logprob: lp, chosen: d.topText[base + j] === d.tokenText[i] });
+  }
+  return rows;
+}
+
+/** Alternatives of every row from a kernel answer ({k, token_id, texts}, [logprobs, ids]). */
+export function answerAlternatives(msg, buffers) {
+  const lps = typed(buffers[0], Float32Array);
+  const ids = typed(buffers[1], Int32Array);
+  const k = msg.k;
+  return msg.texts.map((row, r) =>
+    row.map((text, j) => ({ text, logprob: lps[r * k + j], chosen: ids[r * k + j] === msg.token_id })),
+  );
+}
+
+/** A probability as a percentage with one decimal, "41.3%"; "<0.1%" below that; "?" unknown. */
+export function percent(logprob) {
+  if (Number.isNaN(logprob)) return "?";
+  const pct = Math.exp(logprob) * 100;
+  if (pct === 0) return "0%";
+  if (pct < 0.05) return "<0.1%";
+  return `${pct.toFixed(1)}%`;
+}
+
+/** A logprob with three decimals ("-1.234"), "-inf", "?" when unknown. */
+export function logprobText(lp) {
+  if (Number.isNaN(lp)) return "?";
+  if (lp === -Infinity) return "-inf";
+  const s = lp.toFixed(3);
+  return s === "-0.000" ? "0.000" : s;
+}
+
+/** Whitespace that would vanish in a cell shown by a visible mark (the text itself is unchanged elsewhere). */
+export function visible(text) {
+  return text.replace(/\n/g, "↵").replace(/\t/g, "→").replace(/\r/g, "␍");
+}
+
+// Viridis (perceptually uniform, colour-blind safe), dark = unlikely, bright = likely.
+const VIRIDIS = [
+  [68, 1, 84], [72, 40, 120], [62, 74, 137], [49, 104, 142], [38, 130, 142],
+  [31, 158, 137], [53, 183, 121], [109, 205, 89], [180, 222, 44], [253, 231, 37],
+];
+
+/** Colour of a probability in [0, 1]; null when unknown. */
+export function color(p) {
+  if (!(p >= 0)) return null;
+  const x = Math.min(1, p) * (VIRIDIS.length - 1);
+  const lo = Math.floor(x);
+  const hi = Math.min(lo + 1, VIRIDIS.length - 1);
+  const f = x - lo;
+  const c = VIRIDIS[lo].map((v, j) => Math.round(v + (VIRIDIS[hi][j] - v) * f));
+  return `rgb(${c[0]}, ${c[1]}, ${c[2]})`;
+}
+
+/** Text on a cell of probability p: dark on the bright end of viridis, light on the dark end. */
+export const inkFor = (p) => (p > 0.55 ? "#111" : "#f5f5f5");
+
+export const LEGEND_GRADIENT = `linear-gradient(to right, ${VIRIDIS.map((c) => `rgb(${c.join(",")})`).join(", ")})`;
