@@ -3,7 +3,6 @@
 from pathlib import Path
 
 import nbformat
-import pytest
 from nbclient import NotebookClient
 
 NOTEBOOKS = Path(__file__).parent.parent / "notebooks"
@@ -11,7 +10,8 @@ NOTEBOOKS = Path(__file__).parent.parent / "notebooks"
 
 def run_notebook(name: str, timeout: int = 600) -> nbformat.NotebookNode:
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
-    NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+    resources = {"metadata": {"path": str(NOTEBOOKS)}}  # run where the notebook lives, as a user does
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", resources=resources).execute()
     return nb
 
 

@@ -15,7 +15,10 @@ ROOT = Path(__file__).parent.parent
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     built = subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out)], cwd=ROOT, capture_output=True, text=True
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
     )
     assert built.returncode == 0, f"the wheel did not build:\n{built.stdout[-2000:]}\n{built.stderr[-2000:]}"
     (wheel_file,) = out.glob("logprob_viz-*.whl")

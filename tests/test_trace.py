@@ -2,8 +2,8 @@
 
 import json
 import math
-import sys
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -53,23 +53,34 @@ def test_tokens_must_be_a_list():
 
 def test_json_round_trip_is_exact():
     rng = np.random.default_rng(0)
-    trace = make_trace(
-        token_bytes=[b"Hello", b",", b" wor", b"\xe2\x80", b"\x99"],
-        tokens=["Hello", ",", " wor", "\\xe2\\x80", "\\x99"],
+    # The arrays as given, in the dtypes the record keeps: the round trip is compared with these
+    # inputs, not with the trace's own copies of them.
+    arrays = dict(
+        token_ids=np.array([10, 11, 12, 13, 14], np.int32),
         logprobs=np.r_[np.nan, rng.normal(size=4)].astype(np.float32),
-        processed_logprobs=np.r_[np.nan, np.nan, -np.inf, rng.normal(size=2)],
-        processed_top_logprobs=rng.normal(size=(5, 2)),
-        meta={"source": "test", "nested": {"temperature": 0.7, "stop": None}},
-        flags=[[], [], ["collided"], ["no_bytes", "outside_top_k"], []],
+        ranks=np.array([0, 1, 2, 1, 7], np.int32),
+        entropy=np.array([np.nan, 1.0, 2.5, 0.1, 4.0], np.float32),
+        top_logprobs=np.array(
+            [[-np.inf, -np.inf], [-0.5, -1.1], [-0.3, -1.25], [-0.01, -5.0], [-0.2, -3.0]], np.float32
+        ),
+        top_ids=np.array([[-1, -1], [11, 15], [16, 12], [13, 17], [18, 14]], np.int32),
+        processed_logprobs=np.r_[np.nan, np.nan, -np.inf, rng.normal(size=2)].astype(np.float32),
+        processed_top_logprobs=rng.normal(size=(5, 2)).astype(np.float32),
     )
+    token_bytes = [b"Hello", b",", b" wor", b"\xe2\x80", b"\x99"]
+    tokens = ["Hello", ",", " wor", "\\xe2\\x80", "\\x99"]
+    top_tokens = [[], [",", "!"], [" world", " wor"], ["ld", "d"], [".", "\n"]]
+    meta = {"source": "test", "nested": {"temperature": 0.7, "stop": None}}
+    flags = [[], [], ["collided"], ["no_bytes", "outside_top_k"], []]
+    trace = make_trace(token_bytes=token_bytes, tokens=tokens, top_tokens=top_tokens, meta=meta, flags=flags, **arrays)
     back = Trace.from_dict(json.loads(json.dumps(trace.to_dict())))
-    assert back.tokens == trace.tokens and back.token_bytes == trace.token_bytes
-    assert back.top_tokens == trace.top_tokens and back.meta == trace.meta and back.prompt_len == 2
-    assert back.flags == trace.flags
-    for name in ["token_ids", "logprobs", "ranks", "entropy", "top_logprobs", "top_ids", "processed_logprobs", "processed_top_logprobs"]:
-        a, b = getattr(trace, name), getattr(back, name)
-        assert a.dtype == b.dtype and a.shape == b.shape, name
-        assert a.tobytes() == b.tobytes(), f"{name} changed in the JSON round trip"
+    assert back.tokens == tokens and back.token_bytes == token_bytes
+    assert back.top_tokens == top_tokens and back.meta == meta and back.prompt_len == 2
+    assert back.flags == flags
+    for name, given in arrays.items():
+        got = getattr(back, name)
+        assert got.dtype == given.dtype and got.shape == given.shape, name
+        assert got.tobytes() == given.tobytes(), f"{name} changed in the JSON round trip"
 
 
 def test_text_joins_bytes_so_split_characters_are_whole():
@@ -101,5 +112,8 @@ def test_to_pandas_has_one_row_per_token():
 
 
 def test_import_is_light():
-    code = "import sys, logprob_viz; bad = [m for m in ('torch', 'transformers', 'plotly') if m in sys.modules]; assert not bad, bad"
+    code = (
+        "import sys, logprob_viz; "
+        "bad = [m for m in ('torch', 'transformers', 'plotly') if m in sys.modules]; assert not bad, bad"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
