@@ -1,0 +1,136 @@
+// Pure helpers of the compare view: decoding its binary payload (written by
+// logprob_viz.compare_view.encode_comparison), the diverging colour scale of the difference
+// mode, and number formats. No DOM here, so `npm test` runs them in node.
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/** A buffer from the kernel (DataView, ArrayBuffer or typed array) as a Uint8Array view. */
+export function bytesOf(value) {
+  if (value == null) return new Uint8Array(0);
+  if (value instanceof Uint8Array) return value;
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+  throw new TypeError(`expected a binary buffer, got ${Object.prototype.toString.call(value)}`);
+}
+
+/** A little-endian typed array over a kernel buffer; copied once when misaligned (or on big-endian hosts). */
+export function arrayOf(value, Ctor, name, length) {
+  const bytes = bytesOf(value);
+  const size = Ctor.BYTES_PER_ELEMENT;
+  if (bytes.byteLength % size !== 0) throw new RangeError(`${name}: ${bytes.byteLength} bytes is not a whole number of ${Ctor.name} items`);
+  const n = bytes.byteLength / size;
+  if (length != null && n !== length) throw new RangeError(`${name}: expected ${length} values, got ${n}`);
+  if (!LITTLE_ENDIAN) {
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const get = { 4: Ctor === Float32Array ? "getFloat32" : Ctor === Int32Array ? "getInt32" : "getUint32" }[size];
+    const out = new Ctor(n);
+    for (let i = 0; i < n; i++) out[i] = view[get](i * size, true);
+    return out;
+  }
+  if (bytes.byteOffset % size === 0) return new Ctor(bytes.buffer, bytes.byteOffset, n);
+  return new Ctor(bytes.slice().buffer, 0, n);
+}
+
+/** Texts stored as one UTF-8 blob and offsets: an array of strings. */
+export function textsOf(blob, offsets, name) {
+  const bytes = bytesOf(blob);
+  const off = arrayOf(offsets, Uint32Array, name);
+  const decoder = new TextDecoder("utf-8");
+  const out = new Array(Math.max(0, off.length - 1));
+  for (let e = 0; e < out.length; e++) out[e] = decoder.decode(bytes.subarray(off[e], off[e + 1]));
+  return out;
+}
+
+function decodeRow(row, nSpans) {
+  const n = row.n;
+  const spanOf = arrayOf(row.span_of, Int32Array, "span_of", n);
+  const altStart = arrayOf(row.alt_start, Uint32Array, "alt_start", n + 1);
+  // tokens of each span, as [first, end) ranges: a span's tokens are contiguous
+  const first = new Int32Array(nSpans).fill(-1);
+  const end = new Int32Array(nSpans).fill(-1);
+  let tailFrom = n;
+  for (let i = 0; i < n; i++) {
+    const s = spanOf[i];
+    if (s < 0) {
+      if (tailFrom === n) tailFrom = i;
+      continue;
+    }
+    if (first[s] < 0) first[s] = i;
+    end[s] = i + 1;
+  }
+  return {
+    n,
+    tokens: textsOf(row.text, row.text_offsets, "text_offsets"),
+    logprobs: arrayOf(row.logprobs, Float32Array, "logprobs", n),
+    ranks: arrayOf(row.ranks, Int32Array, "ranks", n),
+    spanOf,
+    tailFrom,
+    spanFirst: first,
+    spanEnd: end,
+    altStart,
+    altTexts: textsOf(row.alt_text, row.alt_offsets, "alt_offsets"),
+    altLogprobs: arrayOf(row.alt_logprobs, Float32Array, "alt_logprobs", altStart[n]),
+  };
+}
+
+/** The compare view's payload as arrays: spans, and per row its tokens and alternatives. */
+export function decodeComparison(payload) {
+  if (!payload || typeof payload.n_spans !== "number") return { nRows: 0, nSpans: 0, rows: [] };
+  const nRows = payload.n_rows;
+  const nSpans = payload.n_spans;
+  return {
+    nRows,
+    nSpans,
+    spanStarts: arrayOf(payload.span_starts, Uint32Array, "span_starts", nSpans),
+    spanEnds: arrayOf(payload.span_ends, Uint32Array, "span_ends", nSpans),
+    spanLogprobs: arrayOf(payload.span_logprobs, Float32Array, "span_logprobs", nRows * nSpans),
+    spanTexts: textsOf(payload.span_text, payload.span_text_offsets, "span_text_offsets"),
+    rows: (payload.rows || []).map((row) => decodeRow(row, nSpans)),
+  };
+}
+
+// ColorBrewer PuOr (11 classes), purple (b likelier) .. white .. orange (a likelier): a diverging
+// scale readable under the common colour-vision deficiencies, unlike red-green.
+const PUOR = [
+  [45, 0, 75], [84, 39, 136], [128, 115, 172], [178, 171, 210], [216, 218, 235], [247, 247, 247],
+  [254, 224, 182], [253, 184, 99], [224, 130, 20], [179, 88, 6], [127, 59, 8],
+];
+
+/** The diverging colour of a difference d in [-range, range] (clamped), as [r, g, b]; null if unknown. */
+export function divergingColor(d, range) {
+  if (d == null || Number.isNaN(d)) return null;
+  const t = (Math.max(-range, Math.min(range, d)) / range + 1) / 2; // 0 .. 1
+  const x = t * (PUOR.length - 1);
+  const lo = Math.floor(x);
+  const hi = Math.min(lo + 1, PUOR.length - 1);
+  const f = x - lo;
+  return PUOR[lo].map((c, ch) => Math.round(c + (PUOR[hi][ch] - c) * f));
+}
+
+/** The legend's CSS gradient of the diverging scale, -range (left) to +range (right). */
+export function divergingGradient(steps = 10) {
+  const stops = [];
+  for (let s = 0; s <= steps; s++) {
+    const rgb = divergingColor(-1 + (2 * s) / steps, 1);
+    stops.push(`rgb(${rgb.join(",")}) ${((s / steps) * 100).toFixed(1)}%`);
+  }
+  return `linear-gradient(to right, ${stops.join(", ")})`;
+}
+
+/** A number with `digits` decimals, "?" when unknown (null, NaN, infinite). */
+export function fmt(x, digits = 3) {
+  return x == null || !Number.isFinite(x) ? "?" : x.toFixed(digits);
+}
+
+/** A probability from a logprob as a percentage ("<0.1%" for tiny ones, "?" when unknown). */
+export function percent(logprob) {
+  if (logprob == null || Number.isNaN(logprob)) return "?";
+  const p = Math.exp(logprob) * 100;
+  if (p === 0) return "0%";
+  return p < 0.05 ? "<0.1%" : `${p.toFixed(1)}%`;
+}
+
+/** Token text made visible: spaces, tabs and newlines shown as marks (it is still inserted as text). */
+export function visible(text) {
+  return text.replace(/ /g, "\u2423").replace(/\t/g, "\u21e5").replace(/\n/g, "\u21b5");
+}

@@ -1,0 +1,135 @@
+"""A plotly figure linked to a view: clicking a point pins its token, pinning a token marks its point.
+
+`link(view, "surprisal")` (or a figure made by `logprob_viz.plots`) returns a `Link` that shows
+the view above the figure. The link lives in this small object, which observes the view's
+``selected`` trait (the pinned token's index) and the figure's click events; the view knows
+nothing about the figure. Point ``i`` of the figure's first trace stands for item ``i`` of the view
+(a token in a `LogprobView`, a span in a `CompareView`), which is how `plots` draws them.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .plots import PIN_NAME, plot, plot_comparison
+
+__all__ = ["Link", "link"]
+
+
+class Link:
+    """A view and a plotly ``FigureWidget`` kept in step (made by `link`).
+
+    Attributes
+    ----------
+    view : LogprobView or CompareView
+    figure : plotly.graph_objects.FigureWidget
+    """
+
+    def __init__(self, view, figure):
+        import plotly.graph_objects as go
+
+        if not hasattr(view, "selected") or not hasattr(view, "observe"):
+            raise TypeError(f"link joins a logprob_viz view (LogprobView or CompareView), got {type(view).__name__}")
+        if isinstance(figure, go.Figure):
+            figure = go.FigureWidget(figure)
+        if not isinstance(figure, go.FigureWidget):
+            raise TypeError(
+                f"link needs a plotly figure or a kind name such as 'surprisal', got {type(figure).__name__}"
+            )
+        if not figure.data:
+            raise ValueError("the figure has no data to link")
+        if figure.data[0].type == "histogram":
+            raise ValueError("a histogram's bars hold many tokens, so it cannot pin one; link a per-position figure "
+                             "('surprisal', 'entropy' or 'cumulative')")
+        self.view, self.figure = view, figure
+        self._points = figure.data[0]
+        self._pin = next((d for d in figure.data[1:] if d.name == PIN_NAME), None)
+        if self._pin is None:  # a figure made elsewhere: add the marker that shows the pinned point
+            figure.add_scatter(x=[], y=[], mode="markers", name=PIN_NAME, hoverinfo="skip", showlegend=False,
+                               marker={"size": 14, "symbol": "circle-open", "color": "#d55e00", "line": {"width": 3}})
+            self._pin = figure.data[-1]
+        self._points.on_click(self._clicked, append=True)
+        view.observe(self._pinned, names="selected")
+        self._pinned({"new": view.selected})
+
+    def _clicked(self, trace, points, state) -> None:
+        # plotly calls this for every trace of the figure; only a click on the points counts
+        if not points.point_inds:
+            return
+        i = int(points.point_inds[0])
+        n = _count(self.view)
+        if 0 <= i < n:
+            self.view.selected = i
+
+    def _pinned(self, change) -> None:
+        i = change["new"]
+        xs, ys = self._points.x, self._points.y
+        with self.figure.batch_update():
+            if i is None or i < 0 or xs is None or i >= len(xs) or ys is None or _nan(ys[i]):
+                self._pin.x, self._pin.y = [], []
+            else:
+                self._pin.x, self._pin.y = [xs[i]], [ys[i]]
+
+    @property
+    def pinned_point(self) -> int:
+        """The index of the point marked as pinned, -1 for none."""
+        xs = self._pin.x
+        if not xs:
+            return -1
+        return int(list(self._points.x).index(xs[0]))
+
+    def unlink(self) -> None:
+        """Stop keeping the view and the figure in step."""
+        self.view.unobserve(self._pinned, names="selected")
+        # plotly has no way to remove one click callback; keep the others the user added
+        callbacks = getattr(self._points, "_click_callbacks", [])
+        if self._clicked in callbacks:
+            callbacks.remove(self._clicked)
+
+    def widget(self):
+        """The view above the figure, as one ipywidgets box."""
+        import ipywidgets
+
+        return ipywidgets.VBox([self.view, self.figure])
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget()._repr_mimebundle_(**kwargs)
+
+
+def _nan(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _count(view) -> int:
+    n = getattr(view, "n_tokens", None)
+    if n is None:
+        n = getattr(view, "n_spans", 0)
+    return int(n)
+
+
+def link(view, figure="surprisal", **plot_kwargs) -> Link:
+    """Link a view to a plotly figure: click a point to pin its token; pin a token to mark its point.
+
+    Parameters
+    ----------
+    view : LogprobView or CompareView
+    figure : str or plotly figure
+        A kind (``"surprisal"``, ``"entropy"``, ``"cumulative"`` for a `LogprobView`;
+        ``"difference"`` for a `CompareView`), drawn from the view's own trace or comparison,
+        or a figure whose first trace has one point per token (per span) in order.
+    **plot_kwargs
+        Passed to `logprob_viz.plots.plot` / `plot_comparison` when `figure` is a kind.
+
+    Returns
+    -------
+    Link
+        Shows the view above the figure as the last expression of a cell.
+    """
+    if isinstance(figure, str):
+        if hasattr(view, "comparison"):
+            figure = plot_comparison(view.comparison, figure, widget=True, **plot_kwargs)
+        elif hasattr(view, "trace"):
+            figure = plot(view.trace, figure, widget=True, **plot_kwargs)
+        else:
+            raise TypeError(f"link joins a logprob_viz view (LogprobView or CompareView), got {type(view).__name__}")
+    return Link(view, figure)
