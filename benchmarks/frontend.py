@@ -12,9 +12,10 @@ Prints Markdown tables:
 
 The data: a real trace of the default model (300 generated tokens, top_logprobs=20; made once
 and cached in ~/.cache/logprob_viz/), tiled to each size. The page state is built generically:
-`LogprobView(trace).get_state()`, split by ipywidgets' `_remove_buffers` into JSON + binary
-buffers, put back in the page as DataViews at their paths (as the notebook does), behind a
-minimal generic model object (benchmarks/frontend_harness.html). Nothing here depends on the
+`LogprobView(trace).get_state()`, split by the wire codec's `split_buffers` into JSON + binary
+buffers (`logprob_viz.export.state_parts`, as the HTML export does), put back in the page as
+DataViews at their paths (as the notebook does), behind a minimal generic model object
+(benchmarks/frontend_harness.html). Nothing here depends on the
 widget's traits; of its DOM only on "tokens carry a data-index attribute" (hover targets skip
 anything inside .lv-chart / .lv-panel, which number their rows the same way).
 
@@ -129,25 +130,21 @@ def tile(base, n: int):
 
 
 def widget_state(trace):
-    """The widget's state as the notebook ships it: JSON state, buffer paths, buffers."""
-    from ipywidgets.widgets.widget import _remove_buffers
-
+    """The widget's state as the notebook ships it: JSON state, buffer paths, buffers (the wire
+    codec's `split_buffers`, through the HTML export's `state_parts`: the page gets what it gets)."""
     import logprob_viz as lv
+    from logprob_viz.export import state_parts
 
     view = lv.LogprobView(trace)
-    state, paths, buffers = _remove_buffers(view.get_state())
+    state, paths, buffers = state_parts(view)
     view.close()
     return state, paths, [bytes(b) for b in buffers]
 
 
-FIXED_KEYS = ("_esm", "_css")  # the bundle and its CSS: a fixed cost, not per token
-
-
 def payload_bytes(state, buffers) -> tuple[int, int, int]:
-    """(binary bytes, JSON bytes of the rest without the bundle, bundle bytes)."""
-    rest = {k: v for k, v in state.items() if k not in FIXED_KEYS}
-    fixed = sum(len(str(state.get(k, "")).encode()) for k in FIXED_KEYS)
-    return sum(len(b) for b in buffers), len(json.dumps(rest, separators=(",", ":")).encode()), fixed
+    """(binary bytes, JSON bytes of the rest, bundle + CSS bytes: a fixed cost, not per token)."""
+    fixed = sum((STATIC / name).stat().st_size for name in ("widget.js", "widget.css") if (STATIC / name).is_file())
+    return sum(len(b) for b in buffers), len(json.dumps(state, separators=(",", ":")).encode()), fixed
 
 
 def openai_bytes(base, n: int) -> int:
@@ -209,7 +206,8 @@ def peer_html(trace) -> tuple[str, str]:
     end = html.rfind("</script>")
     html = (
         html[:end]
-        + f';window.lvWaitContent(document.getElementById("{div}"), "__cvT0").then((ms) => {{ window.__cvMs = ms; }});\n'
+        + f';window.lvWaitContent(document.getElementById("{div}"), "__cvT0")'
+        + ".then((ms) => { window.__cvMs = ms; });\n"
         + html[end:]
     )
     head = HARNESS.read_text().split("<body>", 1)[0]  # the long-task observer and helpers' <script>
@@ -237,7 +235,10 @@ def check_peer_equivalence(trace) -> str:
     start = time.perf_counter()
     out = token_log_probs(token_indices, lp, to_string=lambda c: str(ids[c]), top_k=K)
     took = time.perf_counter() - start
-    return f"token_log_probs over a compact vocabulary of {len(ids)} ids: {len(out.local_src) / 1e6:.1f} MB page in {took:.1f} s"
+    return (
+        f"token_log_probs over a compact vocabulary of {len(ids)} ids: "
+        f"{len(out.local_src) / 1e6:.1f} MB page in {took:.1f} s"
+    )
 
 
 # -- serving ---------------------------------------------------------------------------------
@@ -284,6 +285,70 @@ class Server:
 # -- measuring -------------------------------------------------------------------------------
 
 
+# Chromium trace events of a frame, by phase (names as in the Performance panel's "Recalculate
+# style", "Layout", "Paint", ...). Durations are self times: a forced layout inside the hover's
+# script counts as layout, not script.
+PHASES = {
+    "FireAnimationFrame": "script",
+    "FunctionCall": "script",
+    "EventDispatch": "script",
+    "RunMicrotasks": "script",
+    "TimerFire": "script",
+    "UpdateLayoutTree": "style",
+    "Layout": "layout",
+    "PrePaint": "pre-paint",
+    "Paint": "paint",
+    "Layerize": "composite",
+    "Commit": "composite",
+    "UpdateLayer": "composite",
+    "CompositeLayers": "composite",
+    "RasterTask": "raster",
+}
+PHASE_ORDER = ["script", "style", "layout", "pre-paint", "paint", "composite", "raster"]
+TRACE_CATEGORIES = ["devtools.timeline", "disabled-by-default-devtools.timeline", "blink.user_timing"]
+
+
+def frame_breakdown(trace_json: bytes, marks: list[str]) -> list[dict]:
+    """Per hover (between its `<mark>-start` and `<mark>-end` user-timing marks): ms by phase.
+
+    Self time of each PHASES event on its own thread (children subtracted), summed over every
+    thread of the page's renderer and raster workers whose events start inside the window.
+    """
+    events = json.loads(trace_json)
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    at = {}
+    for e in events:
+        if e.get("cat", "").find("user_timing") >= 0 and e.get("name", "").startswith("lvhover-"):
+            at[e["name"]] = e["ts"]
+    windows = [(at[f"{m}-start"], at[f"{m}-end"]) for m in marks if f"{m}-start" in at and f"{m}-end" in at]
+    # Self times per thread: a stack of open events.
+    spans = []
+    by_thread = {}
+    for e in events:
+        if e.get("ph") == "X" and e.get("name") in PHASES and "dur" in e:
+            by_thread.setdefault((e.get("pid"), e.get("tid")), []).append(e)
+    for evs in by_thread.values():
+        evs.sort(key=lambda e: (e["ts"], -e["dur"]))
+        stack = []  # [end, self-time slot]
+        for e in evs:
+            while stack and stack[-1][0] <= e["ts"]:
+                stack.pop()
+            slot = {"ts": e["ts"], "phase": PHASES[e["name"]], "self": float(e["dur"])}
+            if stack:
+                stack[-1][1]["self"] -= e["dur"]
+            stack.append((e["ts"] + e["dur"], slot))
+            spans.append(slot)
+    spans.sort(key=lambda s: s["ts"])
+    out = []
+    for start, end in windows:
+        got = dict.fromkeys(PHASE_ORDER, 0.0)
+        for s in spans:
+            if start <= s["ts"] < end:
+                got[s["phase"]] += max(0.0, s["self"]) / 1000.0  # µs -> ms
+        out.append(got)
+    return out
+
+
 def measure_ours(browser, url: str, name: str, hovers: int, scroll_steps: int, seed: int) -> dict:
     page = browser.new_page(viewport={"width": 1000, "height": 800})
     try:
@@ -297,7 +362,14 @@ def measure_ours(browser, url: str, name: str, hovers: int, scroll_steps: int, s
         page.wait_for_timeout(100)
         r["scroll_task"] = page.evaluate(f"lvLongest({s['start']}, {s['end']})")
         r["scroll"] = s
-        r["hover"] = page.evaluate(f"lvHover({hovers}, {seed})") if hovers else None
+        r["hover"] = None
+        if hovers:
+            browser.start_tracing(page=page, categories=TRACE_CATEGORIES)
+            try:
+                r["hover"] = page.evaluate(f"lvHover({hovers}, {seed})")
+            finally:
+                raw = browser.stop_tracing()
+            r["hover"]["phases"] = frame_breakdown(raw, r["hover"].get("marks", []))
         r["longtask_api"] = page.evaluate("lvLongTaskSupported")
         return r
     finally:
@@ -331,7 +403,8 @@ def bundle_id(js: Path = STATIC / "widget.js") -> str:
     if not js.is_file():
         return "missing"
     stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(js.stat().st_mtime))
-    return f"logprob_viz/static/widget.js (copied at start) sha256 {hashlib.sha256(js.read_bytes()).hexdigest()[:12]}, built {stamp}"
+    digest = hashlib.sha256(js.read_bytes()).hexdigest()[:12]
+    return f"logprob_viz/static/widget.js (copied at start) sha256 {digest}, built {stamp}"
 
 
 def fmt_ms(x) -> str:
@@ -370,6 +443,12 @@ def main() -> None:
         "blocked page cannot be timed out from playwright, so 100k is opt-in: --peer-max 100000)",
     )
     ap.add_argument("--peer-timeout", type=float, default=PEER_TIMEOUT_S, help="seconds a CircuitsVis render may take")
+    ap.add_argument("--save-breakdown", type=Path, help="write the hover frame's breakdown by phase (JSON) here")
+    ap.add_argument(
+        "--baseline",
+        type=Path,
+        help="a --save-breakdown file from an earlier build: its breakdown is printed next to this run's as 'before'",
+    )
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     started = time.perf_counter()
@@ -423,9 +502,9 @@ def main() -> None:
                     pair = [("ours", n), ("peer", n)] if r % 2 == 0 else [("peer", n), ("ours", n)]
                     for who, size in pair:
                         if who == "ours":
-                            ours[size].append(
-                                measure_ours(browser, server.url, f"ours-{size}", per_page, args.scroll_steps, 1 + r * 7919 + size)
-                            )
+                            seed = 1 + r * 7919 + size
+                            got = measure_ours(browser, server.url, f"ours-{size}", per_page, args.scroll_steps, seed)
+                            ours[size].append(got)
                             log(f"ours {size}: {ours[size][-1]['ms']:.0f} ms")
                         elif size <= args.peer_max:
                             # Once the peer has run out of time (or taken over 10 s) at a size, once is enough.
@@ -453,7 +532,11 @@ def main() -> None:
         peer_cell = (
             fmt_ms(pm)
             if pm is not None
-            else (f"not run (`--peer-max {n}` runs it)" if n > args.peer_max else f"> {args.peer_timeout:.0f} s (stopped: {perr[0]})")
+            else (
+                f"not run (`--peer-max {n}` runs it)"
+                if n > args.peer_max
+                else f"> {args.peer_timeout:.0f} s (stopped: {perr[0]})"
+            )
         )
         rows.append(
             [
@@ -469,7 +552,8 @@ def main() -> None:
         )
     print(
         table(
-            ["tokens", "ours: render → 2nd frame", "our DOM elements", "CircuitsVis", "its DOM elements", "ours / CircuitsVis"],
+            ["tokens", "ours: render → 2nd frame", "our DOM elements", "CircuitsVis", "its DOM elements",
+             "ours / CircuitsVis"],
             rows,
         )
     )
@@ -487,7 +571,8 @@ def main() -> None:
             if "peer_check" in info
             else ""
         )
-        + f"CircuitsVis ran up to {args.peer_max:,} tokens (`--peer-max`, default 10,000): at 100k its page is 65 MB and its render is one "
+        + f"CircuitsVis ran up to {args.peer_max:,} tokens (`--peer-max`, default 10,000): at 100k its page is 65 MB "
+        "and its render is one "
         "main-thread task of over a minute, which playwright cannot interrupt (`--peer-max 100000` measures it, "
         "once). Ratios under 1 mean ours is faster."
     )
@@ -535,7 +620,8 @@ def main() -> None:
     )
     print(
         "\nLong tasks are those over 50 ms (the API reports no shorter ones). Scroll: the page's scroller from top to "
-        f"bottom in at most {args.scroll_steps} steps of at least 0.9 viewport, one painted frame each. Hover: a random "
+        f"bottom in at most {args.scroll_steps} steps of at least 0.9 viewport, one painted frame each. "
+        "Hover: a random "
         "visible token (after scrolling to a random place) gets pointerover/mouseover dispatched from inside a "
         "requestAnimationFrame callback, where Chromium dispatches real mouse movement (rAF-aligned input); "
         "'painted frame' ends when a message posted from that callback arrives, i.e. after that frame's style, layout "
@@ -543,6 +629,42 @@ def main() -> None:
         "frame' is the same measurement of a frame just before, with nothing dispatched (the floor on this machine). "
         "Only hovers "
         "that changed the widget's DOM count; p50/p95 over all hovers of the fresh pages."
+    )
+
+    # 2b. where the hover frame's time goes
+    breakdown = {"bundle": bundle, "sizes": {}}
+    for n in sizes:
+        per = [p for x in ours[n] if x["hover"] for p in x["hover"].get("phases", [])]
+        if per:
+            breakdown["sizes"][str(n)] = {
+                "hovers": len(per),
+                **{ph: median([p[ph] for p in per]) for ph in PHASE_ORDER},
+                "total": median([sum(p.values()) for p in per]),
+                "total_p95": pct([sum(p.values()) for p in per], 0.95),
+            }
+    if args.save_breakdown:
+        args.save_breakdown.write_text(json.dumps(breakdown, indent=1))
+    before = json.loads(args.baseline.read_text()) if args.baseline else None
+    print("\n### Frontend: where a hover frame's time goes (Chromium tracing, ms per hover, median)\n")
+    rows = []
+    for n in sizes:
+        runs = ([("before", before["sizes"].get(str(n)))] if before else []) + [("now", breakdown["sizes"].get(str(n)))]
+        for label, b in runs:
+            if not b:
+                continue
+            rows.append(
+                [f"{n:,}", label]
+                + [f"{b[ph]:.2f}" for ph in PHASE_ORDER]
+                + [f"{b['total']:.2f} / {b['total_p95']:.2f}", str(b["hovers"])]
+            )
+    print(table(["tokens", "build"] + PHASE_ORDER + ["sum p50 / p95", "hovers"], rows))
+    print(
+        "\nFrom a Chromium trace (categories " + ", ".join(TRACE_CATEGORIES) + ") recorded during the hovers: the "
+        "self time of each frame phase (script: event dispatch and the rAF callback; style: Recalculate style; "
+        "layout; pre-paint and paint: recording the display list; composite: layerize and commit; raster: the "
+        "raster workers) in the window from the hover's dispatch to the end of its frame, marked with "
+        "performance.mark."
+        + (f" 'before': {args.baseline.name}, bundle {before['bundle']}." if before else "")
     )
 
     # 3. payload
@@ -564,7 +686,8 @@ def main() -> None:
         )
     print(
         table(
-            ["tokens", "ours: binary buffers", "ours: JSON rest", "ours: total B/token", "OpenAI logprobs JSON B/token", "OpenAI / ours", "CircuitsVis page B/token"],
+            ["tokens", "ours: binary buffers", "ours: JSON rest", "ours: total B/token",
+             "OpenAI logprobs JSON B/token", "OpenAI / ours", "CircuitsVis page B/token"],
             rows,
         )
     )
@@ -591,10 +714,19 @@ def main() -> None:
         worst_task_100k = max(max(x["task"], x["scroll_task"]) for x in ours[100000])
     bytes_tok = max((info[n]["binary"] + info[n]["json"]) / n for n in sizes)
     hp95 = hover_p95_all()
-    worst_hover = max((pct([v for x in ours[n] if x["hover"] for v in x["hover"]["toPaint"]], 0.95) for n in sizes if any(x["hover"] and x["hover"]["toPaint"] for x in ours[n])), default=None)
+    worst_hover = max(
+        (
+            pct([v for x in ours[n] if x["hover"] for v in x["hover"]["toPaint"]], 0.95)
+            for n in sizes
+            if any(x["hover"] and x["hover"]["toPaint"] for x in ours[n])
+        ),
+        default=None,
+    )
     rows = [
-        ["10k tokens first render", f"≤ {TARGET_10K_MS} ms", fmt_ms(first(10000)), met(None if first(10000) is None else first(10000) <= TARGET_10K_MS)],
-        ["100k tokens first render", f"≤ {TARGET_100K_MS} ms", fmt_ms(first(100000)), met(None if first(100000) is None else first(100000) <= TARGET_100K_MS)],
+        ["10k tokens first render", f"≤ {TARGET_10K_MS} ms", fmt_ms(first(10000)),
+         met(None if first(10000) is None else first(10000) <= TARGET_10K_MS)],
+        ["100k tokens first render", f"≤ {TARGET_100K_MS} ms", fmt_ms(first(100000)),
+         met(None if first(100000) is None else first(100000) <= TARGET_100K_MS)],
         [
             "100k tokens longest task (render, scroll; worst page)",
             f"≤ {TARGET_TASK_MS} ms",

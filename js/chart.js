@@ -3,7 +3,9 @@
 // outside the top K, token ids on request, and the sampled-from (processed) distribution in a
 // column of its own when the trace has one.
 
-import { alternatives, formatLogprob, formatPercent, hexBytes } from "./lib.js";
+import { formatLogprob, formatPercent } from "./format.js";
+import { alternatives } from "./payload.js";
+import { hexBytes } from "./tokens.js";
 import { appendText, h } from "./text.js";
 
 const clamp01 = (p) => (Number.isFinite(p) ? Math.max(0, Math.min(1, p)) : 0);

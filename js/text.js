@@ -2,7 +2,7 @@
 // nodes, never parsed as HTML: a token can be `<script>`. Long traces are built in blocks,
 // a few per task, so opening 100,000 tokens never blocks the page.
 
-import { controlGlyph, hexBytes, segments } from "./lib.js";
+import { controlGlyph, hexBytes, segments } from "./tokens.js";
 
 /** Create an element with a class (and, optionally, plain text). Never parses HTML. */
 export function h(tag, className, text) {
@@ -41,18 +41,88 @@ export function appendText(parent, text) {
 }
 
 /** Where blocks end: after a newline once a block has `min` tokens, or at `max` tokens. */
-export function blockEnds(tokens, min = 150, max = 300) {
+export function blockEnds(tokens, min = BLOCK_MIN, max = BLOCK_MAX) {
   const ends = [];
   let start = 0;
   for (let i = 0; i < tokens.length; i++) {
-    const size = i + 1 - start;
-    if (size >= max || (size >= min && tokens[i].endsWith("\n"))) {
+    if (endsBlock(tokens[i], i + 1 - start, min, max)) {
       ends.push(i + 1);
       start = i + 1;
     }
   }
   if (start < tokens.length) ends.push(tokens.length);
   return ends;
+}
+
+const BLOCK_MIN = 150;
+const BLOCK_MAX = 300;
+const endsBlock = (token, size, min = BLOCK_MIN, max = BLOCK_MAX) => size >= max || (size >= min && token.endsWith("\n"));
+
+/**
+ * The text's spans, in blocks (see `blockEnds`), built and removed at the end only: a growing
+ * trace adds spans, a stream that resends its last tokens (a character completed) removes them
+ * first. With more than one block, each is laid out only while near the view (`observe`: an
+ * IntersectionObserver's observe, or null).
+ */
+export class TokenText {
+  constructor(el, observe) {
+    this.el = el;
+    this.observe = observe;
+    this.spans = [];
+    this.blocks = []; // { el, start, end (exclusive, while open: the tokens so far), closed }
+    this.labels = []; // { el, at }
+  }
+
+  get built() {
+    return this.spans.length;
+  }
+
+  /** Spans for tokens [built, end): `make(i)` gives token i's span; labels where the prompt starts and ends. */
+  add(data, end, make) {
+    for (let i = this.built; i < end; i++) {
+      let block = this.blocks[this.blocks.length - 1];
+      if (!block || block.closed) block = this.newBlock(i);
+      if (i === 0 && data.promptLen > 0) this.label(block, "lv-part-label", "prompt", i);
+      if (i === data.promptLen && i > 0) this.label(block, "lv-part-label lv-part-completion", "completion", i);
+      const span = make(i);
+      this.spans.push(span);
+      block.el.appendChild(span);
+      block.end = i + 1;
+      block.closed = endsBlock(data.tokens[i], block.end - block.start);
+    }
+  }
+
+  /** Remove the spans of tokens from `start` on (and the blocks and labels that held only them). */
+  truncate(start) {
+    if (start >= this.built) return;
+    for (let i = start; i < this.spans.length; i++) this.spans[i].remove();
+    this.spans.length = start;
+    this.labels = this.labels.filter((l) => (l.at >= start ? (l.el.remove(), false) : true));
+    while (this.blocks.length && this.blocks[this.blocks.length - 1].start >= start) this.blocks.pop().el.remove();
+    const last = this.blocks[this.blocks.length - 1];
+    if (last) Object.assign(last, { end: start, closed: false });
+  }
+
+  newBlock(start) {
+    const long = this.blocks.length > 0;
+    const el = h("div", long ? "lv-block lv-block-long lv-offscreen" : "lv-block");
+    if (long && this.blocks.length === 1) {
+      // A second block: the text is long, the first block too is laid out only near the view.
+      this.blocks[0].el.classList.add("lv-block-long");
+      if (this.observe) this.observe(this.blocks[0].el);
+    }
+    if (long && this.observe) this.observe(el);
+    this.el.appendChild(el);
+    const block = { el, start, end: start, closed: false };
+    this.blocks.push(block);
+    return block;
+  }
+
+  label(block, className, text, at) {
+    const el = h("span", className, text);
+    block.el.appendChild(el);
+    this.labels.push({ el, at });
+  }
 }
 
 /**

@@ -2,53 +2,104 @@
 // a legend whose mode, palette and range can be changed, a per-token surprisal strip, the text,
 // and the alternatives chart of the hovered or pinned token. Token text from the model is
 // always inserted as text (textContent / text nodes), never as HTML: a token can be `<script>`.
+//
+// The trace lives on the model (`initialize`), shared by every view of it: the `_payload` trait
+// replaces it, an "append" custom message from the kernel grows it (js/payload.js), and each
+// view adds the new tokens' spans without rebuilding.
 
 import "./widget.css";
 import { buildChart } from "./chart.js";
-import { gradient, MODES, PALETTES, RANK_BUCKETS, scale, ticks, tokenStyle } from "./colors.js";
-import { decodePayload, formatStat } from "./lib.js";
-import { leastConfident, stripBins, stripIndex, stripX } from "./stats.js";
-import { blockEnds, h, inSlices, paint, tokenSpan } from "./text.js";
+import { scale, tokenStyle } from "./colors.js";
+import { formatStat, known } from "./format.js";
+import { buildLegend } from "./legend.js";
+import { setPath } from "./model.js";
+import { decodePayload } from "./payload.js";
+import { leastConfident } from "./stats.js";
+import { Strip } from "./strip.js";
+import { h, inSlices, paint, TokenText, tokenSpan } from "./text.js";
 
 const FIRST_SLICE = 300; // tokens built before the view first shows; the rest follows in slices
 const SLICE = 400;
 const JUMPS = 20; // how many least-confident tokens the jump button cycles through
+const ROW_PX = 20; // one row of the chart (css: .lv-alt-row and friends)
 
-function headerParts(model, n) {
-  const promptLen = model.get("prompt_len");
-  const parts = [
-    `${n} tokens (${promptLen} prompt, ${n - promptLen} completion)`,
-    `perplexity ${formatStat(model.get("perplexity"), 2)}`,
-    `mean logprob ${formatStat(model.get("mean_logprob"), 3)}`,
-    `mean entropy ${formatStat(model.get("mean_entropy"), 2)} nats`,
-  ];
-  const meta = model.get("meta") || {};
+/** The header: sizes and the numbers the source allowed (a value it did not give is left out, not "?"). */
+function headerText(data) {
+  const { n, promptLen, summary = {}, meta = {} } = data;
+  const parts = [`${n} tokens (${promptLen} prompt, ${n - promptLen} completion)`];
+  if (known(summary.perplexity)) parts.push(`perplexity ${formatStat(summary.perplexity, 2)}`);
+  if (known(summary.mean_logprob)) parts.push(`mean logprob ${formatStat(summary.mean_logprob, 3)}`);
+  if (known(summary.mean_entropy)) parts.push(`mean entropy ${formatStat(summary.mean_entropy, 2)} nats`);
   if (meta.model) parts.push(String(meta.model));
   if (meta.source) parts.push(String(meta.source));
   return parts.join(" \u00b7 ");
 }
 
-function select(options, value, className, onChange) {
-  const el = h("select", className);
-  for (const [v, label] of options) {
-    const opt = h("option", null, label);
-    opt.value = v;
-    el.appendChild(opt);
-  }
-  el.value = value;
-  el.addEventListener("change", () => onChange(el.value));
-  return el;
+/** The panel's fixed height: room for the tallest chart of a trace with K alternatives, from the start. */
+function panelHeight(data) {
+  if (data.k === 0) return 140;
+  const rows = data.k + 3; // head, K alternatives, a gap and the chosen token outside the top K; "other"
+  return 130 + rows * ROW_PX + (data.processedLogprobs ? 34 : 0);
+}
+
+const stores = new WeakMap(); // model -> the trace shared by its views
+
+/** The model's trace, decoded when a view first needs it; views subscribe to its changes. */
+function storeOf(model) {
+  let store = stores.get(model);
+  if (store) return store;
+  store = { data: null, error: null, views: new Set() };
+  const notify = (what, start) => {
+    for (const view of store.views) view(what, start);
+  };
+  store.load = () => {
+    if (store.data || store.error) return store.data;
+    try {
+      store.data = decodePayload(model.get("_payload"));
+    } catch (e) {
+      store.error = e;
+    }
+    return store.data;
+  };
+  const onPayload = () => {
+    const p = model.get("_payload");
+    // The kernel folding a finished stream into the trait: the views already show all of it.
+    if (store.data && p && p.id && p.id === store.data.id && p.n === store.data.n) return;
+    store.data = store.error = null;
+    notify("rebuild");
+  };
+  const onMessage = (msg, buffers) => {
+    if (!msg || msg.type !== "append" || !store.load()) return;
+    (msg.buffer_paths || []).forEach((path, i) => setPath(msg.payload, path, buffers[i]));
+    if (msg.payload.id !== store.data.id) return; // for a trace no longer on show
+    store.data.apply(msg.payload);
+    notify("grow", msg.payload.start);
+  };
+  model.on("change:_payload", onPayload);
+  model.on("msg:custom", onMessage);
+  store.dispose = () => {
+    model.off("change:_payload", onPayload);
+    model.off("msg:custom", onMessage);
+    stores.delete(model);
+  };
+  stores.set(model, store);
+  return store;
+}
+
+function initialize({ model }) {
+  const store = storeOf(model);
+  return () => store.dispose();
 }
 
 function render({ model, el }) {
+  const store = storeOf(model);
   const root = h("div", "lv-root");
   root.tabIndex = 0;
   el.appendChild(root);
 
   let data = null;
   let sc = null; // the colour scale
-  let tokenEls = [];
-  let built = 0; // tokens whose span exists
+  let text = null; // the TokenText
   let cancelBuild = () => {};
   let cancelPaint = () => {};
   let shown = -1; // index whose chart is on screen
@@ -57,43 +108,43 @@ function render({ model, el }) {
   let jumps = null; // the least-confident tokens, least confident first
   let jumpAt = -1;
   let visibility = null; // the IntersectionObserver of long texts' blocks
-  let header, legend, strip, stripCanvas, stripMarker, textEl, panel, placeholder, jumpBtn;
+  let header, legend, strip, textEl, panel, placeholder, jumpBtn;
 
   const pinned = () => {
     const s = model.get("selected");
     return data && s >= 0 && s < data.n ? s : -1;
   };
   const newScale = () => scale(model.get("color_mode"), model.get("palette"), model.get("color_range"));
+  const spanOf = (i) => (text && i >= 0 && i < text.built ? text.spans[i] : null);
 
   // ---- chart and highlight ----
 
   function showChart(i, force = false) {
     if (!data || (i === shown && !force)) return;
     shown = i;
-    panel.replaceChildren(
+    const chart =
       i >= 0
         ? buildChart(data, i, {
-            promptLen: model.get("prompt_len"),
+            promptLen: data.promptLen,
             showIds: model.get("show_ids"),
             style: tokenStyle(sc, data, i),
             pinned: i === pinned(),
-            flags: (model.get("flag_notes") || {})[String(i)],
+            flags: data.flagNotes[String(i)],
           })
-        : placeholder,
-    );
+        : placeholder;
+    panel.replaceChildren(chart);
     if (activeEl) activeEl.classList.remove("lv-active");
-    activeEl = i >= 0 && i < built ? tokenEls[i] : null;
+    activeEl = spanOf(i);
     if (activeEl) activeEl.classList.add("lv-active");
-    moveStripMarker(i);
+    strip.mark(i, data.n);
   }
 
   function markPinned() {
     if (!data) return;
     if (pinnedEl) pinnedEl.classList.remove("lv-pinned");
-    const p = pinned();
-    pinnedEl = p >= 0 && p < built ? tokenEls[p] : null;
+    pinnedEl = spanOf(pinned());
     if (pinnedEl) pinnedEl.classList.add("lv-pinned");
-    showChart(p, true);
+    showChart(pinned(), true);
   }
 
   function setSelected(i) {
@@ -101,9 +152,14 @@ function render({ model, el }) {
     model.save_changes();
   }
 
+  function setTraits(values) {
+    for (const [k, v] of Object.entries(values)) model.set(k, v);
+    model.save_changes();
+  }
+
   /** Scroll the text box (not the page) so token i is in view. */
   function reveal(i) {
-    const span = i >= 0 && i < built ? tokenEls[i] : null;
+    const span = spanOf(i);
     if (!span) return;
     const blockEl = span.closest(".lv-offscreen");
     if (blockEl) blockEl.classList.remove("lv-offscreen"); // laid out now, to be measured
@@ -112,134 +168,58 @@ function render({ model, el }) {
     if (r.top < box.top || r.bottom > box.bottom) textEl.scrollTop += r.top - box.top - textEl.clientHeight / 2;
   }
 
-  // ---- legend ----
-
-  function buildLegend() {
-    legend.replaceChildren();
-    const controls = h("span", "lv-legend-controls");
-    const modes = Object.entries(MODES).map(([k, m]) => [k, m.label]);
-    controls.appendChild(select(modes, model.get("color_mode"), "lv-mode", (v) => setTraits({ color_mode: v, color_range: null })));
-    if (sc.range) {
-      const palettes = Object.keys(PALETTES).map((p) => [p, p]);
-      controls.appendChild(select(palettes, model.get("palette"), "lv-palette", (v) => setTraits({ palette: v })));
-    }
-    legend.appendChild(controls);
-    if (sc.range) {
-      const wrap = h("span", "lv-legend-range");
-      const bound = (value, cls, which) => {
-        const input = h("input", cls);
-        input.type = "number";
-        input.step = "any";
-        input.value = String(value);
-        input.title = which === 0 ? "legend minimum" : "legend maximum";
-        input.addEventListener("change", () => {
-          const next = [...sc.range];
-          next[which] = Number(input.value);
-          if (Number.isFinite(next[which]) && next[1] > next[0]) setTraits({ color_range: next });
-          else input.value = String(sc.range[which]);
-        });
-        return input;
-      };
-      wrap.appendChild(bound(sc.range[0], "lv-range-lo", 0));
-      const scaleEl = h("div", "lv-legend-scale");
-      const bar = h("div", "lv-legend-bar");
-      bar.style.background = gradient(sc);
-      scaleEl.appendChild(bar);
-      const tickEl = h("div", "lv-legend-ticks");
-      for (const t of ticks(sc)) tickEl.appendChild(h("span", null, t));
-      scaleEl.appendChild(tickEl);
-      wrap.appendChild(scaleEl);
-      wrap.appendChild(bound(sc.range[1], "lv-range-hi", 1));
-      legend.appendChild(wrap);
-    } else {
-      for (const b of RANK_BUCKETS) {
-        const item = h("span", "lv-legend-item lv-bucket");
-        const sw = h("span", "lv-swatch");
-        sw.style.background = `rgb(${b.rgb.join(",")})`;
-        item.appendChild(sw);
-        item.appendChild(document.createTextNode(b.label));
-        legend.appendChild(item);
-      }
-    }
-    for (const [cls, label] of [["lv-swatch-unknown", "unknown"], ["lv-swatch-prompt", "prompt"]]) {
-      const item = h("span", "lv-legend-item");
-      item.appendChild(h("span", `lv-swatch ${cls}`));
-      item.appendChild(document.createTextNode(label));
-      legend.appendChild(item);
-    }
-  }
-
-  function setTraits(values) {
-    for (const [k, v] of Object.entries(values)) model.set(k, v);
-    model.save_changes();
-  }
-
-  // ---- surprisal strip ----
-
-  function drawStrip() {
-    if (!data || !stripCanvas) return;
-    const width = Math.max(1, Math.floor(strip.clientWidth));
-    const height = 18;
-    const dpr = window.devicePixelRatio || 1;
-    stripCanvas.width = width * dpr;
-    stripCanvas.height = height * dpr;
-    stripCanvas.style.height = `${height}px`;
-    const ctx = stripCanvas.getContext("2d");
-    if (!ctx) return;
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, width, height);
-    const bins = stripBins(data.logprobs, Math.min(width, Math.max(1, data.n)));
-    const colors = scale("logprob", model.get("palette"));
-    const bw = width / bins.length;
-    for (let b = 0; b < bins.length; b++) {
-      const s = bins[b];
-      if (Number.isNaN(s)) continue;
-      const hgt = Math.max(2, Math.min(1, s / 10) * height);
-      ctx.fillStyle = `rgb(${colors.rgb(s).join(",")})`;
-      ctx.fillRect(b * bw, height - hgt, Math.max(1, bw - (bw > 3 ? 1 : 0)), hgt);
-    }
-    moveStripMarker(shown);
-  }
-
-  function moveStripMarker(i) {
-    if (!stripMarker || !data) return;
-    stripMarker.style.display = i >= 0 ? "" : "none";
-    if (i >= 0) stripMarker.style.left = `${stripX(i, 100, data.n)}%`; // no layout read: hover stays cheap
-  }
-
-  const stripAt = (e) => stripIndex(e.clientX - strip.getBoundingClientRect().left, strip.clientWidth, data.n);
-
   // ---- building the view ----
-
-  function paintFrom(start, end) {
-    for (let i = start; i < end; i++) paint(tokenEls[i], tokenStyle(sc, data, i));
-  }
 
   function recolor() {
     if (!data) return;
     sc = newScale();
-    buildLegend();
+    buildLegend(legend, sc, model, setTraits);
     cancelPaint();
-    cancelPaint = inSlices(built, 4 * SLICE, paintFrom);
+    cancelPaint = inSlices(text.built, 4 * SLICE, (start, end) => {
+      for (let i = start; i < end; i++) paint(text.spans[i], tokenStyle(sc, data, i));
+    });
     showChart(shown, true);
+  }
+
+  function makeSpan(i) {
+    const span = tokenSpan(data.shown[i], i, i < data.promptLen, tokenStyle(sc, data, i), data.splitOf(i));
+    const flags = data.flagNotes[String(i)];
+    if (flags) {
+      span.classList.add("lv-flagged"); // the source lost something here: say what on hover
+      span.title = flags.join("\n");
+    }
+    return span;
+  }
+
+  /** Add the spans of the tokens not built yet: `first` now, the rest in slices across tasks. */
+  function extend(first) {
+    cancelBuild();
+    let timer = null;
+    const step = (count) => {
+      text.add(data, Math.min(data.n, text.built + count), makeSpan);
+      if (text.built < data.n) {
+        header.classList.add("lv-loading"); // on the header, not the root: restyling the root restyles every token
+        timer = setTimeout(() => step(SLICE), 0);
+      } else {
+        timer = null;
+        header.classList.remove("lv-loading");
+        if (pinnedEl !== spanOf(pinned())) markPinned(); // a pinned token built only now
+      }
+    };
+    step(first);
+    cancelBuild = () => timer != null && clearTimeout(timer);
   }
 
   function build() {
     cancelBuild();
     cancelPaint();
-    let error = null;
-    try {
-      data = decodePayload(model.get("_payload"));
-    } catch (e) {
-      data = null;
-      error = e;
-    }
+    strip?.cancel();
+    data = store.load();
     root.replaceChildren();
     shown = -1;
     activeEl = pinnedEl = null;
-    built = 0;
     if (!data) {
-      root.appendChild(h("div", "lv-error", `logprob_viz: could not read the trace (${error})`));
+      root.appendChild(h("div", "lv-error", `logprob_viz: could not read the trace (${store.error})`));
       return;
     }
     sc = newScale();
@@ -247,89 +227,60 @@ function render({ model, el }) {
     jumpAt = -1;
 
     const top = h("div", "lv-top");
-    header = h("div", "lv-header", headerParts(model, data.n));
-    top.appendChild(header);
+    header = h("div", "lv-header", headerText(data));
     jumpBtn = h("button", "lv-jump", "least confident \u25b8");
     jumpBtn.type = "button";
     jumpBtn.title = `pin the ${JUMPS} least-confident tokens in turn, least confident first`;
     jumpBtn.hidden = data.n === 0;
-    top.appendChild(jumpBtn);
-    root.appendChild(top);
+    top.append(header, jumpBtn);
     legend = h("div", "lv-legend");
-    buildLegend();
-    root.appendChild(legend);
-
-    strip = h("div", "lv-strip");
-    strip.title = "surprisal of every token (the highest in each pixel); hover to find it in the text";
-    stripCanvas = h("canvas", "lv-strip-canvas");
-    stripMarker = h("div", "lv-strip-marker");
-    stripMarker.style.display = "none";
-    strip.appendChild(stripCanvas);
-    strip.appendChild(stripMarker);
-    root.appendChild(strip);
+    buildLegend(legend, sc, model, setTraits);
+    strip = new Strip();
+    root.append(top, legend, strip.el);
 
     const body = h("div", "lv-body");
     textEl = h("div", "lv-text");
-    body.appendChild(textEl);
     panel = h("div", "lv-panel");
-    placeholder = h("div", "lv-chart-empty", data.n ? "Hover a token to see what the model was choosing between. Click to pin it." : "");
+    panel.style.height = `${panelHeight(data)}px`; // hovering never changes the widget's size
+    placeholder = h("div", "lv-chart-empty", "Hover a token to see what the model was choosing between. Click to pin it.");
     panel.appendChild(placeholder);
-    body.appendChild(panel);
+    body.append(textEl, panel);
     root.appendChild(body);
 
     // Long texts: a block is laid out only while near the text box's view (content-visibility).
     if (visibility) visibility.disconnect();
-    visibility = typeof IntersectionObserver === "function"
-      ? new IntersectionObserver(
-          (entries) => {
-            for (const e of entries) e.target.classList.toggle("lv-offscreen", !e.isIntersecting);
-          },
-          { root: textEl, rootMargin: "400px 0px" },
-        )
-      : null;
-    const promptLen = model.get("prompt_len");
-    const flagNotes = model.get("flag_notes") || {};
-    tokenEls = new Array(data.n);
-    const ends = blockEnds(data.tokens);
-    let block = 0;
-    let blockEl = null;
-    const addTokens = (start, end) => {
-      for (let i = start; i < end; i++) {
-        if (!blockEl) {
-          blockEl = h("div", ends.length > 1 ? "lv-block lv-block-long lv-offscreen" : "lv-block");
-          textEl.appendChild(blockEl);
-          if (visibility) visibility.observe(blockEl);
-        }
-        if (i === 0 && promptLen > 0) blockEl.appendChild(h("span", "lv-part-label", "prompt"));
-        if (i === promptLen && i > 0) blockEl.appendChild(h("span", "lv-part-label lv-part-completion", "completion"));
-        const span = tokenSpan(data.shown[i], i, i < promptLen, tokenStyle(sc, data, i), data.splitOf(i));
-        const flags = flagNotes[String(i)];
-        if (flags) {
-          span.classList.add("lv-flagged"); // the source lost something here: say what on hover
-          span.title = flags.join("\n");
-        }
-        tokenEls[i] = span;
-        blockEl.appendChild(span);
-        built = i + 1;
-        if (built === ends[block]) {
-          block += 1;
-          blockEl = null;
-        }
-      }
-    };
-    if (data.n === 0) textEl.appendChild(h("span", "lv-chart-empty", "(empty trace)"));
-    addTokens(0, Math.min(data.n, FIRST_SLICE));
-    if (data.n > FIRST_SLICE) {
-      header.classList.add("lv-loading"); // on the header, not the root: toggling a class on the root restyles 100,000 tokens
-      const rest = data.n - FIRST_SLICE;
-      cancelBuild = inSlices(rest, SLICE, (s, e) => addTokens(FIRST_SLICE + s, FIRST_SLICE + e), () => {
-        header.classList.remove("lv-loading");
-        markPinned();
-      });
-    }
-    markPinned();
-    requestAnimationFrame(drawStrip);
+    visibility =
+      typeof IntersectionObserver === "function"
+        ? new IntersectionObserver(
+            (entries) => {
+              for (const e of entries) e.target.classList.toggle("lv-offscreen", !e.isIntersecting);
+            },
+            { root: textEl, rootMargin: "400px 0px" },
+          )
+        : null;
+    text = new TokenText(textEl, visibility ? (b) => visibility.observe(b) : null);
+    if (data.n === 0) textEl.appendChild(h("span", "lv-chart-empty lv-empty-trace", "(empty trace)"));
+    extend(FIRST_SLICE);
+    strip.schedule(data, model.get("palette"));
   }
+
+  /** New tokens from `start` on (a stream): keep the spans before it, add the rest. */
+  function grow(start) {
+    if (!data || data !== store.data) return build();
+    if (start < text.built) {
+      text.truncate(start);
+      if (shown >= start) showChart(-1, true);
+    }
+    if (data.n > 0) textEl.querySelector(".lv-empty-trace")?.remove();
+    jumps = null;
+    jumpBtn.hidden = data.n === 0;
+    header.textContent = headerText(data);
+    extend(SLICE);
+    strip.schedule(data, model.get("palette"));
+  }
+
+  const onStore = (what, start) => (what === "grow" ? grow(start) : build());
+  store.views.add(onStore);
 
   // ---- events, delegated to the root: one listener each, whatever the number of tokens ----
 
@@ -345,13 +296,14 @@ function render({ model, el }) {
     if (!e.target.classList || !(e.target.classList.contains("lv-text") || e.target.classList.contains("lv-strip"))) return;
     showChart(pinned(), true);
   };
-  const onStripMove = (e) => {
-    if (!data || !data.n) return;
-    const i = stripAt(e);
+  const onMove = (e) => {
+    if (!data || !data.n || !strip.el.contains(e.target)) return;
+    const i = strip.indexAt(e, data.n);
     showChart(i);
     reveal(i);
   };
   const onClick = (e) => {
+    if (!data) return;
     if (e.target === jumpBtn) {
       jumps ??= leastConfident(data.logprobs, JUMPS);
       if (!jumps.length) return;
@@ -361,8 +313,8 @@ function render({ model, el }) {
       reveal(jumps[jumpAt]);
       return;
     }
-    if (strip && strip.contains(e.target)) {
-      const i = stripAt(e);
+    if (strip.el.contains(e.target)) {
+      const i = strip.indexAt(e, data.n);
       setSelected(i);
       reveal(i);
       return;
@@ -390,28 +342,17 @@ function render({ model, el }) {
   root.addEventListener("mouseleave", onLeave, true);
   root.addEventListener("click", onClick);
   root.addEventListener("keydown", onKey);
-  root.addEventListener("mousemove", (e) => {
-    if (strip && strip.contains(e.target)) onStripMove(e);
-  });
-  const resize = typeof ResizeObserver === "function" ? new ResizeObserver(() => drawStrip()) : null;
+  root.addEventListener("mousemove", onMove);
+  const redrawStrip = () => data && strip.schedule(data, model.get("palette"));
+  const resize = typeof ResizeObserver === "function" ? new ResizeObserver(redrawStrip) : null;
   if (resize) resize.observe(root);
 
-  const onHeader = () => {
-    if (header && data) header.textContent = headerParts(model, data.n);
-  };
-  const onIds = () => showChart(shown, true);
   const handlers = [
-    ["change:_payload", build],
-    ["change:prompt_len", build],
     ["change:selected", markPinned],
     ["change:color_mode", recolor],
-    ["change:palette", () => (recolor(), drawStrip())],
+    ["change:palette", () => (recolor(), redrawStrip())],
     ["change:color_range", recolor],
-    ["change:show_ids", onIds],
-    ["change:perplexity", onHeader],
-    ["change:mean_logprob", onHeader],
-    ["change:mean_entropy", onHeader],
-    ["change:meta", onHeader],
+    ["change:show_ids", () => showChart(shown, true)],
   ];
   for (const [name, fn] of handlers) model.on(name, fn);
   // Build in a task of its own, not inside the one that delivered the widget's (large) state.
@@ -421,6 +362,8 @@ function render({ model, el }) {
     clearTimeout(initial);
     cancelBuild();
     cancelPaint();
+    strip?.cancel();
+    store.views.delete(onStore);
     for (const [name, fn] of handlers) model.off(name, fn);
     if (resize) resize.disconnect();
     if (visibility) visibility.disconnect();
@@ -428,4 +371,4 @@ function render({ model, el }) {
   };
 }
 
-export default { render };
+export default { initialize, render };

@@ -2,9 +2,9 @@
 
 ``to_html(trace)`` writes the LogprobView of a trace as one self-contained HTML page: the
 widget's bundle and its CSS inlined, the widget's state (the same ``get_state()`` the notebook
-receives, binary buffers included) inlined as base64 JSON, and a minimal model object in place
-of a kernel (``js/standalone.js``). Hover, pinning, colour modes and palettes work in the page;
-nothing goes back to Python.
+receives, its buffers split out by the wire codec's `split_buffers`) inlined as base64 JSON,
+and a minimal model object in place of a kernel (``js/standalone.js``). Hover, pinning, colour
+modes and palettes work in the page; nothing goes back to Python.
 
 ``html_fragment(view)`` is the same view as an HTML fragment for a notebook output's
 ``text/html``: shown where no widget manager renders the widget (a notebook opened without a
@@ -27,9 +27,10 @@ import re
 import uuid
 from pathlib import Path
 
+from .payload import split_buffers
 from .trace import Trace
 
-__all__ = ["to_html", "html_fragment", "mimebundle_with_fallback", "view_state"]
+__all__ = ["to_html", "html_fragment", "mimebundle_with_fallback", "view_state", "state_parts"]
 
 logger = logging.getLogger(__name__)
 
@@ -78,16 +79,16 @@ def _as_view(obj, view_traits: dict):
     return LogprobView(obj, **view_traits), True
 
 
+def state_parts(view) -> tuple[dict, list, list]:
+    """(JSON state, buffer paths, buffers): ``view.get_state()`` less the bundle, the CSS and the
+    layout reference, its binary buffers taken out as a widget message carries them
+    (`logprob_viz.payload.split_buffers`)."""
+    return split_buffers({k: v for k, v in view.get_state().items() if k not in _SKIP})
+
+
 def view_state(view) -> dict:
-    """The view's state as the page reads it: ``{"state", "buffer_paths", "buffers"}`` (buffers base64).
-
-    ``state`` is ``view.get_state()`` less the bundle, the CSS and the layout reference, split by
-    ipywidgets' ``_remove_buffers`` exactly as a notebook receives it.
-    """
-    from ipywidgets.widgets.widget import _remove_buffers
-
-    full = {k: v for k, v in view.get_state().items() if k not in _SKIP}
-    state, paths, buffers = _remove_buffers(full)
+    """The view's state as the page reads it: ``{"state", "buffer_paths", "buffers"}`` (buffers base64)."""
+    state, paths, buffers = state_parts(view)
     return {
         "state": state,
         "buffer_paths": paths,
@@ -106,7 +107,10 @@ def _text_fallback(view, note: str) -> str:
     return f'<pre class="lv-standalone-fallback">{html.escape(text)}\n{html.escape(note)}</pre>'
 
 
-_NOTE_SCRIPT = "(logprob_viz: the view did not run here: its script is blocked, e.g. in an untrusted notebook; in JupyterLab, trust the notebook)"
+_NOTE_SCRIPT = (
+    "(logprob_viz: the view did not run here: its script is blocked, e.g. in an untrusted notebook; "
+    "in JupyterLab, trust the notebook)"
+)
 _NOTE_LARGE = (
     "(logprob_viz: this trace is too large to embed in the notebook as HTML; "
     "export it with logprob_viz.export.to_html(trace, 'trace.html'))"

@@ -11,8 +11,8 @@ import json
 import re
 from html.parser import HTMLParser
 
-import numpy as np
 import anywidget
+import numpy as np
 import pytest
 
 import logprob_viz as lv
@@ -113,27 +113,40 @@ def test_the_page_is_self_contained(page_html):
     assert len(page_html.encode()) < 60_000  # ~21 KB bundle + ~9 KB CSS + the state
 
 
+def payload_of(state: dict, paths: list, buffers: list[bytes]) -> dict:
+    """The page's `_payload` with its buffers back at their paths (as standalone.js does)."""
+    for path, buf in zip(paths, buffers, strict=False):
+        target = state
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = buf
+    return state["_payload"]
+
+
+def column(payload: dict, name: str) -> np.ndarray:
+    field = payload["arrays"][name]
+    dtype = {"float32": "<f4", "int32": "<i4", "uint8": "u1", "uint16": "<u2", "uint32": "<u4"}[field["dtype"]]
+    return np.frombuffer(field["buffer"], dtype=dtype).reshape(field["shape"])
+
+
 def test_the_state_round_trips(page_html):
     got = decode_state(page_html)
-    view = LogprobView(hostile_trace(), color_mode="entropy", palette="magma", selected=2)
-    try:
-        from ipywidgets.widgets.widget import _remove_buffers
-
-        want_state, want_paths, want_buffers = _remove_buffers(
-            {k: v for k, v in view.get_state().items() if k not in export._SKIP}
-        )
-    finally:
-        view.close()
-    assert got["state"] == json.loads(json.dumps(want_state))
-    assert got["buffer_paths"] == want_paths
-    assert [base64.b64decode(b) for b in got["buffers"]] == [bytes(b) for b in want_buffers]
     assert got["state"]["color_mode"] == "entropy" and got["state"]["selected"] == 2
     assert got["state"]["palette"] == "magma"
-    assert "_esm" not in got["state"] and "_css" not in got["state"]
-    # The tokens' text is in the payload's UTF-8 blob, byte for byte.
-    paths = [tuple(p) for p in got["buffer_paths"]]
-    blob = base64.b64decode(got["buffers"][paths.index(("_payload", "text"))])
-    assert BREAKOUT.encode() in blob and " 🤖".encode() in blob
+    assert not {"_esm", "_css", "layout"} & set(got["state"])
+    buffers = [base64.b64decode(b) for b in got["buffers"]]
+    payload = payload_of(got["state"], got["buffer_paths"], buffers)
+    trace = hostile_trace()
+    assert (payload["n"], payload["k"], payload["prompt_len"]) == (6, 2, 1)
+    # The tokens' texts, read back from the table of distinct texts, byte for byte.
+    blob, offsets = column(payload, "text").tobytes(), column(payload, "text_offsets")
+    table = [blob[offsets[e] : offsets[e + 1]].decode("utf-8") for e in range(len(offsets) - 1)]
+    assert [table[r - 1] for r in column(payload, "token_text")] == trace.tokens
+    top = column(payload, "top_text")
+    assert [[table[r - 1] for r in row if r] for row in top] == trace.top_tokens
+    np.testing.assert_array_equal(column(payload, "logprobs"), trace.logprobs)
+    np.testing.assert_array_equal(column(payload, "top_logprobs"), trace.top_logprobs)
+    assert payload["summary"]["perplexity"] == pytest.approx(trace.perplexity())
 
 
 def test_hostile_text_never_reaches_the_markup(page_html):
@@ -176,7 +189,7 @@ def test_mimebundle_with_fallback_adds_the_view_as_html():
     fragment = data["text/html"]
     assert fragment.startswith('<div class="lv-standalone"') and fragment.endswith("</div>")
     assert "<html" not in fragment.lower()
-    assert decode_state(fragment)["state"]["n_tokens"] == 6
+    assert decode_state(fragment)["state"]["_payload"]["n"] == 6
     assert set(plain) == set(data) and "text/html" not in bundle[0]  # the input is not changed
     assert mimebundle_with_fallback(view, None) is None
 
@@ -222,4 +235,4 @@ def test_a_bundle_that_would_end_its_script_early_is_refused(monkeypatch, tmp_pa
 def test_a_trace_shown_in_a_notebook_carries_the_html_fallback():
     data, _ = hostile_trace()._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in data
-    assert decode_state(data["text/html"])["state"]["n_tokens"] == 6
+    assert decode_state(data["text/html"])["state"]["_payload"]["n"] == 6

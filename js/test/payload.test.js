@@ -1,17 +1,12 @@
-// Unit tests of the pure helpers: `npm test` (node's built-in runner, no dependencies).
+// Unit tests of the wire codec's reader (payload.js), token text (tokens.js) and number formats:
+// `npm test` (node's built-in runner, no dependencies).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import {
-  alternatives,
-  decodePayload,
-  formatLogprob,
-  formatPercent,
-  hexBytes,
-  segments,
-  typedArray,
-} from "../lib.js";
 import { paletteColor, readableOn, scale, tokenStyle } from "../colors.js";
+import { formatLogprob, formatPercent } from "../format.js";
+import { alternatives, decodePayload, readArray, typedArray } from "../payload.js";
+import { hexBytes, segments } from "../tokens.js";
 
 /** Bytes of a little-endian typed array, placed at `offset` inside a larger buffer (as the kernel's message parts are). */
 function bufferAt(typed, offset) {
@@ -19,6 +14,32 @@ function bufferAt(typed, offset) {
   const whole = new Uint8Array(offset + src.byteLength + 3);
   whole.set(src, offset);
   return new DataView(whole.buffer, offset, src.byteLength);
+}
+
+const DTYPE = new Map([[Float32Array, "float32"], [Int32Array, "int32"], [Uint8Array, "uint8"], [Uint16Array, "uint16"], [Uint32Array, "uint32"]]);
+
+/** `{dtype, shape, buffer}` as payload.py writes it, the buffer at an odd offset of a larger one. */
+function field(typed, shape = [typed.length], offset = 3) {
+  return { dtype: DTYPE.get(typed.constructor), shape, buffer: bufferAt(typed, offset) };
+}
+
+/** A payload as encode_trace writes it: a table of (id, text) entries, references r = entry + 1 (0: none). */
+function tablePayload(entries, { n, k, start, ...arrays }) {
+  const enc = new TextEncoder();
+  const parts = entries.map(([, t]) => enc.encode(t));
+  const offsets = new Uint32Array(parts.length + 1);
+  parts.forEach((p, i) => (offsets[i + 1] = offsets[i] + p.length));
+  const blob = new Uint8Array(offsets[parts.length]);
+  parts.forEach((p, i) => blob.set(p, offsets[i]));
+  const ids = new Uint16Array(entries.map(([id]) => id + 1));
+  const out = { version: 2, id: "t", n, k, prompt_len: 0, summary: {}, meta: {}, flag_notes: {}, arrays: {} };
+  if (start != null) out.start = start;
+  out.arrays = { text: field(blob, [blob.length], 5), text_offsets: field(offsets, [offsets.length], 1), text_ids: field(ids) };
+  for (const [name, typed] of Object.entries(arrays)) {
+    const twoD = ["top_text", "top_logprobs", "processed_top_logprobs"].includes(name);
+    out.arrays[name] = field(typed, twoD ? [typed.length / k, k] : [typed.length]);
+  }
+  return out;
 }
 
 test("typedArray reads a DataView at an aligned offset without copying", () => {
@@ -43,32 +64,20 @@ test("typedArray accepts ArrayBuffer and typed arrays, and rejects a ragged leng
   assert.throws(() => typedArray(new Uint8Array(6), Float32Array), /multiple of 4/);
 });
 
-/** A payload as encode_trace writes it: a table of (id, text) entries, references r = entry + 1 (0: none). */
-function tablePayload(entries, extra) {
-  const enc = new TextEncoder();
-  const parts = entries.map(([, t]) => enc.encode(t));
-  const offsets = new Uint32Array(parts.length + 1);
-  parts.forEach((p, i) => (offsets[i + 1] = offsets[i] + p.length));
-  const blob = new Uint8Array(offsets[parts.length]);
-  parts.forEach((p, i) => blob.set(p, offsets[i]));
-  const ids = new Uint16Array(entries.map(([id]) => id + 1));
-  return { dtypes: { refs: "u2", text_ids: "u2" }, text: bufferAt(blob, 3), text_offsets: bufferAt(offsets, 1), text_ids: bufferAt(ids, 5), ...extra };
-}
-
 test("decodePayload reads token and alternative texts and ids from the table of distinct texts", () => {
   // entries: 1 (5, "Hé"), 2 (6, "Ha"), 3 (9, " <b>"), 4 (10, "\n"); 2 tokens, K=3, token 1 has 2 alternatives.
   const payload = tablePayload([[5, "Hé"], [6, "Ha"], [9, " <b>"], [10, "\n"]], {
     n: 2,
     k: 3,
-    token_text: bufferAt(new Uint16Array([1, 3]), 3),
-    top_text: bufferAt(new Uint16Array([1, 2, 3, 3, 4, 0]), 1),
-    logprobs: bufferAt(new Float32Array([NaN, -0.5]), 4),
-    ranks: bufferAt(new Int32Array([0, 1]), 4),
-    top_logprobs: bufferAt(new Float32Array([-0.1, -2.4, -3, -0.5, -1.5, -Infinity]), 4),
+    token_text: new Uint16Array([1, 3]),
+    top_text: new Uint16Array([1, 2, 3, 3, 4, 0]),
+    logprobs: new Float32Array([NaN, -0.5]),
+    ranks: new Int32Array([0, 1]),
+    top_logprobs: new Float32Array([-0.1, -2.4, -3, -0.5, -1.5, -Infinity]),
   });
   const d = decodePayload(payload);
   assert.deepEqual(d.tokens, ["Hé", " <b>"]);
-  assert.equal(d.shown, d.tokens, "no split characters: the text shows the tokens");
+  assert.deepEqual(d.shown, d.tokens, "no split characters: the text shows the tokens");
   assert.deepEqual([...d.tokenIds], [5, 9]);
   assert.equal(d.altText(0, 1), "Ha");
   assert.equal(d.altId(0, 2), 9);
@@ -85,11 +94,15 @@ test("decodePayload reads token and alternative texts and ids from the table of 
   assert.deepEqual(alts.rows.map((r) => [r.text, r.id]), [[" <b>", 9], ["\n", 10]]);
 });
 
-test("decodePayload reads uint32 references and rejects a field of the wrong length", () => {
-  const base = { n: 1, k: 1, dtypes: { refs: "u4", text_ids: "u2", text_offsets: "u2" }, logprobs: new Float32Array([-1]), top_logprobs: new Float32Array([-1]) };
-  const d = decodePayload(tablePayload([[-1, "x"]], { ...base, text_offsets: new Uint16Array([0, 1]), token_text: new Uint32Array([1]), top_text: new Uint32Array([1]) }));
+test("readArray reads any dtype from the field itself, and rejects a wrong length or an unknown dtype", () => {
+  assert.deepEqual([...readArray(field(new Uint32Array([1, 70000])))], [1, 70000]);
+  assert.deepEqual([...readArray(field(new Int32Array([-5, 7]), [1, 2]))], [-5, 7]);
+  assert.throws(() => readArray(field(new Uint32Array([1, 2]), [3]), "top_text"), /top_text holds 2 values; its shape \[3\] says 3/);
+  assert.throws(() => readArray({ dtype: "float64", shape: [1], buffer: new Uint8Array(8) }, "logprobs"), /dtype "float64", not one of/);
+  const base = { n: 1, k: 1, logprobs: new Float32Array([-1]), top_logprobs: new Float32Array([-1]), top_text: new Uint32Array([1]) };
+  const d = decodePayload(tablePayload([[-1, "x"]], { ...base, token_text: new Uint32Array([1]) }));
   assert.deepEqual([d.tokens, d.altText(0, 0), d.topCount(0)], [["x"], "x", 1]);
-  assert.throws(() => decodePayload(tablePayload([[-1, "x"]], { ...base, text_offsets: new Uint16Array([0, 1]), token_text: new Uint32Array([1, 1]), top_text: new Uint32Array([1]) })), /token_text has 2 values, expected 1/);
+  assert.throws(() => decodePayload(tablePayload([[-1, "x"]], { ...base, token_text: new Uint32Array([1, 1]) })), /token_text has 2 values, expected 1/);
 });
 
 test("a character split across tokens is shown whole on its last piece; each piece keeps its bytes", () => {
@@ -104,7 +117,7 @@ test("a character split across tokens is shown whole on its last piece; each pie
     split_starts: new Int32Array([0]),
     split_ends: new Int32Array([3]),
     split_text: new Uint16Array([5, 6, 7]),
-    split_bytes: bufferAt(bytes, 1),
+    split_bytes: bytes,
     split_byte_offsets: new Uint32Array([0, 3, 4, 5]),
   }));
   assert.deepEqual(d.tokens, [" \\xf0\\x9f", "\\xa4", "\\x96", "!"]);
@@ -133,6 +146,51 @@ test("alternatives adds the chosen token as an extra row when it is not in the t
   assert.equal(alts.extra.text, "x");
   assert.equal(alts.extra.rank, 17);
   assert.ok(alts.rows.every((r) => !r.chosen));
+});
+
+/** Tokens "a".."e" with K=1 (the alternative: the token itself), from `from` to `to`, as one payload or an append. */
+function letters(from, to, start) {
+  const names = "abcdefghij".slice(from, to).split("");
+  const entries = names.map((c, j) => [from + j, c]);
+  const refs = new Uint16Array(names.map((_, j) => j + 1));
+  return tablePayload(entries, {
+    n: to,
+    k: 1,
+    start,
+    token_text: refs,
+    top_text: refs,
+    logprobs: Float32Array.from(names, (_, j) => -(from + j)),
+    top_logprobs: Float32Array.from(names, (_, j) => -(from + j)),
+    ranks: Int32Array.from(names, () => 1),
+  });
+}
+
+test("an append keeps the tokens before its start and adds its own, as the whole trace would read", () => {
+  const whole = decodePayload(letters(0, 6));
+  const grown = decodePayload(letters(0, 2));
+  grown.apply(letters(2, 4, 2));
+  grown.apply(letters(3, 6, 3)); // resends token 3 (as a completed split character would)
+  assert.equal(grown.n, 6);
+  assert.deepEqual(grown.tokens, whole.tokens);
+  assert.deepEqual([...grown.tokenIds], [...whole.tokenIds]);
+  assert.deepEqual([...grown.logprobs], [...whole.logprobs]);
+  assert.deepEqual([...grown.topLogprobs], [...whole.topLogprobs]);
+  for (let i = 0; i < 6; i++) assert.deepEqual([grown.altText(i, 0), grown.altId(i, 0), grown.topCount(i)], [whole.altText(i, 0), whole.altId(i, 0), 1]);
+  assert.throws(() => grown.apply(letters(8, 9, 8)), /does not follow the 6 tokens/);
+  const wider = letters(6, 7, 6);
+  wider.k = 2;
+  assert.throws(() => grown.apply(wider), /K=2/);
+});
+
+test("references of an append past 65,535 table entries do not wrap around", () => {
+  const many = 70000;
+  const names = Array.from({ length: many }, (_, i) => `t${i}`);
+  const refs = Uint32Array.from(names, (_, i) => i + 1);
+  const d = decodePayload(tablePayload(names.map((t, i) => [i, t]), { n: many, k: 0, token_text: refs }));
+  d.apply(tablePayload([[7, "x"]], { n: many + 1, k: 0, start: many, token_text: new Uint16Array([1]) }));
+  assert.equal(d.tokens[many], "x");
+  assert.equal(d.tokenIds[many], 7);
+  assert.equal(d.tokens[many - 1], `t${many - 1}`);
 });
 
 test("viridis runs from dark purple to yellow; unknown logprobs get no colour", () => {

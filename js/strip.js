@@ -1,0 +1,65 @@
+// The surprisal strip: one canvas bar per pixel column over the whole trace (the highest
+// surprisal of its tokens), and a marker at the token on show. Redrawn at most once a frame,
+// so a stream's appends and resizes cost one draw each frame at most.
+
+import { scale } from "./colors.js";
+import { stripBins, stripIndex, stripX } from "./stats.js";
+import { h } from "./text.js";
+
+const HEIGHT = 18; // px
+
+export class Strip {
+  constructor() {
+    this.el = h("div", "lv-strip");
+    this.el.title = "surprisal of every token (the highest in each pixel); hover to find it in the text";
+    this.canvas = h("canvas", "lv-strip-canvas");
+    this.canvas.style.height = `${HEIGHT}px`;
+    this.marker = h("div", "lv-strip-marker");
+    this.marker.style.display = "none";
+    this.el.append(this.canvas, this.marker);
+    this.pending = 0;
+  }
+
+  /** Draw on the next frame (once however often it is asked). */
+  schedule(data, palette) {
+    this.args = [data, palette];
+    if (!this.pending) this.pending = requestAnimationFrame(() => ((this.pending = 0), this.draw(...this.args)));
+  }
+
+  draw(data, palette) {
+    const width = Math.max(1, Math.floor(this.el.clientWidth));
+    const dpr = window.devicePixelRatio || 1;
+    this.canvas.width = width * dpr;
+    this.canvas.height = HEIGHT * dpr;
+    const ctx = this.canvas.getContext("2d");
+    if (!ctx) return;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, width, HEIGHT);
+    const bins = stripBins(data.logprobs, Math.min(width, Math.max(1, data.n)));
+    const colors = scale("logprob", palette);
+    const bw = width / bins.length;
+    for (let b = 0; b < bins.length; b++) {
+      const s = bins[b];
+      if (Number.isNaN(s)) continue;
+      const hgt = Math.max(2, Math.min(1, s / 10) * HEIGHT);
+      ctx.fillStyle = `rgb(${colors.rgb(s).join(",")})`;
+      ctx.fillRect(b * bw, HEIGHT - hgt, Math.max(1, bw - (bw > 3 ? 1 : 0)), hgt);
+    }
+  }
+
+  /** Put the marker at token i of n (-1: hide it); no layout read, so hovering stays cheap. */
+  mark(i, n) {
+    this.marker.style.display = i >= 0 ? "" : "none";
+    if (i >= 0) this.marker.style.left = `${stripX(i, 100, n)}%`;
+  }
+
+  /** The token under a mouse event on the strip. */
+  indexAt(e, n) {
+    return stripIndex(e.clientX - this.el.getBoundingClientRect().left, this.el.clientWidth, n);
+  }
+
+  cancel() {
+    if (this.pending) cancelAnimationFrame(this.pending);
+    this.pending = 0;
+  }
+}
