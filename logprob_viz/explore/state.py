@@ -167,20 +167,24 @@ def append_row(trace: Trace, scored: Trace, index: int) -> Trace:
                 [widen(trace.processed_top_logprobs, -np.inf, np.float32), np.full((1, k), -np.inf, np.float32)]
             ),
         }
+    if trace.vocab is not None and trace.vocab is scored.vocab:
+        alternatives = {"vocab": trace.vocab}  # texts read by id from the runner's shared table
+    else:
+        alternatives = {"top_tokens": [list(r) for r in trace.top_tokens] + [list(r) for r in row.top_tokens]}
     return Trace(
-        tokens=trace.tokens + row.tokens,
-        token_bytes=trace.token_bytes + row.token_bytes,
+        tokens=list(trace.tokens) + list(row.tokens),
+        token_bytes=list(trace.token_bytes) + list(row.token_bytes),
         token_ids=np.concatenate([trace.token_ids, row.token_ids]),
         logprobs=np.concatenate([trace.logprobs, row.logprobs]),
         ranks=np.concatenate([trace.ranks, row.ranks]),
         entropy=np.concatenate([trace.entropy, row.entropy]),
-        top_tokens=trace.top_tokens + row.top_tokens,
         top_logprobs=np.concatenate(
             [widen(trace.top_logprobs, -np.inf, np.float32), widen(row.top_logprobs, -np.inf, np.float32)]
         ),
         top_ids=np.concatenate([widen(trace.top_ids, -1, np.int32), widen(row.top_ids, -1, np.int32)]),
-        flags=trace.flags + row.flags,
+        flags=[list(f) for f in trace.flags] + [list(f) for f in row.flags],
         prompt_len=trace.prompt_len,
         meta={**trace.meta, "manual_steps": int(trace.meta.get("manual_steps", 0)) + 1},
+        **alternatives,
         **processed,
     )
