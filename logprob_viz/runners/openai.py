@@ -1,13 +1,15 @@
-"""A runner backed by an OpenAI-compatible server (vLLM, OpenAI, ...): the same generate/score
-API as the local runner, returning the same Trace.
+"""A runner backed by an OpenAI-compatible server (vLLM, OpenAI, ...): the same generate /
+stream / score API as the local runner, returning the same Trace.
 
     runner = lv.connect("http://127.0.0.1:8011/v1")          # model: the server's first
     t = runner.generate("A robot may not injure a human being", max_new_tokens=32, top_logprobs=5)
     runner.generate(messages=[{"role": "user", "content": "Hi"}], temperature=0.7, seed=0)
+    for t in runner.stream("Once upon a time", max_new_tokens=64): ...   # the server's SSE stream
+    runner.generate(prompt_ids=[1, 2, 3])                     # token ids as the prompt (vLLM)
     runner.score("Text to score, token by token.")            # vLLM's prompt_logprobs
 
-Text goes to ``/completions``, messages to ``/chat/completions``. On a vLLM server the prompt's
-tokens are scored too (``prompt_logprobs``, ``echo``) and token ids come back
+Text and token ids go to ``/completions``, messages to ``/chat/completions``. On a vLLM server
+the prompt's tokens are scored too (``prompt_logprobs``, ``echo``) and token ids come back
 (``return_token_ids``), so a trace holds prompt + completion like the local runner's; other
 servers give the completion only. Requests use the standard library (no ``openai`` package
 needed); every failure names the server and the cause.
@@ -15,21 +17,17 @@ needed); every failure names the server and the cause.
 
 from __future__ import annotations
 
-import http.client
-import json
 import logging
-import math
 import os
-import socket
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from typing import Any
 
-from ..adapters.openai import OpenAIResponseError, from_openai
+from ..adapters import OpenAIResponseError, from_openai
 from ..flags import flag_warnings
 from ..trace import Trace
+from .base import INTERRUPTS, Request, Runner, Step, check_prompt_ids, is_int, note_interrupt
+from .http import ServerError, request_json, request_sse
 
 __all__ = ["connect", "OpenAIRunner", "ServerError"]
 
@@ -37,13 +35,12 @@ logger = logging.getLogger(__name__)
 
 # vLLM's default --max-logprobs, and OpenAI's cap on top_logprobs.
 DEFAULT_MAX_TOP_LOGPROBS = 20
+# Without stream_every, a server stream yields a snapshot at most this often (each re-reads the chunks).
+STREAM_SNAPSHOT_S = 0.1
 
 
-class ServerError(OpenAIResponseError):
-    """The server could not be reached, did not answer in time, or answered with an error."""
-
-
-def connect(base_url: str | None = None, model: str | None = None, api_key: str | None = None, **kwargs: Any) -> OpenAIRunner:
+def connect(base_url: str | None = None, model: str | None = None, api_key: str | None = None,
+            **kwargs: Any) -> OpenAIRunner:
     """A runner for the OpenAI-compatible server at `base_url` (e.g. ``http://127.0.0.1:8011/v1``).
 
     Parameters
@@ -63,8 +60,8 @@ def connect(base_url: str | None = None, model: str | None = None, api_key: str 
     return OpenAIRunner(base_url, model=model, api_key=api_key, **kwargs)
 
 
-class OpenAIRunner:
-    """Generates or scores text on an OpenAI-compatible server, recording a Trace."""
+class OpenAIRunner(Runner):
+    """Generates, streams or scores text on an OpenAI-compatible server, recording a Trace."""
 
     def __init__(self, base_url: str | None = None, model: str | None = None, api_key: str | None = None, *,
                  timeout: float = 120.0, max_top_logprobs: int | None = None, tokenizer=None):
@@ -83,10 +80,12 @@ class OpenAIRunner:
         self.server = "vllm" if any(m.get("owned_by") == "vllm" for m in listed if isinstance(m, dict)) else "openai"
         if model is None:
             if not names:
-                raise ServerError(f"the server at {self.base_url} lists no models at /models; pass model=", server=self.base_url)
+                raise ServerError(f"the server at {self.base_url} lists no models at /models; pass model=",
+                                  server=self.base_url)
             model = names[0]
         elif names and model not in names:
-            raise ValueError(f"the server at {self.base_url} does not serve {model!r}; it serves: {', '.join(names[:20])}")
+            raise ValueError(f"the server at {self.base_url} does not serve {model!r}; "
+                             f"it serves: {', '.join(names[:20])}")
         self.model = model
         self.name = model
         self.max_top_logprobs = int(max_top_logprobs if max_top_logprobs is not None else DEFAULT_MAX_TOP_LOGPROBS)
@@ -94,104 +93,137 @@ class OpenAIRunner:
     def __repr__(self) -> str:
         return f"<OpenAIRunner {self.model} at {self.base_url} ({self.server})>"
 
-    # -- public API --------------------------------------------------------------------
+    @property
+    def can_continue_from_ids(self) -> bool:
+        """Whether ``prompt_ids=`` works here: vLLM takes a list of ids as a completions prompt and scores it."""
+        return self.server == "vllm"
 
-    def generate(
-        self,
-        prompt: str | None = None,
-        *,
-        messages: list[dict] | None = None,
-        max_new_tokens: int = 32,
-        temperature: float | None = None,
-        top_p: float | None = None,
-        top_k: int | None = None,
-        do_sample: bool | None = None,
-        seed: int | None = None,
-        top_logprobs: int = 5,
-    ) -> Trace:
-        """Generate a continuation on the server and record every token's logprob, rank and top-K.
+    # -- what base.Runner asks of a runner -----------------------------------------------
 
-        Same arguments as the local runner's ``generate``: decoding is greedy unless
-        ``do_sample=True`` or a temperature > 0, ``top_p`` or ``top_k`` is given. On vLLM the
-        prompt's tokens are scored too (``prompt_len`` marks them). The server gives only the
-        top K, so ``entropy`` is NaN.
-        """
-        self._check_input(prompt, messages)
-        k = self._check_top_logprobs(top_logprobs)
-        if not isinstance(max_new_tokens, int) or isinstance(max_new_tokens, bool) or max_new_tokens < 0:
-            raise ValueError(f"max_new_tokens must be an int >= 0, got {max_new_tokens!r}")
-        sampling = _sampling(temperature, top_p, top_k, do_sample, seed)
-        if sampling.get("top_k") and self.server != "vllm":
+    def _prepare(self, req: Request) -> None:
+        if req.sampling is not None and req.sampling.top_k and self.server != "vllm":
             raise ValueError(f"top_k is not part of the OpenAI API; the server at {self.base_url} is not vLLM")
-        vllm = self.server == "vllm"
-        body: dict[str, Any] = {"model": self.model, **sampling}
+        if req.prompt_ids is not None:
+            if not self.can_continue_from_ids:
+                raise ValueError(f"the server at {self.base_url} ({self.server}) cannot continue from token ids: "
+                                 "prompt_ids (and branching) need a vLLM server, which takes ids as the prompt")
+            vocab = len(self.tokenizer) if self.tokenizer is not None else None
+            req.prompt_ids = check_prompt_ids(req.prompt_ids, vocab)
+
+    def _body(self, req: Request) -> tuple[str, dict]:
+        """The endpoint and the request body of a generation."""
+        k, vllm, s = req.top_logprobs, self.server == "vllm", req.sampling
+        body: dict[str, Any] = {"model": self.model}
+        if s is None:
+            body["temperature"] = 0.0  # explicit: a server applies the model's generation_config defaults otherwise
+        else:
+            body.update(temperature=s.temperature, top_p=s.top_p)
+            if s.top_k:
+                body["top_k"] = s.top_k
+            if s.seed is not None:
+                body["seed"] = s.seed
         if vllm and self.tokenizer is not None:
             # every token and alternative as "token_id:N", decoded here by the tokenizer: no
             # string keys to collide, and exact bytes for pieces of split characters
             body["return_tokens_as_token_ids"] = True
-        if messages is not None:
-            path = "/chat/completions"
-            body.update(messages=messages, max_tokens=max_new_tokens, logprobs=True)
+        if req.messages is not None:
+            body.update(messages=req.messages, max_tokens=req.max_new_tokens, logprobs=True)
             # vLLM lists the chosen token first and cuts at K: one more entry keeps the top K whole.
             body["top_logprobs"] = min(k + 1, self.max_top_logprobs) if vllm else k
             if vllm:
                 body.update(prompt_logprobs=k, return_token_ids=True)
-        else:
-            path = "/completions"
-            body.update(prompt=prompt, max_tokens=max_new_tokens, logprobs=k)
-            if vllm:
-                body.update(echo=True, prompt_logprobs=k, return_token_ids=True)
-        started = time.perf_counter()
-        resp = self._request("POST", path, body)
-        trace = self._trace(resp, k, prompt)
-        trace.meta.update(
-            {
-                "base_url": self.base_url,
-                "max_new_tokens": int(max_new_tokens),
-                "do_sample": sampling["temperature"] > 0,
-                "temperature": sampling["temperature"] if sampling["temperature"] > 0 else None,
-                "top_p": sampling.get("top_p"),
-                "top_k": sampling.get("top_k"),
-                "seed": sampling.get("seed"),
-                "seconds": round(time.perf_counter() - started, 4),
-                **({"messages": messages} if messages is not None else {"prompt": prompt}),
-            }
-        )
+            return "/chat/completions", body
+        prompt = req.text if req.prompt_ids is None else req.prompt_ids
+        body.update(prompt=prompt, max_tokens=req.max_new_tokens, logprobs=k)
+        if vllm:
+            body.update(echo=True, prompt_logprobs=k, return_token_ids=True)
+        return "/completions", body
+
+    def _run(self, req: Request, snapshots: bool):
+        """One request; when streaming, the server's SSE stream with a snapshot per step."""
+        path, body = self._body(req)
+        if not snapshots:
+            return self._finish(self._trace(self._request("POST", path, body), req), req)
+        chunks: list[dict] = []
+        events = request_sse(self.base_url + path, {**body, "stream": True}, api_key=self.api_key,
+                             timeout=self.timeout, server=self.base_url, path=path)
+        n_new, shown_at, since = 0, time.perf_counter(), 0
+        interrupted = False
+        try:
+            for event in events:
+                chunks.append(event)
+                n_new += _new_tokens(event)
+                since += 1
+                now = time.perf_counter()
+                due = since >= req.stream_every if req.stream_every else now - shown_at >= STREAM_SNAPSHOT_S
+                if due and n_new:
+                    since, shown_at = 0, now
+                    seen = list(chunks)
+                    yield Step(n_new, lambda seen=seen: self._finish(self._trace(seen, req), req))
+        except INTERRUPTS as error:
+            if not chunks:
+                raise
+            interrupted = True
+            note_interrupt(error)
+        finally:
+            events.close()  # closes the connection: the server stops generating
+        trace = self._finish(self._trace(chunks, req), req)
+        if interrupted:
+            trace.meta["finish_reason"] = "interrupted"
         return trace
 
-    def score(self, text: str | None = None, *, messages: list[dict] | None = None, top_logprobs: int = 5) -> Trace:
-        """Score existing text token by token (vLLM's ``prompt_logprobs``): every token is a prompt token.
-
-        The first token has no preceding context: its logprob is NaN and its rank 0.
-        """
-        self._check_input(text, messages)
-        k = self._check_top_logprobs(top_logprobs)
+    def _score(self, req: Request, bar) -> Trace:
+        k = req.top_logprobs
         if self.server != "vllm":
             raise ValueError(
                 f"scoring needs the prompt's logprobs, which the server at {self.base_url} ({self.server}) does not "
                 "return; vLLM does (prompt_logprobs)"
             )
-        started = time.perf_counter()
-        if messages is not None:
+        if req.messages is not None:
             # the chat template is applied by the server; one generated token is dropped
-            body = {"model": self.model, "messages": messages, "max_tokens": 1, "temperature": 0,
+            body = {"model": self.model, "messages": req.messages, "max_tokens": 1, "temperature": 0,
                     "prompt_logprobs": k, "return_token_ids": True}
-            resp = self._request("POST", "/chat/completions", body)
-            trace = _prompt_only(self._trace(resp, k, None))
+            trace = _prompt_only(self._trace(self._request("POST", "/chat/completions", body), req))
         else:
-            body = {"model": self.model, "prompt": text, "max_tokens": 0, "echo": True, "logprobs": 0,
+            prompt = req.text if req.prompt_ids is None else req.prompt_ids
+            body = {"model": self.model, "prompt": prompt, "max_tokens": 0, "echo": True, "logprobs": 0,
                     "prompt_logprobs": k, "return_token_ids": True}
-            resp = self._request("POST", "/completions", body)
-            trace = self._trace(resp, k, text)
-        trace.meta.update({"base_url": self.base_url, "mode": "score", "seconds": round(time.perf_counter() - started, 4),
-                           **({"messages": messages} if messages is not None else {"prompt": text})})
+            trace = self._trace(self._request("POST", "/completions", body), req)
+        bar.update_to(len(trace))
+        trace.meta.update({"base_url": self.base_url, "mode": "score", **req.input_meta()})
         return trace
+
+    def _check_top_logprobs(self, top_logprobs) -> int:
+        cap = self.max_top_logprobs
+        if not is_int(top_logprobs) or not 0 <= top_logprobs <= cap:
+            why = "vLLM's --max-logprobs" if self.server == "vllm" else "the OpenAI API's cap"
+            raise ValueError(f"top_logprobs must be between 0 and {cap} for this server ({why}), got {top_logprobs!r}")
+        return int(top_logprobs)
 
     # -- helpers -----------------------------------------------------------------------
 
-    def _trace(self, resp: dict, k: int, prompt: str | None) -> Trace:
+    def token_id(self, text: str) -> int:
+        """The id of `text` when it is exactly one token (the tokenizer's, else vLLM's /tokenize)."""
+        if self.tokenizer is not None:
+            ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+        elif self.server == "vllm":
+            body = {"model": self.model, "prompt": text, "add_special_tokens": False}
+            ids = self._request("POST", "/tokenize", body, root=True).get("tokens") or []
+        else:
+            raise ValueError(f"the server at {self.base_url} cannot tell which token {text!r} is; give its id")
+        if len(ids) != 1:
+            raise ValueError(f"{text!r} is not one token of {self.model}: it makes {len(ids)} tokens {list(ids)[:8]}; "
+                             "give one token's text or its id")
+        return int(ids[0])
+
+    def _finish(self, trace: Trace, req: Request) -> Trace:
+        trace.meta.update({"base_url": self.base_url, **req.sampling_meta(), **req.input_meta()})
+        return trace
+
+    def _trace(self, resp, req: Request) -> Trace:
         try:
-            trace = from_openai(resp, top_logprobs=k, prompt=prompt, tokenizer=self.tokenizer, source=self.server)
+            trace = from_openai(resp, top_logprobs=req.top_logprobs, prompt=req.text, tokenizer=self.tokenizer,
+                                source=self.server)
         except OpenAIResponseError as e:
             raise ServerError(f"the server at {self.base_url} returned an error: {e}", server=self.base_url) from e
         if isinstance(trace, list):
@@ -221,65 +253,26 @@ class OpenAIRunner:
             if not trace.meta["warnings"]:
                 del trace.meta["warnings"]
 
-    def _check_input(self, text, messages) -> None:
-        if (text is None) == (messages is None):
-            raise ValueError("give either a text (the first argument) or messages=[{'role': ..., 'content': ...}], not both")
-        if messages is not None:
-            if not isinstance(messages, list) or not all(isinstance(m, dict) and "role" in m and "content" in m for m in messages):
-                raise ValueError("messages must be a list of dicts with 'role' and 'content', e.g. [{'role': 'user', 'content': 'Hi'}]")
-        elif not isinstance(text, str):
-            raise TypeError(f"the text must be a str, got {type(text).__name__}")
-        elif not text:
-            raise ValueError("the text is empty: give at least one character to start from")
-
-    def _check_top_logprobs(self, top_logprobs) -> int:
-        cap = self.max_top_logprobs
-        if not isinstance(top_logprobs, int) or isinstance(top_logprobs, bool) or not 0 <= top_logprobs <= cap:
-            why = "vLLM's --max-logprobs" if self.server == "vllm" else "the OpenAI API's cap"
-            raise ValueError(f"top_logprobs must be between 0 and {cap} for this server ({why}), got {top_logprobs!r}")
-        return top_logprobs
-
     def _request(self, method: str, path: str, body: dict | None = None, *, root: bool = False) -> dict:
         base = self.base_url.removesuffix("/v1") if root else self.base_url
-        url = base + path
-        headers = {"Accept": "application/json"}
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode("utf-8")
-            headers["Content-Type"] = "application/json"
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        req = urllib.request.Request(url, data=data, headers=headers, method=method)
-        where = f"the server at {self.base_url}"
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as r:
-                raw = r.read()
-                status = r.status
-        except urllib.error.HTTPError as e:
-            raw = e.read() if e.fp is not None else b""
-            message = _error_message(raw) or (raw.decode("utf-8", "replace").strip()[:500] or e.reason)
-            raise ServerError(f"{where} answered HTTP {e.code} to {method} {path}: {message}", status=e.code,
-                              server=self.base_url) from None
-        except urllib.error.URLError as e:
-            raise ServerError(f"cannot reach {where} ({method} {path}): {_cause(e.reason, self.timeout)}",
-                              server=self.base_url) from None
-        except (TimeoutError, socket.timeout):
-            raise ServerError(f"{where} did not answer {method} {path} within {self.timeout:g} s (timeout=)",
-                              server=self.base_url) from None
-        except (ConnectionError, http.client.HTTPException) as e:
-            raise ServerError(f"{where} broke off {method} {path}: {_cause(e, self.timeout)}", server=self.base_url) from None
-        try:
-            out = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise ServerError(f"{where} answered {method} {path} with HTTP {status} but not JSON: "
-                              f"{raw[:300].decode('utf-8', 'replace')!r}", status=status, server=self.base_url) from None
-        if isinstance(out, dict) and "error" in out and not out.get("choices") and not out.get("data"):
-            message = _error_message(raw) or json.dumps(out["error"])[:500]
-            raise ServerError(f"{where} returned an error for {method} {path}: {message}", status=status, server=self.base_url)
-        if not isinstance(out, dict):
-            raise ServerError(f"{where} answered {method} {path} with a JSON {type(out).__name__}, not an object",
-                              status=status, server=self.base_url)
-        return out
+        return request_json(base + path, method, body, api_key=self.api_key, timeout=self.timeout,
+                            server=self.base_url, path=path)
+
+
+def _new_tokens(event: dict) -> int:
+    """Generated tokens in one stream chunk (vLLM's token_ids, else the logprobs entries)."""
+    n = 0
+    for choice in event.get("choices") or []:
+        if not isinstance(choice, dict):
+            continue
+        ids = choice.get("token_ids")
+        if isinstance(ids, list):
+            n += len(ids)
+            continue
+        lp = choice.get("logprobs")
+        if isinstance(lp, dict):
+            n += len(lp.get("tokens") or lp.get("content") or [])
+    return n
 
 
 def _prompt_only(trace: Trace) -> Trace:
@@ -287,57 +280,4 @@ def _prompt_only(trace: Trace) -> Trace:
     out = trace[: trace.prompt_len]
     out.meta.pop("finish_reason", None)
     out.meta["text"] = out.text
-    return out
-
-
-def _error_message(raw: bytes) -> str | None:
-    try:
-        body = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return None
-    if not isinstance(body, dict):
-        return None
-    err = body.get("error", body.get("detail", body.get("message")))
-    if isinstance(err, dict):
-        return str(err.get("message") or json.dumps(err))
-    return None if err is None else str(err)
-
-
-def _cause(reason, timeout: float) -> str:
-    if isinstance(reason, ConnectionRefusedError):
-        return ("connection refused: nothing listens there. Is the server running? "
-                "(a local vLLM: python -m logprob_viz.vllm_server start)")
-    if isinstance(reason, (TimeoutError, socket.timeout)):
-        return f"no answer within {timeout:g} s (timeout=)"
-    if isinstance(reason, socket.gaierror):
-        return f"unknown host ({reason})"
-    if isinstance(reason, ConnectionResetError):
-        return "the connection was reset by the server"
-    if isinstance(reason, http.client.RemoteDisconnected):
-        return "the server closed the connection without answering"
-    return f"{type(reason).__name__}: {reason}"
-
-
-def _sampling(temperature, top_p, top_k, do_sample, seed) -> dict:
-    """Request fields for the same sampling rules as the local runner (greedy unless asked)."""
-    if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, (int, float))
-                                    or temperature < 0 or not math.isfinite(temperature)):
-        raise ValueError(f"temperature must be a number >= 0 (0 means greedy), got {temperature!r}")
-    if top_p is not None and (isinstance(top_p, bool) or not isinstance(top_p, (int, float)) or not 0 < top_p <= 1):
-        raise ValueError(f"top_p must be in (0, 1], got {top_p!r}")
-    if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 0):
-        raise ValueError(f"top_k must be an int >= 0 (0 means no top-k), got {top_k!r}")
-    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-        raise TypeError(f"seed must be an int or None, got {type(seed).__name__}")
-    if do_sample is None:
-        do_sample = (temperature is not None and temperature > 0) or top_p is not None or bool(top_k)
-    if not do_sample or temperature == 0:
-        # Explicit: a server applies the model's generation_config defaults to what is not sent.
-        return {"temperature": 0.0}
-    out: dict[str, Any] = {"temperature": float(1.0 if temperature is None else temperature),
-                           "top_p": float(1.0 if top_p is None else top_p)}
-    if top_k:
-        out["top_k"] = int(top_k)
-    if seed is not None:
-        out["seed"] = int(seed)
     return out
