@@ -96,10 +96,18 @@ export function logprobText(lp) {
   return s === "-0.000" ? "0.000" : s;
 }
 
-/** Whitespace that would vanish in a cell shown by a visible mark (the text itself is unchanged elsewhere). */
+/**
+ * Whitespace that would vanish in a small cell, shown by a visible mark: line breaks and tabs
+ * always, spaces when the token is nothing but whitespace (" " would be an empty cell).
+ * Only cells and the token axis use this; the alternatives list shows the exact text.
+ */
 export function visible(text) {
-  return text.replace(/\n/g, "↵").replace(/\t/g, "→").replace(/\r/g, "␍");
+  const marked = text.replace(/\n/g, "↵").replace(/\t/g, "→").replace(/\r/g, "␍");
+  return text.trim() === "" ? marked.replace(/ /g, "␣") : marked;
 }
+
+/** True when a token is only whitespace (or empty): the list draws its extent instead of nothing. */
+export const isBlank = (text) => text.trim() === "";
 
 // Viridis (perceptually uniform, colour-blind safe), dark = unlikely, bright = likely.
 const VIRIDIS = [

@@ -1,7 +1,7 @@
 // The alternatives panel: one cell's layer, its numbers, and that layer's top guesses with the
 // actual token highlighted (added below with its rank when it is not among them).
 
-import { logprobText, percent, tokenAt, visible } from "./data.js";
+import { isBlank, logprobText, percent, tokenAt, visible } from "./data.js";
 
 function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -16,7 +16,9 @@ function altRow(text, logprob, chosen, best) {
   const bar = el("div", "lvl-alt-bar");
   const share = Number.isFinite(best) ? Math.exp(logprob - best) : 0; // bar length relative to the top guess
   bar.style.width = `${Math.max(0, Math.min(1, share)) * 100}%`;
-  row.append(el("span", "lvl-alt-token", text), el("span", "lvl-alt-prob", percent(logprob)), el("span", "lvl-alt-logprob", logprobText(logprob)));
+  const token = el("span", "lvl-alt-token", text);
+  if (isBlank(text)) token.classList.add("lvl-blank"); // a box shows where the whitespace is
+  row.append(token, el("span", "lvl-alt-prob", percent(logprob)), el("span", "lvl-alt-logprob", logprobText(logprob)));
   row.prepend(bar);
   return row;
 }
