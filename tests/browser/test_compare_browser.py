@@ -1,0 +1,199 @@
+"""The compare view and a plotly figure linked to a view, in a real JupyterLab and chromium.
+
+Two hand-made traces of the same text cut at different places (and a hostile token) are
+compared; the aligned spans, their differences and the panel's token lists are computed here,
+independently of logprob_viz. The linked figure is plotly's own FigureWidget: a click on its
+point must pin the token in the view (Python's `view.selected` changes), and pinning a token in
+the view must move the figure's "pinned" marker onto that token's point.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+
+from browser.lab import (
+    HAND_MADE_TIMEOUT,
+    cell,
+    open_notebook,
+    python_prints,
+    run_cell,
+    save_screenshot,
+    wait_for_output,
+    write_notebook,
+)
+
+pytestmark = pytest.mark.browser
+
+NAN = math.nan
+HOSTILE_A = ["<img src=x onerror=window.__pwned=1>"]
+HOSTILE_B = ["<img src=x ", "onerror=window.__pwned=1>"]
+TOKENS_A = ["The", " cat", " sat", " on", " the", " mat", ".", *HOSTILE_A]
+TOKENS_B = ["Th", "e c", "at", " sat on", " the", " m", "at.", *HOSTILE_B]
+LP_A = [NAN, -1.0, -2.0, -0.5, -0.3, -4.0, -0.2, -3.0]
+LP_B = [NAN, -0.5, -0.7, -1.5, -0.1, -2.0, -1.0, -1.0, -2.5]
+
+COMPARE_CELL = f"""\
+import numpy as np
+import logprob_viz as lv
+from logprob_viz.comparison import compare
+nan = float("nan")
+a = lv.Trace(tokens={TOKENS_A!r}, logprobs={LP_A!r}, top_tokens=[[], [], [" sat", " lay", "<b>bold</b>"]] + [[]] * 5,
+             top_logprobs=[[-np.inf] * 3] * 2 + [[-0.5, -1.0, -2.0]] + [[-np.inf] * 3] * 5, meta={{"model": "a"}})
+b = lv.Trace(tokens={TOKENS_B!r}, logprobs={LP_B!r}, meta={{"model": "b"}})
+v = compare([a, b], labels=["model a", "model b"]).view()
+v"""
+
+LINK_CELL = """\
+import numpy as np
+import logprob_viz as lv
+from logprob_viz.linked import link
+lps = -np.linspace(0.1, 5, 12)
+lps[0] = np.nan
+t = lv.Trace(tokens=[f" w{i}" for i in range(12)], logprobs=lps, ranks=[0] + [1] * 11)
+view = lv.LogprobView(t)
+linked = link(view, "surprisal")
+linked"""
+
+
+def expected_spans() -> list[tuple[int, int]]:
+    def bounds(tokens):
+        out, at = {0}, 0
+        for tok in tokens:
+            at += len(tok.encode())
+            out.add(at)
+        return out
+
+    cuts = sorted(bounds(TOKENS_A) & bounds(TOKENS_B))
+    return list(zip(cuts[:-1], cuts[1:], strict=True))
+
+
+def tokens_in(tokens, a, b) -> list[int]:
+    out, at = [], 0
+    for i, tok in enumerate(tokens):
+        if a <= at < b:
+            out.append(i)
+        at += len(tok.encode())
+    return out
+
+
+def span_logprob(tokens, lps, a, b) -> float:
+    return sum(lps[i] for i in tokens_in(tokens, a, b))  # NaN in, NaN out
+
+
+def visible(text: str) -> str:
+    """What the view promises to show for token text (js/compare/decode.js `visible`)."""
+    return text.replace(" ", "\u2423").replace("\t", "\u21e5").replace("\n", "\u21b5")
+
+
+def rgb_of(css: str) -> tuple[int, int, int] | None:
+    m = re.match(r"rgb\((\d+), (\d+), (\d+)\)", css)
+    return tuple(int(x) for x in m.groups()) if m else None
+
+
+def test_hover_highlights_aligned_spans_and_difference_mode(page, lab_server):
+    write_notebook(lab_server, "compare.ipynb", [COMPARE_CELL, "print('selected', v.selected)"])
+    open_notebook(page, lab_server, "compare.ipynb")
+    run_cell(page, 0)
+    wait_for_output(page, lab_server, 0, ".lvc-root", HAND_MADE_TIMEOUT)
+    root = cell(page, 0).locator(".lvc-root")
+    spans = expected_spans()
+    assert spans[:4] == [(0, 7), (7, 14), (14, 18), (18, 23)]
+    for r in (0, 1):
+        assert root.locator(f".lvc-row[data-row='{r}'] .lvc-span").count() == len(spans)
+    # token text is text: the hostile token is shown, not run
+    assert page.evaluate("window.__pwned") is None
+    assert HOSTILE_A[0] in root.locator(".lvc-row[data-row='0'] .lvc-text").text_content()
+
+    # hover span 1 in row 0: span 1 of every row lights up, and the panel lists each row's tokens there
+    root.locator(".lvc-row[data-row='0'] .lvc-span[data-span='1']").hover()
+    page.wait_for_function("el => el.dataset.span === '1'", arg=root.locator(".lvc-panel").element_handle())
+    for r in (0, 1):
+        lit = root.locator(f".lvc-row[data-row='{r}'] .lvc-span.lvc-hl")
+        assert lit.count() == 1 and lit.get_attribute("data-span") == "1"
+    a, b = spans[1]
+    for r, tokens in ((0, TOKENS_A), (1, TOKENS_B)):
+        shown = root.locator(f".lvc-panel .lvc-col[data-row='{r}'] .lvc-token-text").all_text_contents()
+        assert shown == [visible(tokens[i]) for i in tokens_in(tokens, a, b)]
+    # row 0's " sat" has alternatives, the hostile one as text
+    alts = root.locator(".lvc-panel .lvc-col[data-row='0'] .lvc-alt-text").all_text_contents()
+    assert alts == [visible(x) for x in [" sat", " lay", "<b>bold</b>"]]
+    # hovering row 1 moves the highlight in row 0 too
+    root.locator(".lvc-row[data-row='1'] .lvc-span[data-span='3']").hover()
+    page.wait_for_function("el => el.dataset.span === '3'", arg=root.locator(".lvc-panel").element_handle())
+    assert root.locator(".lvc-row[data-row='0'] .lvc-span.lvc-hl").get_attribute("data-span") == "3"
+
+    # difference mode: every span coloured by logprob(a) - logprob(b), the same in both rows
+    root.locator("select.lvc-mode").select_option("difference")
+    page.wait_for_function("el => el.classList.contains('lvc-mode-diff')", arg=root.element_handle())
+    for s, (a, b) in enumerate(spans):
+        d = span_logprob(TOKENS_A, LP_A, a, b) - span_logprob(TOKENS_B, LP_B, a, b)
+        colours = []
+        for r in (0, 1):
+            el = root.locator(f".lvc-row[data-row='{r}'] .lvc-span[data-span='{s}']")
+            assert el.get_attribute("data-diff") == ("unknown" if math.isnan(d) else f"{d:.4f}")
+            colours.append(rgb_of(el.evaluate("e => getComputedStyle(e).backgroundColor")))
+        assert colours[0] == colours[1]
+        if math.isnan(d):
+            assert colours[0] is None  # unknown stays uncoloured (transparent)
+        elif d > 0.5:
+            assert colours[0][0] > colours[0][2], (s, d, colours)  # orange side: a likelier
+        elif d < -0.5:
+            assert colours[0][2] > colours[0][0], (s, d, colours)  # purple side: b likelier
+    save_screenshot(page, "compare-difference.png", ".lvc-root:visible")
+
+    # click pins the span for Python too
+    root.locator(".lvc-row[data-row='1'] .lvc-span[data-span='2']").click()
+    python_prints(page, lab_server, 1, "selected 2")
+    assert root.locator(".lvc-span.lvc-pinned").count() == 2
+    assert page.page_errors == []
+
+
+POINTS_JS = """(plot) => {
+  const traces = plot.querySelectorAll('.scatterlayer .trace');
+  const centre = (el) => { const r = el.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; };
+  return [...traces].map(t => [...t.querySelectorAll('path.point')].map(centre));
+}"""
+
+
+def test_plotly_point_pins_the_token_and_the_reverse(page, lab_server):
+    write_notebook(lab_server, "linked.ipynb", [LINK_CELL, "print('selected', view.selected)"])
+    open_notebook(page, lab_server, "linked.ipynb")
+    run_cell(page, 0)
+    wait_for_output(page, lab_server, 0, ".lv-root", HAND_MADE_TIMEOUT)
+    wait_for_output(page, lab_server, 0, ".js-plotly-plot .scatterlayer path.point", HAND_MADE_TIMEOUT)
+    plot = cell(page, 0).locator(".js-plotly-plot").first
+    points = plot.evaluate(POINTS_JS)
+    assert len(points[0]) == 11  # 12 tokens, the first unknown (NaN) has no point
+    # plotly draws no point for NaN; point k on screen is token k + 1, in x order
+    x, y = points[0][4]  # token 5
+    page.mouse.move(x, y)
+    page.mouse.click(x, y)
+    python_prints(page, lab_server, 1, "selected 5")
+    view = cell(page, 0).locator(".lv-root")
+    view.locator(".lv-token[data-index='5'].lv-pinned").wait_for(timeout=30_000)
+    # the figure marks the pinned point
+    page.wait_for_function(
+        "plot => plot.querySelectorAll('.scatterlayer .trace')[1].querySelectorAll('path.point').length === 1",
+        arg=plot.element_handle(),
+    )
+    marker = plot.evaluate(POINTS_JS)[1][0]
+    assert abs(marker[0] - x) < 2 and abs(marker[1] - y) < 2
+
+    # the reverse: pin token 9 in the view, the marker moves onto point 9
+    view.locator(".lv-token[data-index='9']").click()
+    python_prints(page, lab_server, 1, "selected 9")
+    target = plot.evaluate(POINTS_JS)[0][8]
+    page.wait_for_function(
+        """([plot, tx]) => {
+             const p = plot.querySelectorAll('.scatterlayer .trace')[1].querySelector('path.point');
+             if (!p) return false;
+             const r = p.getBoundingClientRect();
+             return Math.abs(r.x + r.width / 2 - tx) < 2;
+           }""",
+        arg=[plot.element_handle(), target[0]],
+    )
+    save_screenshot(page, "compare-linked-plot.png", ".jp-OutputArea-output:visible")
+    assert page.page_errors == []
