@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-ARTIFACTS = REPO / "tests" / "artifacts"
+from browser.lab import ARTIFACTS, REPO
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -115,7 +115,10 @@ def lab_server(tmp_path_factory):
         "--LabApp.news_url=None",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         f"--LabApp.workspaces_dir={private / 'workspaces'}",
+        # window.jupyterapp in the page, in JupyterLab and in Notebook 7: the tests read the page's
+        # kernel state and switch themes through it
         "--LabApp.expose_app_in_browser=True",
+        "--JupyterNotebookApp.expose_app_in_browser=True",
     ]
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
@@ -125,13 +128,18 @@ def lab_server(tmp_path_factory):
         deadline = time.monotonic() + SERVER_START_TIMEOUT
         while True:
             if proc.poll() is not None:
-                pytest.fail(f"jupyter-lab exited with code {proc.returncode} while starting; its log:\n{server.log_tail()}")
+                pytest.fail(
+                    f"jupyter-lab exited with code {proc.returncode} while starting; its log:\n{server.log_tail()}"
+                )
             try:
                 server.api("/api/status")
                 break
             except (OSError, urllib.error.URLError):
                 if time.monotonic() > deadline:
-                    pytest.fail(f"jupyter-lab did not answer /api/status within {SERVER_START_TIMEOUT} s; log:\n{server.log_tail()}")
+                    pytest.fail(
+                        f"jupyter-lab did not answer /api/status within {SERVER_START_TIMEOUT} s; "
+                        f"log:\n{server.log_tail()}"
+                    )
                 time.sleep(0.5)
         server.remember_kernels = lambda: kernels.update(_children(proc.pid))
         yield server

@@ -9,60 +9,30 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 from pathlib import Path
 
 import pytest
-from test_widget_browser import (
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from browser.cells import EXPLORER_CELL
+from browser.expected import as_float, expected_percent, expected_rows, js_to_fixed
+from browser.lab import (
     ARTIFACTS,
     HAND_MADE_TIMEOUT,
     MODEL_TIMEOUT,
-    REPO,
-    as_float,
-    cell,
     chart_rows,
-    expected_percent,
-    expected_rows,
-    js_to_fixed,
+    next_frames,
     open_notebook,
+    python_prints,
     run_cell,
     save_screenshot,
+    wait_cell_done,
     wait_for_output,
+    wait_main_thread_idle,
     write_notebook,
 )
 
 pytestmark = pytest.mark.browser
-
-EXPLORER_CELL = """\
-import json, pathlib
-import numpy as np
-import logprob_viz as lv
-ninf = -np.inf
-words = ["The", " quick", " brown", " fox", " jumps", " over", " the", " lazy", " dog", ".", "\\n",
-         "It", " was", " not", " amused", " at", " all", "!"]
-rng = np.random.default_rng(0)
-n, k = len(words), 3
-lp = np.log(rng.uniform(0.02, 0.98, n)).astype(np.float32); lp[0] = np.nan
-ranks = np.where(rng.uniform(size=n) < 0.5, 1, rng.integers(2, 3000, n)); ranks[0] = 0
-lp = np.where(ranks > 1, np.minimum(lp, np.log(0.04)), lp).astype(np.float32)  # outside the top 3: below its 5%
-top_tokens, top_lp, top_ids = [], np.full((n, k), ninf, np.float32), np.full((n, k), -1)
-for i, w in enumerate(words):
-    if i == 0:
-        top_tokens.append([]); continue
-    alts = [w, " alt%d" % i, " other%d" % i] if ranks[i] == 1 else [" alt%d" % i, " other%d" % i, " third%d" % i]
-    ps = sorted([np.exp(lp[i]) if ranks[i] == 1 else 0.5, 0.3 * (1 - np.exp(lp[i])), 0.05], reverse=True)
-    top_tokens.append(alts); top_lp[i] = np.log(ps); top_ids[i] = [1000 * i + j for j in range(k)]
-    if ranks[i] == 1: top_lp[i, 0] = lp[i]
-ids = [1000 * i if ranks[i] == 1 else 1000 * i + 999 for i in range(n)]
-t = lv.Trace(tokens=words, token_ids=ids, logprobs=lp, ranks=ranks,
-             entropy=np.where(np.arange(n) == 0, np.nan, rng.uniform(0, 5, n)).astype(np.float32),
-             top_tokens=top_tokens, top_logprobs=top_lp, top_ids=top_ids,
-             processed_logprobs=np.where(np.isnan(lp), np.nan, lp * 0.7),
-             processed_top_logprobs=np.where(np.isfinite(top_lp), top_lp * 0.7, ninf),
-             prompt_len=3, meta={"model": "hand-made", "source": "test"})
-pathlib.Path("explorer.json").write_text(json.dumps(t.to_dict()))
-v = lv.LogprobView(t)
-v"""
 
 MODES = ["probability", "logprob", "entropy", "rank", "ratio"]
 OKABE_ITO = {1: "rgb(86, 180, 233)", 10: "rgb(0, 158, 115)", 100: "rgb(240, 228, 66)",
@@ -75,11 +45,6 @@ def bucket_color(rank: int) -> str:
 
 def token_background(root, i: int) -> str:
     return root.locator(f".lv-token[data-index='{i}']").evaluate("el => getComputedStyle(el).backgroundColor")
-
-
-def python_prints(page, server, index: int, code_result: str, timeout: float = 60) -> None:
-    run_cell(page, index)
-    wait_for_output(page, server, index, f"text={code_result}", timeout)
 
 
 def open_explorer(page, lab_server, name, extra_cells):
@@ -102,7 +67,7 @@ def test_color_modes_palettes_and_legend_range_from_python_and_the_legend(page, 
     for j, m in enumerate(MODES, start=1):
         run_cell(page, j)
         page.wait_for_function(f"() => document.querySelector('.lv-root .lv-mode').value === {m!r}", timeout=30_000)
-        page.wait_for_timeout(300)
+        next_frames(page)  # (the view repaints in the task that rebuilt the legend; these frames show it)
         seen[m] = [token_background(root, i) for i in range(n)]
         if m == "rank":
             buckets = [x.strip() for x in root.locator(".lv-bucket").all_inner_texts()]
@@ -118,7 +83,7 @@ def test_color_modes_palettes_and_legend_range_from_python_and_the_legend(page, 
     # Surprisal over [0, 2] with cividis: a token with surprisal >= 2 is the darkest colour.
     run_cell(page, len(MODES) + 1)
     page.wait_for_function("() => document.querySelector('.lv-root .lv-range-hi')?.value === '2'", timeout=30_000)
-    page.wait_for_timeout(300)
+    next_frames(page)
     assert root.locator(".lv-legend-ticks").inner_text().split() == ["0", "0.5", "1", "1.5", "2"]
     dark = [i for i in range(1, n) if -as_float(trace["logprobs"][i]) >= 2]
     for i in dark:
@@ -130,20 +95,12 @@ def test_color_modes_palettes_and_legend_range_from_python_and_the_legend(page, 
     root.locator(".lv-range-hi").fill("5")
     root.locator(".lv-range-hi").press("Enter")
     root.locator(".lv-mode").select_option("entropy")
-    page.wait_for_timeout(500)
     python_prints(page, lab_server, len(MODES) + 2, "mode is entropy None")
     root.locator(".lv-mode").select_option("logprob")
     root.locator(".lv-range-hi").fill("5")
     root.locator(".lv-range-hi").press("Enter")
-    page.wait_for_timeout(500)
     python_prints(page, lab_server, len(MODES) + 2, "mode is logprob [0.0, 5.0]")
     assert not page.page_errors, page.page_errors
-
-    # The best screenshots go to docs/.
-    docs = REPO / "docs"
-    docs.mkdir(exist_ok=True)
-    shutil.copyfile(ARTIFACTS / "mode-rank.png", docs / "color-mode-rank.png")
-    shutil.copyfile(ARTIFACTS / "mode-logprob.png", docs / "color-mode-surprisal.png")
 
 
 def test_chart_other_bar_outside_top_k_ids_and_processed_side_by_side(page, lab_server):
@@ -171,7 +128,7 @@ def test_chart_other_bar_outside_top_k_ids_and_processed_side_by_side(page, lab_
 
     # Token ids on request.
     run_cell(page, 1)
-    page.wait_for_timeout(1000)
+    wait_cell_done(page, 1)
     page.keyboard.press("Escape")  # leave the new cell's editor
     # (the notebook scrolls to the new cell: dispatch the hover rather than chase the token)
     root.locator(f".lv-token[data-index='{outside}']").dispatch_event("mouseover")
@@ -179,7 +136,6 @@ def test_chart_other_bar_outside_top_k_ids_and_processed_side_by_side(page, lab_
     ids = chart.locator(".lv-alt-row .lv-alt-id").all_inner_texts()
     assert ids == [str(x) for x in trace["top_ids"][outside]] + [str(trace["token_ids"][outside])]
     save_screenshot(page, "chart-ids.png")
-    shutil.copyfile(ARTIFACTS / "chart-ids.png", REPO / "docs" / "chart.png")
     assert not page.page_errors, page.page_errors
 
 
@@ -360,7 +316,8 @@ t = lv.Trace(tokens=payloads, token_ids=list(range(n)), logprobs=np.full(n, -1.0
 v = lv.LogprobView(t)
 v"""
 
-ALLOWED_ATTRS = {"class", "value", "width", "height", "data-index", "data-glyph", "style", "title", "tabindex", "type", "step", "hidden"}
+ALLOWED_ATTRS = {"class", "value", "width", "height", "data-index", "data-glyph", "style", "title", "tabindex"}
+ALLOWED_ATTRS |= {"type", "step", "hidden"}
 
 
 def test_hostile_tokens_and_alternatives_never_run_and_show_as_literal_text(page, lab_server):
@@ -383,9 +340,10 @@ def test_hostile_tokens_and_alternatives_never_run_and_show_as_literal_text(page
         tokens.nth(i).scroll_into_view_if_needed()
         tokens.nth(i).hover()
         rows = chart_rows(page, i)
-        assert [r[0] for r in rows] == [HOSTILE_PAYLOADS[(i + 1) % n], HOSTILE_PAYLOADS[(i + 2) % n], HOSTILE_PAYLOADS[i]]
+        want = [HOSTILE_PAYLOADS[(i + 1) % n], HOSTILE_PAYLOADS[(i + 2) % n], HOSTILE_PAYLOADS[i]]
+        assert [r[0] for r in rows] == want
     tokens.nth(n - 2).click()
-    page.wait_for_timeout(1000)
+    root.locator(f".lv-token[data-index='{n - 2}'].lv-pinned").wait_for(timeout=10_000)
     assert page.evaluate("() => window.__pwned") is None, "a payload ran as code"
     # Only the view's own elements exist inside it: nothing from the data became an element or an attribute.
     foreign = root.evaluate(
@@ -393,7 +351,8 @@ def test_hostile_tokens_and_alternatives_never_run_and_show_as_literal_text(page
             const bad = [];
             if (!/^(DIV|SPAN|BUTTON|SELECT|OPTION|INPUT|CANVAS)$/.test(e.tagName)) bad.push(e.tagName);
             for (const a of e.attributes) if (!allowed.includes(a.name)) bad.push(e.tagName + '@' + a.name);
-            if (e.className && !String(e.className).split(' ').every(c => c.startsWith('lv-'))) bad.push('class ' + e.className);
+            const own = String(e.className).split(' ').every(c => c.startsWith('lv-'));
+            if (e.className && !own) bad.push('class ' + e.className);
             return bad;
         })""",
         sorted(ALLOWED_ATTRS),
@@ -430,23 +389,31 @@ vocab = [" the", " a", " model", " token", " of", ",", ".", "\\n", " probability
 toks = [vocab[j] for j in rng.integers(0, len(vocab), n)]
 lp = np.log(rng.uniform(0.001, 1, n)).astype(np.float32)
 top = np.sort(np.log(rng.uniform(0.001, 1, (n, k))).astype(np.float32), axis=1)[:, ::-1]
-t = lv.Trace(tokens=toks, logprobs=lp, ranks=rng.integers(1, 2000, n), entropy=rng.uniform(0, 5, n).astype(np.float32),
-             top_tokens=[[vocab[(i + j) % len(vocab)] for j in range(k)] for i in range(n)], top_logprobs=top, prompt_len=10)
+t = lv.Trace(tokens=toks, logprobs=lp, ranks=rng.integers(1, 2000, n),
+             entropy=rng.uniform(0, 5, n).astype(np.float32),
+             top_tokens=[[vocab[(i + j) % len(vocab)] for j in range(k)] for i in range(n)], top_logprobs=top,
+             prompt_len=10)
 v = lv.LogprobView(t)
 v"""
 
+# Long tasks from here on, as [start (ms after the observer started), duration]. Entries reach an
+# observer's callback later; __flushLongtasks() takes the pending ones at once (takeRecords).
 LONGTASK_OBSERVER = """() => {
   window.__longest = 0; window.__longtasks = []; window.__t0 = performance.now();
-  new PerformanceObserver(list => { for (const e of list.getEntries()) {
-    window.__longtasks.push([Math.round(e.startTime - window.__t0), Math.round(e.duration)]); window.__longest = Math.max(window.__longest, e.duration); } })
-    .observe({type: 'longtask'});
+  const add = entries => { for (const e of entries) {
+    window.__longtasks.push([Math.round(e.startTime - window.__t0), Math.round(e.duration)]);
+    window.__longest = Math.max(window.__longest, e.duration);
+  } };
+  const observer = new PerformanceObserver(list => add(list.getEntries()));
+  observer.observe({type: 'longtask'});
+  window.__flushLongtasks = () => add(observer.takeRecords());
 }"""
 
 
 def test_100k_tokens_open_scroll_and_hover_with_the_text_built_in_blocks(page, lab_server):
     write_notebook(lab_server, "long.ipynb", [LONG_CELL])
     open_notebook(page, lab_server, "long.ipynb")
-    page.wait_for_timeout(2000)  # let JupyterLab settle: its own start-up work is not the view's
+    wait_main_thread_idle(page)  # JupyterLab's own start-up work is not the view's
     page.evaluate(LONGTASK_OBSERVER)
     run_cell(page, 0)
     wait_for_output(page, lab_server, 0, ".lv-root .lv-token", HAND_MADE_TIMEOUT)
@@ -458,7 +425,7 @@ def test_100k_tokens_open_scroll_and_hover_with_the_text_built_in_blocks(page, l
     text = root.locator(".lv-text")
     for f in [0.1, 0.3, 0.5, 0.7, 0.9, 1.0, 0.0]:
         text.evaluate("(el, f) => { el.scrollTop = f * (el.scrollHeight - el.clientHeight); }", f)
-        page.wait_for_timeout(250)
+        next_frames(page)  # the blocks scrolled into view are laid out and painted
     hover_ms = page.evaluate(
         """async () => {
             const times = [];
@@ -473,17 +440,21 @@ def test_100k_tokens_open_scroll_and_hover_with_the_text_built_in_blocks(page, l
                 const t0 = performance.now();
                 el.dispatchEvent(new MouseEvent('mouseover', {bubbles: true}));
                 await frame();
-                if (!document.querySelector(`.lv-root .lv-chart[data-index='${i}']`)) throw new Error('no chart for ' + i);
+                const chart = document.querySelector(`.lv-root .lv-chart[data-index='${i}']`);
+                if (!chart) throw new Error('no chart for ' + i);
                 times.push(performance.now() - t0);
             }
             return times;
         }"""
     )
-    page.wait_for_timeout(500)
+    page.evaluate("() => window.__flushLongtasks()")
     longest = page.evaluate("() => window.__longest")
     tasks = page.evaluate("() => window.__longtasks")  # [start (ms after the cell ran), duration]
     built = page.evaluate("() => Math.round(performance.getEntriesByName('lv-built')[0].startTime - window.__t0)")
-    report = f"longest task {longest:.0f} ms; long tasks [start, ms] {tasks}; built at {built} ms; hover-to-frame {[round(x) for x in hover_ms]} ms"
+    report = (
+        f"longest task {longest:.0f} ms; long tasks [start, ms] {tasks}; built at {built} ms; "
+        f"hover-to-frame {[round(x) for x in hover_ms]} ms"
+    )
     print(report)
     (ARTIFACTS / "long-trace-timing.txt").write_text(report + "\n")
     assert root.locator(".lv-token").count() == LONG_N  # (after the measurement: counting is a long task)
@@ -495,9 +466,13 @@ def test_100k_tokens_open_scroll_and_hover_with_the_text_built_in_blocks(page, l
     blocks = root.locator(".lv-block")
     assert blocks.count() >= LONG_N // 300, "the text is not cut into blocks"
     text.evaluate("el => { el.scrollTop = 0; }")
-    page.wait_for_timeout(500)
     far = blocks.nth(blocks.count() // 2)
-    assert far.evaluate("el => getComputedStyle(el).contentVisibility") == "hidden", "a block far off screen is laid out"
+    try:  # (the IntersectionObserver reports asynchronously)
+        page.wait_for_function(
+            "el => getComputedStyle(el).contentVisibility === 'hidden'", arg=far.element_handle(), timeout=10_000
+        )
+    except PlaywrightTimeout:
+        pytest.fail("a block far off screen is laid out (content-visibility is not hidden)")
     assert len(hover_ms) == 4, report  # every hovered token got its chart
     assert not page.page_errors, page.page_errors
 

@@ -22,44 +22,32 @@ import time
 from pathlib import Path
 
 import pytest
-from test_explorer_browser import EXPLORER_CELL
-from test_widget_browser import (
-    ARTIFACTS,
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from browser.cells import EXPLORER_CELL, HOSTILE, HOSTILE_ALT, HOSTILE_IMG
+from browser.expected import expected_rows
+from browser.lab import (
     HAND_MADE_TIMEOUT,
-    HOSTILE,
-    HOSTILE_ALT,
-    HOSTILE_IMG,
-    KERNEL_READY_TIMEOUT,
+    WIDGET_VIEW,
     chart_rows,
-    expected_rows,
     open_notebook,
     run_cell,
     save_screenshot,
     wait_for_output,
+    wait_kernel_idle,
+    wait_widgets_restored,
     write_notebook,
 )
 
 pytestmark = pytest.mark.browser
 
 
-def wait_kernel_idle(server, name):
-    deadline = time.monotonic() + KERNEL_READY_TIMEOUT
-    while time.monotonic() < deadline:
-        sessions = [s for s in server.api("/api/sessions") if s.get("path", "").endswith(name)]
-        if sessions and (sessions[0].get("kernel") or {}).get("execution_state") == "idle":
-            server.remember_kernels()
-            return
-        time.sleep(0.5)
-    pytest.fail(f"the kernel of {name} was not idle after {KERNEL_READY_TIMEOUT} s")
-
-
 def test_notebook_7_shows_the_view_and_its_chart(page, lab_server):
     pytest.importorskip("notebook", reason="Notebook 7 is not installed (pip install notebook)")
     write_notebook(lab_server, "nb7.ipynb", [EXPLORER_CELL])
-    page.goto(f"{lab_server.url}/notebooks/nb7.ipynb")
-    page.locator(".jp-Notebook .jp-Cell").first.wait_for(state="visible", timeout=120_000)
-    assert page.locator("#main-panel, .jp-NotebookApp, body[data-notebook='notebooks']").count() or "/notebooks/" in page.url
-    wait_kernel_idle(lab_server, "nb7.ipynb")
+    open_notebook(page, lab_server, "nb7.ipynb", app="notebooks")
+    is_notebook_7 = page.locator("#main-panel, .jp-NotebookApp, body[data-notebook='notebooks']").count()
+    assert is_notebook_7 or "/notebooks/" in page.url
     # Notebook 7.6.5 + JupyterLab 4.6.6 raise errors of their own while starting ("reading
     # 'schema'", "filebrowser:open-path not registered"), with or without the view: count from here.
     errors_before = len(page.page_errors)
@@ -86,7 +74,8 @@ t = lv.Trace(
     token_ids=[1, 2, 3, 4, 5, 6, 7],
     logprobs=[np.nan, -0.2, -1.5, -0.1, -3.0, -6.0, -0.05],
     ranks=[0, 1, 2, 1, 1, 12, 1],
-    top_tokens=[[], [" hi", " hello"], [",", {BREAKOUT!r}, " -"], [{HOSTILE_IMG!r}, " "], [{HOSTILE!r}, {HOSTILE_ALT!r}],
+    top_tokens=[[], [" hi", " hello"], [",", {BREAKOUT!r}, " -"], [{HOSTILE_IMG!r}, " "],
+                [{HOSTILE!r}, {HOSTILE_ALT!r}],
                 [" one", " three"], [" 🤖"]],
     top_logprobs=[[ninf, ninf, ninf], [-0.2, -1.8, ninf], [-0.4, -1.5, -2.9], [-0.1, -2.5, ninf],
                   [-3.0, -3.2, ninf], [-0.9, -1.3, ninf], [-0.05, ninf, ninf]],
@@ -97,7 +86,6 @@ t = lv.Trace(
 # The notebook cell: the trace as the last expression, as users show it.
 EXPORT_CELL = OFFLINE_TRACE_SRC + "\nt"
 HTML_MIME = "text/html"
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 NBCONVERT_TIMEOUT = 180  # s: kernel start + numpy + the widget, on 2 shared cores
 
@@ -158,9 +146,9 @@ def assert_offline_view(page, trace, root_selector: str = ".lv-root") -> None:
     for i in (2, 3, 4):
         tokens.nth(i).hover()
         assert chart_rows(page, i) == expected_rows(d, i)
-    page.wait_for_timeout(300)
-    assert page.evaluate("() => window.__pwned") is None, "a token's text ran as code"
+    # No element came from the data (so no onerror/onload can fire later), and nothing ran so far.
     assert root.locator("script, img, svg, b, iframe").count() == 0
+    assert page.evaluate("() => window.__pwned") is None, "a token's text ran as code"
     # Interactive without a kernel: click pins, arrow keys move the pin.
     tokens.nth(2).click()
     root.locator(".lv-token[data-index='2'].lv-pinned").wait_for(timeout=10_000)
@@ -179,8 +167,7 @@ def test_standalone_html_export_renders_offline_with_hostile_text_as_text(page, 
         page.goto(f"{url}/view.html")
         assert_offline_view(page, trace)
         assert page.title() == "logprob_viz: </script><b>offline</b>"
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        page.locator(".lv-root").first.screenshot(path=str(ARTIFACTS / "standalone-export.png"), animations="disabled")
+        save_screenshot(page, "standalone-export.png", ".lv-root")
         assert seen == {"local": [f"{url}/view.html"], "blocked": []}, "the page requested something besides itself"
         assert page.evaluate("() => window.__csp") == []
     assert page.page_errors == []
@@ -296,7 +283,7 @@ def test_saved_notebook_reopened_without_a_kernel_shows_the_view_from_its_widget
     page.goto(f"{lab_server.url}/lab/tree/saved-state.ipynb?reset")
     out = page.locator(".jp-NotebookPanel:visible .jp-OutputArea-output").first
     out.wait_for(state="visible", timeout=120_000)
-    wait_kernel_idle(lab_server, "saved-state.ipynb")
+    wait_kernel_idle(page, lab_server, "saved-state.ipynb")
     errors_before = len(page.page_errors)
 
     # Untrusted: the text fallback, nothing ran.
@@ -305,11 +292,12 @@ def test_saved_notebook_reopened_without_a_kernel_shows_the_view_from_its_widget
     assert out.locator("script").count() == 0  # the sanitizer dropped the text/html's scripts, if any
     assert page.evaluate("() => window.__pwned") is None
 
-    # No kernel: shut it down (the toolbar then reads "No Kernel"). The widget manager read the saved
-    # state when the notebook opened; give its restore (which asks the kernel first) time to end.
-    page.wait_for_timeout(3000)
+    # No kernel: shut it down (the toolbar then reads "No Kernel"). The widget manager reads the saved
+    # state when the notebook opens, after asking the kernel for its widgets: let it finish first.
+    wait_widgets_restored(page)
     page.evaluate("async () => { await window.jupyterapp.shell.currentWidget.sessionContext.shutdown(); }")
-    page.locator(".jp-NotebookPanel:visible .jp-Toolbar-kernelName", has_text="No Kernel").first.wait_for(timeout=30_000)
+    no_kernel = page.locator(".jp-NotebookPanel:visible .jp-Toolbar-kernelName", has_text="No Kernel")
+    no_kernel.first.wait_for(timeout=30_000)
     assert [s for s in lab_server.api("/api/sessions") if s.get("path", "").endswith("saved-state.ipynb")] == []
 
     # Trusted (File > Trust Notebook, as a user does): the view, from the saved state alone.
@@ -318,8 +306,11 @@ def test_saved_notebook_reopened_without_a_kernel_shows_the_view_from_its_widget
     view = ".jp-NotebookPanel:visible .jp-OutputArea-output .lv-root"
     try:
         page.locator(view).locator(".lv-token").first.wait_for(state="visible", timeout=60_000)
-    except Exception:
-        pytest.fail(f"no view from the saved state; the output holds:\n{out.inner_html()[:3000]}\npage errors: {page.page_errors}")
+    except PlaywrightTimeout:
+        pytest.fail(
+            f"no view from the saved state; the output holds:\n{out.inner_html()[:3000]}\n"
+            f"page errors: {page.page_errors}"
+        )
     assert_offline_view(page, offline_trace(), view)
     assert page.locator(f".jupyter-widgets-disconnected {view.split(' ')[-1]}").count() == 1  # no kernel behind it
     save_screenshot(page, "saved-notebook-no-kernel.png")
@@ -365,10 +356,11 @@ def test_notebook_saved_in_jupyterlab_with_widget_state_reopens_with_the_view(pa
         view = ".jp-NotebookPanel:visible .jp-OutputArea-output .lv-root"
         page.locator(view).locator(".lv-token").first.wait_for(state="visible", timeout=60_000)
         assert page.locator(".jp-NotebookPanel:visible .jupyter-widgets-disconnected .lv-root").count() == 1
-        # ...and without any kernel.
-        page.wait_for_timeout(1000)
+        # ...and without any kernel (once the widget manager is done with the new one).
+        wait_widgets_restored(page)
         page.evaluate("async () => { await window.jupyterapp.shell.currentWidget.sessionContext.shutdown(); }")
-        page.locator(".jp-NotebookPanel:visible .jp-Toolbar-kernelName", has_text="No Kernel").first.wait_for(timeout=30_000)
+        no_kernel = page.locator(".jp-NotebookPanel:visible .jp-Toolbar-kernelName", has_text="No Kernel")
+        no_kernel.first.wait_for(timeout=30_000)
         assert_offline_view(page, offline_trace(), view)
         assert page.page_errors[errors_before:] == []
     finally:

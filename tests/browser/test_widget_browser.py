@@ -2,29 +2,34 @@
 
 Each test writes a notebook into the server's folder, opens it as a person would, runs its
 cells and reads what the page shows. The expected numbers come from the trace itself (written
-to trace.json by the notebook), formatted independently here the way the view promises to.
+to trace.json by the notebook), formatted independently (browser/expected.py) the way the view
+promises to. Screenshots go to tests/artifacts/; scripts/screenshots.sh copies some to docs/.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import shutil
 import sys
-import time
-from decimal import ROUND_HALF_UP, Decimal
-from pathlib import Path
 
 import pytest
 
+from browser.cells import HOSTILE, HOSTILE_ALT, HOSTILE_IMG
+from browser.expected import as_float, expected_rows
+from browser.lab import (
+    HAND_MADE_TIMEOUT,
+    MODEL_TIMEOUT,
+    cell,
+    chart_rows,
+    open_notebook,
+    pseudo,
+    python_prints,
+    run_cell,
+    save_screenshot,
+    wait_for_output,
+    write_notebook,
+)
+
 pytestmark = pytest.mark.browser
-
-REPO = Path(__file__).resolve().parents[2]
-ARTIFACTS = REPO / "tests" / "artifacts"
-
-KERNEL_READY_TIMEOUT = 180  # s
-HAND_MADE_TIMEOUT = 180  # s: kernel start + numpy + widget
-MODEL_TIMEOUT = 600  # s: import torch, convert/load the default model, generate, on 2 shared cores
 
 GENERATE_CELL = """\
 import logprob_viz as lv
@@ -32,10 +37,6 @@ t = lv.generate("A robot may not injure a human being", max_new_tokens=12, top_l
 import json, pathlib
 pathlib.Path("trace.json").write_text(json.dumps(t.to_dict()))
 t"""
-
-HOSTILE = "<script>window.__pwned = 1</script>"
-HOSTILE_IMG = '<img src=x onerror="window.__pwned = 2">'
-HOSTILE_ALT = "<b>bold</b><svg onload=\"window.__pwned = 3\"></svg>"
 
 HAND_MADE_CELL = f"""\
 import sys, json, pathlib
@@ -60,145 +61,6 @@ t = lv.Trace(
 pathlib.Path("trace.json").write_text(json.dumps(t.to_dict()))
 v = lv.LogprobView(t)
 v"""
-
-
-# ---- formatting, as the view documents it (js/lib.js), computed independently -------------
-
-
-def js_to_fixed(x: float, digits: int) -> str:
-    """JavaScript's Number.prototype.toFixed: exact decimal value, ties away from zero."""
-    d = Decimal(abs(x)).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
-    return ("-" if x < 0 else "") + f"{d:.{digits}f}"
-
-
-def expected_percent(logprob: float) -> str:
-    pct = math.exp(logprob) * 100
-    if pct == 0:
-        return "0%"
-    return "<0.1%" if pct < 0.05 else js_to_fixed(pct, 1) + "%"
-
-
-def expected_logprob(logprob: float) -> str:
-    if logprob == -math.inf:
-        return "-inf"
-    s = js_to_fixed(logprob, 3)
-    return "0.000" if s == "-0.000" else s
-
-
-def as_float(x) -> float:
-    return float(x)  # to_dict writes non-finite values as "nan" / "-inf"
-
-
-def expected_rows(trace: dict, i: int) -> list[tuple[str, str, str, bool]]:
-    """(text, percent, logprob, chosen) of each alternative of token i, as the chart must list them."""
-    rows, chosen_seen = [], False
-    token_id = trace["token_ids"][i]
-    for j, text in enumerate(trace["top_tokens"][i]):
-        lp = as_float(trace["top_logprobs"][i][j])
-        alt_id = trace["top_ids"][i][j]
-        chosen = not chosen_seen and (token_id == alt_id if token_id >= 0 and alt_id >= 0 else text == trace["tokens"][i])
-        chosen_seen |= chosen
-        rows.append((text, expected_percent(lp), expected_logprob(lp), chosen))
-    if not chosen_seen:
-        lp = as_float(trace["logprobs"][i])
-        rows.append((trace["tokens"][i], expected_percent(lp), expected_logprob(lp), True))
-    return rows
-
-
-# ---- driving JupyterLab --------------------------------------------------------------------
-
-
-def write_notebook(server, name: str, cells: list[str]) -> None:
-    nb = {
-        "cells": [
-            {"cell_type": "code", "execution_count": None, "id": f"cell-{i}", "metadata": {}, "outputs": [], "source": src}
-            for i, src in enumerate(cells)
-        ],
-        "metadata": {
-            "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
-            "language_info": {"name": "python"},
-        },
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-    (server.root / name).write_text(json.dumps(nb))
-
-
-def open_notebook(page, server, name: str) -> None:
-    # ?reset: a fresh workspace, not the tabs an earlier test left open
-    page.goto(f"{server.url}/lab/tree/{name}?reset")
-    cell(page, 0).wait_for(state="visible", timeout=120_000)
-    deadline = time.monotonic() + KERNEL_READY_TIMEOUT
-    state = "no session yet"
-    while time.monotonic() < deadline:
-        sessions = [s for s in server.api("/api/sessions") if s.get("path", "").endswith(name)]
-        if sessions and sessions[0].get("kernel"):
-            state = sessions[0]["kernel"].get("execution_state")
-            if state == "idle":
-                server.remember_kernels()
-                return
-        time.sleep(0.5)
-    pytest.fail(f"the kernel of {name} was not idle after {KERNEL_READY_TIMEOUT} s (state: {state}); server log:\n{server.log_tail()}")
-
-
-def cell(page, index: int):
-    return page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-Cell").nth(index)
-
-
-def run_cell(page, index: int) -> None:
-    """Click into the cell's editor and press Shift+Enter, as a person does."""
-    cell(page, index).locator(".jp-InputArea-editor").click()
-    page.keyboard.press("Shift+Enter")
-
-
-def wait_for_output(page, server, index: int, selector: str, timeout: float) -> None:
-    """Wait until `selector` shows in cell `index`'s output; fail early, with the traceback, on an error."""
-    out = cell(page, index).locator(".jp-OutputArea")
-    deadline = time.monotonic() + timeout
-    finished_at = None
-    while time.monotonic() < deadline:
-        if out.locator(selector).count() and out.locator(selector).first.is_visible():
-            return
-        text = out.inner_text() if out.count() else ""
-        if "Traceback" in text or "Error:" in text:
-            pytest.fail(f"cell {index} raised instead of showing {selector}:\n{text[-6000:]}")
-        prompt = cell(page, index).locator(".jp-InputPrompt").inner_text()
-        if "*" not in prompt and any(ch.isdigit() for ch in prompt):
-            finished_at = finished_at or time.monotonic()
-            if time.monotonic() - finished_at > 15:
-                pytest.fail(f"cell {index} finished ({prompt.strip()}) without showing {selector}; its output:\n{text[-6000:]}")
-        time.sleep(1)
-    text = out.inner_text() if out.count() else ""
-    pytest.fail(
-        f"{selector} did not show in cell {index} within {timeout:.0f} s; output so far:\n{text[-4000:]}\n"
-        f"server log:\n{server.log_tail(2000)}"
-    )
-
-
-def chart_rows(page, i: int) -> list[tuple[str, str, str, bool]]:
-    chart = page.locator(f".lv-root:visible .lv-chart[data-index='{i}']")
-    chart.wait_for(state="visible", timeout=10_000)
-    rows = chart.evaluate(
-        """chart => [...chart.querySelectorAll('.lv-alt-row')].map(r => [
-            r.querySelector('.lv-alt-token').textContent,
-            r.querySelector('.lv-alt-prob').textContent,
-            r.querySelector('.lv-alt-logprob').textContent,
-            r.classList.contains('lv-chosen'),
-        ])"""
-    )
-    return [tuple(r) for r in rows]
-
-
-def pseudo(page, selector: str) -> str:
-    return page.locator(selector).first.evaluate("el => getComputedStyle(el, '::before').content")
-
-
-def save_screenshot(page, name: str):
-    root = page.locator(".lv-root:visible").first
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    path = ARTIFACTS / name
-    root.screenshot(path=str(path), animations="disabled")
-    return path
 
 
 # ---- the tests -----------------------------------------------------------------------------
@@ -240,9 +102,9 @@ def test_hand_made_trace_shows_hostile_text_as_text_whitespace_and_pinning(page,
         tokens.nth(i).hover()
         assert chart_rows(page, i) == expected_rows(trace, i)
     assert root.locator(".lv-token[data-index='4']").text_content() == HOSTILE
-    page.wait_for_timeout(500)
-    assert page.evaluate("() => window.__pwned") is None, "a token's text ran as code"
+    # No element came from the data (so no onerror/onload can fire later), and nothing ran so far.
     assert root.locator("script, img, svg, b, iframe").count() == 0
+    assert page.evaluate("() => window.__pwned") is None, "a token's text ran as code"
     assert not page.page_errors, page.page_errors
 
     # A chosen token outside the top-K is added below them, with its rank.
@@ -258,8 +120,7 @@ def test_hand_made_trace_shows_hostile_text_as_text_whitespace_and_pinning(page,
     assert rows == expected_rows(trace, 2) and [r[3] for r in rows] == [False, True, False]
     save_screenshot(page, "widget-handmade.png")
     tokens.nth(2).click()
-    run_cell(page, 1)
-    wait_for_output(page, lab_server, 1, "text=selected 2", 60)
+    python_prints(page, lab_server, 1, "selected 2")
     run_cell(page, 2)
     root.locator(".lv-token[data-index='1'].lv-pinned").wait_for(timeout=30_000)
     page.locator(".lv-root:visible .lv-chart[data-index='1']").wait_for(timeout=10_000)
@@ -276,12 +137,15 @@ def test_hand_made_trace_shows_hostile_text_as_text_whitespace_and_pinning(page,
     try:
         page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
         page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
-        page.wait_for_timeout(500)
+        # The theme's style sheet is in once its variables changed; then the view's colours follow.
+        page.wait_for_function(
+            "light => getComputedStyle(document.body).getPropertyValue('--jp-layout-color1').trim() !== light",
+            arg=light[2],
+            timeout=30_000,
+        )
         dark = colors()
         assert dark[0] != light[0] and dark[1] != light[1], f"the widget kept its colours in the dark theme: {dark}"
-        dark_png = save_screenshot(page, "widget-handmade-dark.png")
-        (REPO / "docs").mkdir(exist_ok=True)
-        shutil.copyfile(dark_png, REPO / "docs" / "dark.png")
+        save_screenshot(page, "widget-handmade-dark.png")
     finally:
         page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
         page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'", timeout=30_000)
@@ -321,7 +185,4 @@ def test_generated_trace_hover_lists_the_model_alternatives(page, lab_server):
     assert root.locator(f".lv-chart[data-index='{i}'] .lv-rank").inner_text() == f"rank {trace['ranks'][i]}"
     assert not page.page_errors, page.page_errors
 
-    path = save_screenshot(page, "widget.png")
-    docs = REPO / "docs"
-    docs.mkdir(exist_ok=True)
-    shutil.copyfile(path, docs / "screenshot.png")
+    save_screenshot(page, "widget.png")
