@@ -1,6 +1,7 @@
 // A minimal anywidget model over a plain state object, for the view outside Jupyter: the
 // standalone page (standalone.js) and the frontend benchmark's harness. get/set/on/off/
-// save_changes/send, change events fired synchronously on set, as anywidget's Backbone model does.
+// save_changes/send, change events fired synchronously on set, as anywidget's Backbone model does;
+// `receive` plays a custom message from the kernel.
 
 /** Put `value` at `path` (a list of keys) inside `obj`: where a widget buffer goes back. */
 export function setPath(obj, path, value) {
@@ -40,6 +41,8 @@ export function makeModel(state) {
     },
     save_changes: () => {},
     send: () => {},
+    /** Deliver a custom message as if from the kernel (the frontend benchmark streams appends so). */
+    receive: (msg, buffers = []) => emit("msg:custom", msg, buffers),
     widget_manager: {},
   };
 }

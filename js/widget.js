@@ -12,16 +12,15 @@ import { buildChart } from "./chart.js";
 import { scale, tokenStyle } from "./colors.js";
 import { formatStat, known } from "./format.js";
 import { buildLegend } from "./legend.js";
-import { setPath } from "./model.js";
-import { decodePayload } from "./payload.js";
 import { leastConfident } from "./stats.js";
+import { storeOf } from "./store.js";
 import { Strip } from "./strip.js";
 import { h, inSlices, paint, TokenText, tokenSpan } from "./text.js";
 
 const FIRST_SLICE = 300; // tokens built before the view first shows; the rest follows in slices
 const SLICE = 400;
 const JUMPS = 20; // how many least-confident tokens the jump button cycles through
-const ROW_PX = 20; // one row of the chart (css: .lv-alt-row and friends)
+const ROW_PX = 24; // about one row of the chart, until a real one is measured
 
 /** The header: sizes and the numbers the source allowed (a value it did not give is left out, not "?"). */
 function headerText(data) {
@@ -35,55 +34,16 @@ function headerText(data) {
   return parts.join(" \u00b7 ");
 }
 
-/** The panel's fixed height: room for the tallest chart of a trace with K alternatives, from the start. */
-function panelHeight(data) {
-  if (data.k === 0) return 140;
-  const rows = data.k + 3; // head, K alternatives, a gap and the chosen token outside the top K; "other"
-  return 130 + rows * ROW_PX + (data.processedLogprobs ? 34 : 0);
+/** The panel's height before it can be measured (detached): room for K alternatives at ~24 px a row. */
+function panelEstimate(data) {
+  return data.k === 0 ? 140 : 160 + (data.k + 3) * ROW_PX + (data.processedLogprobs ? 34 : 0);
 }
 
-const stores = new WeakMap(); // model -> the trace shared by its views
-
-/** The model's trace, decoded when a view first needs it; views subscribe to its changes. */
-function storeOf(model) {
-  let store = stores.get(model);
-  if (store) return store;
-  store = { data: null, error: null, views: new Set() };
-  const notify = (what, start) => {
-    for (const view of store.views) view(what, start);
-  };
-  store.load = () => {
-    if (store.data || store.error) return store.data;
-    try {
-      store.data = decodePayload(model.get("_payload"));
-    } catch (e) {
-      store.error = e;
-    }
-    return store.data;
-  };
-  const onPayload = () => {
-    const p = model.get("_payload");
-    // The kernel folding a finished stream into the trait: the views already show all of it.
-    if (store.data && p && p.id && p.id === store.data.id && p.n === store.data.n) return;
-    store.data = store.error = null;
-    notify("rebuild");
-  };
-  const onMessage = (msg, buffers) => {
-    if (!msg || msg.type !== "append" || !store.load()) return;
-    (msg.buffer_paths || []).forEach((path, i) => setPath(msg.payload, path, buffers[i]));
-    if (msg.payload.id !== store.data.id) return; // for a trace no longer on show
-    store.data.apply(msg.payload);
-    notify("grow", msg.payload.start);
-  };
-  model.on("change:_payload", onPayload);
-  model.on("msg:custom", onMessage);
-  store.dispose = () => {
-    model.off("change:_payload", onPayload);
-    model.off("msg:custom", onMessage);
-    stores.delete(model);
-  };
-  stores.set(model, store);
-  return store;
+/** The token whose chart is tallest: the most alternatives (over the first tokens: enough to find K). */
+function tallest(data) {
+  let best = 0;
+  for (let i = 0; i < Math.min(data.n, 5000) && data.topCount(best) < data.k; i++) if (data.topCount(i) > data.topCount(best)) best = i;
+  return best;
 }
 
 function initialize({ model }) {
@@ -109,6 +69,7 @@ function render({ model, el }) {
   let jumpAt = -1;
   let visibility = null; // the IntersectionObserver of long texts' blocks
   let header, legend, strip, textEl, panel, placeholder, jumpBtn;
+  let sized = false; // whether the panel's height was measured (see sizePanel)
 
   const pinned = () => {
     const s = model.get("selected");
@@ -166,6 +127,28 @@ function render({ model, el }) {
     const box = textEl.getBoundingClientRect();
     const r = span.getBoundingClientRect();
     if (r.top < box.top || r.bottom > box.bottom) textEl.scrollTop += r.top - box.top - textEl.clientHeight / 2;
+  }
+
+  /**
+   * Give the panel the height of the tallest chart this trace can show (K alternatives, a gap and
+   * the chosen token outside the top K, pinned), measured once from a hidden chart: hovering then
+   * never changes the widget's size. False when the view is not laid out yet (measured on resize).
+   */
+  function sizePanel() {
+    const chart = buildChart(data, tallest(data), { promptLen: data.promptLen, showIds: model.get("show_ids"), style: null, pinned: true });
+    chart.style.visibility = "hidden";
+    const shownNow = [...panel.childNodes];
+    panel.replaceChildren(chart);
+    const height = chart.getBoundingClientRect().height;
+    const rows = chart.querySelectorAll(".lv-alt-row");
+    const row = rows.length ? rows[0].getBoundingClientRect().height : ROW_PX;
+    const css = getComputedStyle(panel);
+    const frame = ["paddingTop", "paddingBottom", "borderTopWidth", "borderBottomWidth"].reduce((sum, k) => sum + (parseFloat(css[k]) || 0), 0);
+    panel.replaceChildren(...shownNow);
+    if (!height) return false;
+    const missing = data.k === 0 ? 0 : Math.max(0, data.k + 2 - rows.length - chart.querySelectorAll(".lv-alt-gap").length);
+    panel.style.height = `${Math.ceil(height + missing * row + frame)}px`;
+    return true;
   }
 
   // ---- building the view ----
@@ -241,7 +224,7 @@ function render({ model, el }) {
     const body = h("div", "lv-body");
     textEl = h("div", "lv-text");
     panel = h("div", "lv-panel");
-    panel.style.height = `${panelHeight(data)}px`; // hovering never changes the widget's size
+    panel.style.height = `${panelEstimate(data)}px`; // hovering never changes the widget's size: see sizePanel
     placeholder = h("div", "lv-chart-empty", "Hover a token to see what the model was choosing between. Click to pin it.");
     panel.appendChild(placeholder);
     body.append(textEl, panel);
@@ -261,6 +244,7 @@ function render({ model, el }) {
     text = new TokenText(textEl, visibility ? (b) => visibility.observe(b) : null);
     if (data.n === 0) textEl.appendChild(h("span", "lv-chart-empty lv-empty-trace", "(empty trace)"));
     extend(FIRST_SLICE);
+    sized = data.n > 0 && sizePanel();
     strip.schedule(data, model.get("palette"));
   }
 
@@ -276,6 +260,7 @@ function render({ model, el }) {
     jumpBtn.hidden = data.n === 0;
     header.textContent = headerText(data);
     extend(SLICE);
+    if (!sized && data.n > 0) sized = sizePanel();
     strip.schedule(data, model.get("palette"));
   }
 
@@ -344,7 +329,11 @@ function render({ model, el }) {
   root.addEventListener("keydown", onKey);
   root.addEventListener("mousemove", onMove);
   const redrawStrip = () => data && strip.schedule(data, model.get("palette"));
-  const resize = typeof ResizeObserver === "function" ? new ResizeObserver(redrawStrip) : null;
+  const onResize = () => {
+    if (data && data.n > 0 && !sized) sized = sizePanel(); // first laid out now (it was detached)
+    redrawStrip();
+  };
+  const resize = typeof ResizeObserver === "function" ? new ResizeObserver(onResize) : null;
   if (resize) resize.observe(root);
 
   const handlers = [
