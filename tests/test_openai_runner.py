@@ -59,6 +59,14 @@ class Fake:
         self.httpd.server_close()
 
 
+# vLLM's answer (echo, prompt_logprobs, token ids) for the prompt token 7 ("a") and one new token 8 ("b")
+ONE_TOKEN_ANSWER = {
+    "id": "cmpl-0123456789abcdef", "object": "text_completion", "model": "m",
+    "choices": [{"index": 0, "text": "b",
+                 "logprobs": {"tokens": ["a", "b"], "token_logprobs": [None, -0.5], "top_logprobs": [None, {"b": -0.5}],
+                              "text_offset": [0, 1]},
+                 "prompt_logprobs": [None], "prompt_token_ids": [7], "token_ids": [8]}],
+}
 MODELS = (200, {"object": "list", "data": [{"id": "m", "object": "model", "owned_by": "vllm"}]})
 
 
@@ -96,7 +104,8 @@ def test_a_server_that_never_answers_times_out_with_the_limit_in_the_message():
 
 
 def test_http_errors_carry_the_servers_message(fake):
-    s = fake({"/v1/completions": (500, {"error": {"message": "CPU KV cache is full", "type": "InternalServerError", "code": 500}})})
+    error = {"error": {"message": "CPU KV cache is full", "type": "InternalServerError", "code": 500}}
+    s = fake({"/v1/completions": (500, error)})
     runner = lv.connect(s.url)
     with pytest.raises(ServerError, match="answered HTTP 500 to POST /completions: CPU KV cache is full") as err:
         runner.generate("hi")
@@ -104,7 +113,8 @@ def test_http_errors_carry_the_servers_message(fake):
 
 
 def test_an_error_body_with_status_200_and_a_non_json_answer(fake):
-    s = fake({"/v1/completions": (200, {"error": {"message": "model overloaded"}}), "/v1/chat/completions": (502, "<html>Bad gateway</html>")})
+    s = fake({"/v1/completions": (200, {"error": {"message": "model overloaded"}}),
+              "/v1/chat/completions": (502, "<html>Bad gateway</html>")})
     runner = lv.connect(s.url)
     with pytest.raises(ServerError, match="returned an error for POST /completions: model overloaded"):
         runner.generate("hi")
@@ -138,14 +148,13 @@ def test_arguments_are_checked_like_the_local_runner(fake):
 
 
 def test_requests_ask_vllm_for_prompt_logprobs_token_ids_and_explicit_greedy(fake):
-    body = {"id": "cmpl-0123456789abcdef", "object": "text_completion", "model": "m", "choices": [{"index": 0, "text": "b",
-            "logprobs": {"tokens": ["a", "b"], "token_logprobs": [None, -0.5], "top_logprobs": [None, {"b": -0.5}], "text_offset": [0, 1]},
-            "prompt_logprobs": [None], "prompt_token_ids": [7], "token_ids": [8]}]}
+    body = ONE_TOKEN_ANSWER
     s = fake({"/v1/completions": (200, body)})
     runner = lv.connect(s.url)
     t = runner.generate("a", max_new_tokens=1, top_logprobs=1)
     sent = s.requests[-1][2]
-    assert sent["temperature"] == 0.0 and sent["echo"] is True and sent["prompt_logprobs"] == 1 and sent["return_token_ids"]
+    assert sent["temperature"] == 0.0 and sent["echo"] is True
+    assert sent["prompt_logprobs"] == 1 and sent["return_token_ids"]
     assert t.tokens == ["a", "b"] and t.prompt_len == 1 and t.token_ids.tolist() == [7, 8]
     assert t.meta["source"] == "vllm" and t.meta["base_url"] == s.url and t.meta["do_sample"] is False
     runner.generate("a", temperature=0.7, seed=3, top_k=5, max_new_tokens=1, top_logprobs=1)
@@ -155,11 +164,65 @@ def test_requests_ask_vllm_for_prompt_logprobs_token_ids_and_explicit_greedy(fak
 
 def test_vllm_server_cli_reports_no_server(tmp_path):
     env = {"LOGPROB_VIZ_VLLM_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    out = subprocess.run([sys.executable, "-m", "logprob_viz.vllm_server", "url"], capture_output=True, text=True, env=env)
+    cli = [sys.executable, "-m", "logprob_viz.vllm_server"]
+    out = subprocess.run([*cli, "url"], capture_output=True, text=True, env=env)
     assert out.returncode == 1 and str(tmp_path) in out.stderr
-    out = subprocess.run([sys.executable, "-m", "logprob_viz.vllm_server", "stop"], capture_output=True, text=True, env=env)
+    out = subprocess.run([*cli, "stop"], capture_output=True, text=True, env=env)
     assert out.returncode == 0 and "no server was running" in out.stdout
     from logprob_viz import vllm_server
 
     with pytest.raises(vllm_server.VLLMServerError, match="not installed"):
         vllm_server.start(root=tmp_path, install_if_needed=False)
+
+
+def recorded_stream():
+    """A real vLLM 0.32 SSE answer (tests/fixtures/vllm/completions_stream.json): 8 tokens, one per chunk."""
+    from pathlib import Path
+
+    return json.loads((Path(__file__).parent / "fixtures" / "vllm" / "completions_stream.json").read_text())["body"]
+
+
+def test_stream_reads_the_servers_sse_and_grows(fake):
+    body = recorded_stream()
+    s = fake({"/v1/completions": (200, body)})
+    runner = lv.connect(s.url)
+    snapshots = list(runner.stream("A robot may not injure a human being", max_new_tokens=8, top_logprobs=3,
+                                   stream_every=1))
+    sent = s.requests[-1][2]
+    assert sent["stream"] is True and sent["echo"] is True and sent["prompt_logprobs"] == 3 and sent["logprobs"] == 3
+    assert [len(t) for t in snapshots] == [1, 2, 3, 4, 5, 6, 7, 8, 8], "a snapshot per chunk, then the final trace"
+    final = snapshots[-1]
+    # The tokens and logprobs the recording carries, read here without the adapter.
+    events = [json.loads(line[5:]) for line in body.splitlines() if line.startswith("data: {")]
+    choices = [e["choices"][0] for e in events if e.get("choices")]
+    assert final.tokens == [t for c in choices for t in c["logprobs"]["tokens"]]
+    assert final.token_ids.tolist() == [i for c in choices for i in c["token_ids"]]
+    assert final.logprobs.tolist() == pytest.approx([x for c in choices for x in c["logprobs"]["token_logprobs"]])
+    assert final.meta["base_url"] == s.url and final.meta["max_new_tokens"] == 8 and final.meta["do_sample"] is False
+
+
+def test_stream_stop_keeps_what_arrived(fake):
+    import threading
+
+    s = fake({"/v1/completions": (200, recorded_stream())})
+    runner = lv.connect(s.url)
+    stop, seen = threading.Event(), []
+    for t in runner.stream("A robot", max_new_tokens=8, top_logprobs=3, stream_every=1, stop=stop):
+        seen.append(t)
+        if len(seen) == 3:
+            stop.set()
+    assert seen[-1].meta["finish_reason"] == "interrupted" and len(seen[-1]) == 4
+
+
+def test_prompt_ids_go_to_completions_as_a_list_on_vllm_only(fake):
+    body = ONE_TOKEN_ANSWER
+    s = fake({"/v1/completions": (200, body)})
+    t = lv.connect(s.url).generate(prompt_ids=[7], max_new_tokens=1, top_logprobs=1)
+    assert s.requests[-1][2]["prompt"] == [7] and t.meta["prompt_ids"] == [7] and t.token_ids.tolist() == [7, 8]
+    listed = {"object": "list", "data": [{"id": "gpt", "object": "model", "owned_by": "openai"}]}
+    other = fake({"/v1/models": (200, listed)})
+    runner = lv.connect(other.url)
+    before = len(other.requests)
+    with pytest.raises(ValueError, match="cannot continue from token ids"):
+        runner.generate(prompt_ids=[7])
+    assert len(other.requests) == before

@@ -80,7 +80,8 @@ def test_sampled_trace_matches_teacher_forced_pass_raw_and_processed(runner, ref
     got = trace.processed_logprobs[trace.prompt_len :]
     np.testing.assert_allclose(got, processed[torch.arange(len(chosen)), chosen].numpy(), atol=TOL)
     top_ids = torch.from_numpy(trace.top_ids[trace.prompt_len :])
-    np.testing.assert_allclose(trace.processed_top_logprobs[trace.prompt_len :], processed.gather(-1, top_ids).numpy(), atol=TOL)
+    want_top = processed.gather(-1, top_ids).numpy()
+    np.testing.assert_allclose(trace.processed_top_logprobs[trace.prompt_len :], want_top, atol=TOL)
     assert np.isfinite(got).all(), "a sampled token always has nonzero probability under the processed distribution"
     assert np.isnan(trace.processed_logprobs[: trace.prompt_len]).all()
 
@@ -114,7 +115,8 @@ def test_same_seed_same_trace(runner):
 
 def test_chat_messages_use_the_chat_template_and_stop_at_eos(runner):
     trace = runner.generate(messages=[{"role": "user", "content": "Say hi."}], max_new_tokens=64, top_logprobs=3)
-    assert "<|im_start|>user\nSay hi.<|im_end|>" in trace.text[: sum(len(b) for b in trace.token_bytes[: trace.prompt_len])]
+    prompt_chars = sum(len(b) for b in trace.token_bytes[: trace.prompt_len])
+    assert "<|im_start|>user\nSay hi.<|im_end|>" in trace.text[:prompt_chars]
     assert trace.meta["finish_reason"] == "eos" and trace.tokens[-1] == "<|im_end|>"
     assert len(trace.completion) < 64
 
