@@ -17,7 +17,7 @@ import weakref
 
 import numpy as np
 
-from .tokens import display_token, token_bytes_table
+from .tokens import VocabTexts, display_token, token_bytes_table
 from .trace import Trace
 
 __all__ = ["Lens", "lens", "find_parts"]
@@ -33,7 +33,7 @@ CHUNK = 256
 _BLOCK_NAMES = ("layers", "h", "blocks", "block", "decoder.layers")
 _NORM_NAMES = ("norm", "ln_f", "final_layer_norm", "final_layernorm", "norm_f", "decoder.final_layer_norm")
 
-_byte_tables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_vocabs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # tokenizer -> VocabTexts
 
 
 class _Stop(Exception):
@@ -168,23 +168,15 @@ def _run(model, ids: list[int], rows: list[int], k: int, positions=None) -> dict
     return out
 
 
-def _texts(runner):
-    """id -> display text, with the runner's byte table (one per tokenizer, built once)."""
-    table = getattr(runner, "_token_bytes", None)
-    if table is None:
-        table = _byte_tables.get(runner.tokenizer)
-        if table is None:
-            table = _byte_tables[runner.tokenizer] = token_bytes_table(runner.tokenizer)
-    cache: dict[int, str] = {}
-
-    def text_of(i: int) -> str:
-        text = cache.get(i)
-        if text is None:
-            raw = table[i] if 0 <= i < len(table) else f"<id {i}>".encode()
-            text = cache[i] = display_token(raw)
-        return text
-
-    return table, text_of
+def _vocab(runner) -> VocabTexts:
+    """The runner's table of token texts (one per tokenizer, built once when it has none)."""
+    vocab = getattr(runner, "vocab", None)
+    if isinstance(vocab, VocabTexts):
+        return vocab
+    vocab = _vocabs.get(runner.tokenizer)
+    if vocab is None:
+        vocab = _vocabs[runner.tokenizer] = VocabTexts(token_bytes_table(runner.tokenizer))
+    return vocab
 
 
 def _is_int(x) -> bool:
@@ -315,9 +307,9 @@ class Lens:
         self.k, self.n_blocks, self.meta = k, n_blocks, meta
         self.layers = np.array(rows, dtype=np.int32)
         self.token_ids = np.array(ids, dtype=np.int32)
-        self._table, text_of = _texts(runner)
-        self._text_of = text_of
-        self.token_bytes = [self._table[i] if i < len(self._table) else b"" for i in ids]
+        vocab = _vocab(runner)
+        self._text_of = text_of = vocab.__getitem__
+        self.token_bytes = [vocab.bytes_of(i) for i in ids]
         self.tokens = [display_token(b) for b in self.token_bytes]
         for name in ("logprobs", "ranks", "entropy", "top_logprobs", "top_ids"):
             setattr(self, name, np.stack([_pad_first(name, got[b][name]) for b in rows]))
