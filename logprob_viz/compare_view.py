@@ -184,6 +184,13 @@ class CompareView(anywidget.AnyWidget):
             raise t.TraitError(f"diff_range must be a positive number of nats, got {value}")
         return value
 
+    def _repr_mimebundle_(self, **kwargs):
+        # The live view where a widget manager renders it; elsewhere (nbconvert's HTML, viewers)
+        # a static HTML copy: the header and the coloured rows, no script.
+        from .compare_html import comparison_html, with_html_fallback
+
+        return with_html_fallback(super()._repr_mimebundle_(**kwargs), comparison_html(self._comparison))
+
     def __repr__(self) -> str:
         cmp = getattr(self, "_comparison", None)
         return f"CompareView({cmp!r})" if cmp is not None else object.__repr__(self)

@@ -9,11 +9,14 @@ nothing about the figure. Point ``i`` of the figure's first trace stands for ite
 
 from __future__ import annotations
 
+import logging
 import math
 
 from .plots import PIN_NAME, plot, plot_comparison
 
 __all__ = ["Link", "link"]
+
+logger = logging.getLogger(__name__)
 
 
 class Link:
@@ -92,8 +95,31 @@ class Link:
 
         return ipywidgets.VBox([self.view, self.figure])
 
+    def fallback_html(self) -> str:
+        """The view's static HTML and the figure's (plotly.js inlined, ≈4.5 MB): what nbconvert shows."""
+        from .plots import figure_html
+
+        if hasattr(self.view, "comparison"):
+            from .compare_html import comparison_html
+
+            view_html = comparison_html(self.view.comparison)
+        else:
+            from .export import html_fragment
+
+            view_html = html_fragment(self.view)
+        return view_html + figure_html(self.figure)
+
     def _repr_mimebundle_(self, **kwargs):
-        return self.widget()._repr_mimebundle_(**kwargs)
+        # The live widgets where a widget manager renders them; elsewhere (nbconvert's HTML) both
+        # as HTML that needs nothing from the network. A display must not fail over its fallback.
+        from .compare_html import with_html_fallback
+
+        bundle = self.widget()._repr_mimebundle_(**kwargs)
+        try:
+            return with_html_fallback(bundle, self.fallback_html())
+        except (FileNotFoundError, ValueError, ImportError) as exc:
+            logger.warning("no text/html fallback for the linked figure: %s", exc)
+            return bundle
 
 
 def _nan(value) -> bool:

@@ -255,3 +255,14 @@ def test_compare_view_payload_and_limits(pair):
     t = lv.Trace(tokens=["a", "b"], logprobs=[-1.0, -2.0])
     with pytest.raises(ValueError, match="2 to 8"):
         CompareView([t] * 9, labels=[str(i) for i in range(9)])
+
+
+def test_the_view_carries_static_html_for_nbconvert():
+    hostile = "<script>window.__pwned=1</script>"
+    a = lv.Trace(tokens=["A", hostile], logprobs=[float("nan"), -0.5])
+    b = lv.Trace(tokens=["A<script>", "window.__pwned=1</script>"], logprobs=[-1.0, -2.0])
+    data, _ = compare([a, b], labels=["<b>a</b>", "b"]).view()._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data
+    page = data["text/html"]
+    assert "<script" not in page and "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page
+    assert "&lt;b&gt;a&lt;/b&gt;" in page and "<b>a</b>" not in page

@@ -29,7 +29,7 @@ export const STYLES = `
 .lvc-root .lvc-header { border-collapse: collapse; font-variant-numeric: tabular-nums; margin-bottom: 6px; }
 .lvc-root .lvc-header th, .lvc-root .lvc-header td { padding: 1px 10px 1px 0; text-align: left; }
 .lvc-root .lvc-header th { color: var(--lvc-fg-muted); font-weight: normal; }
-.lvc-root .lvc-caption { caption-side: top; text-align: left; color: var(--lvc-fg-muted); padding-bottom: 4px; }
+.lvc-root .lvc-caption { color: var(--lvc-fg-muted); padding-bottom: 4px; }
 .lvc-root .lvc-controls { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin-bottom: 8px; }
 .lvc-root select {
   color: var(--lvc-fg); background: var(--lvc-bg); border: 1px solid var(--lvc-border);

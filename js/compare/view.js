@@ -39,7 +39,7 @@ function render({ model, el }) {
   let spanEls = []; // [row][span] -> element
   let tokenEls = []; // [row][token] -> element
   let lit = -1; // the highlighted span
-  let header, controls, legend, rowsEl, panel;
+  let caption, header, controls, legend, rowsEl, panel;
 
   const pinned = () => {
     const s = model.get("selected");
@@ -67,8 +67,7 @@ function render({ model, el }) {
     const note = model.get("same_text")
       ? `${data.nSpans} aligned spans over the same ${model.get("shared_bytes")} bytes`
       : `texts differ: ${data.nSpans} spans over the first ${model.get("shared_bytes")} shared bytes, then each row's own rest`;
-    const caption = h("caption", "lvc-caption", `${note}; bits per byte and perplexity over the spans every row knows`);
-    header.prepend(caption);
+    caption = h("div", "lvc-caption", `${note}; bits per byte and perplexity over the spans every row knows`);
   }
 
   function buildControls() {
@@ -276,7 +275,7 @@ function render({ model, el }) {
     buildControls();
     buildRows();
     panel = h("div", "lvc-panel");
-    root.replaceChildren(header, controls, rowsEl, panel);
+    root.replaceChildren(caption, header, controls, rowsEl, panel);
     rowsEl.addEventListener("mouseover", onOver);
     rowsEl.addEventListener("mouseleave", onLeave);
     rowsEl.addEventListener("click", onClick);

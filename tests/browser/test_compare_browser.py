@@ -197,3 +197,61 @@ def test_plotly_point_pins_the_token_and_the_reverse(page, lab_server):
     )
     save_screenshot(page, "compare-linked-plot.png", ".jp-OutputArea-output:visible")
     assert page.page_errors == []
+
+
+NBCONVERT_CELLS = [
+    """\
+import plotly.io as pio
+pio.renderers.default = "plotly_mimetype+notebook"  # figures also as HTML with plotly.js inlined, for nbconvert
+import numpy as np
+import logprob_viz as lv
+from logprob_viz.comparison import compare
+from logprob_viz.linked import link
+from logprob_viz.plots import plot
+lps = -np.linspace(0.1, 5, 12)
+lps[0] = np.nan
+t = lv.Trace(tokens=[" w0", " <script>window.__pwned=1</script>"] + [f" w{i}" for i in range(2, 12)], logprobs=lps)
+plot(t, "surprisal")""",
+    "compare([t, lv.Trace(tokens=[''.join(t.tokens[:6])] + t.tokens[6:], logprobs=[np.nan] + list(lps[6:]))])",
+    'link(lv.LogprobView(t), "cumulative")',
+]
+
+
+def test_nbconvert_html_shows_figures_and_comparison_offline(page, tmp_path):
+    """An executed notebook (no widget state saved) converted by nbconvert, opened with the network cut."""
+    import subprocess
+    import sys
+
+    import nbclient
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in NBCONVERT_CELLS]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", store_widget_state=False,
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    path = tmp_path / "figures.ipynb"
+    nbformat.write(nb, path)
+    exe = sys.executable.rsplit("/", 1)[0] + "/jupyter-nbconvert"
+    done = subprocess.run([exe, "--to", "html", str(path)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-4000:]
+    asked: list[str] = []
+
+    def only_local(route):
+        asked.append(route.request.url)
+        return route.continue_() if route.request.url.startswith("file:") else route.abort()
+
+    page.route("**/*", only_local)
+    page.goto(path.with_suffix(".html").as_uri())
+    # the plain figure (plotly's notebook renderer) and the linked one (our text/html): plotted offline
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 2", timeout=60_000)
+    counts = page.evaluate(
+        "() => [...document.querySelectorAll('.js-plotly-plot')].map(p => "
+        "p.querySelectorAll('.scatterlayer .trace')[0].querySelectorAll('path.point').length)"
+    )
+    assert counts[:2] == [11, 12]  # surprisal: the NaN token has no point; cumulative: every token
+    static = page.locator(".lvc-static")
+    assert static.count() == 1 and "<script>window.__pwned=1</script>" in static.inner_text()
+    assert page.evaluate("window.__pwned") is None
+    blocked = [u for u in asked if not u.startswith("file:")]
+    assert all("cdnjs.cloudflare.com" in u for u in blocked), blocked  # nbconvert's own template asks for these
