@@ -69,27 +69,16 @@ def resolve(raw: str | None, given: bytes | None, token_id: int, encoding: str, 
 
 
 def strings_of(tokens: list[Token]) -> list[str]:
-    """Every string of a section (chosen and alternatives), for `tokens.detect_encoding`."""
-    out = []
-    for tok in tokens:
-        if tok.raw is not None:
-            out.append(tok.raw)
-        out.extend(a.raw for a in tok.alternatives if a.raw is not None)
-    return out
+    """Every distinct string of a section (chosen and alternatives), for `tokens.detect_encoding`."""
+    out = dict.fromkeys(tok.raw for tok in tokens)
+    out.update(dict.fromkeys(a[0] for tok in tokens for a in tok.alternatives))
+    out.pop(None, None)
+    return list(out)  # each distinct string once: what detect_encoding looks at is the set
 
 
-class _Resolver:
-    """`resolve` with a memo: the same (string, bytes, id) resolves the same way within a section."""
-
-    def __init__(self, encoding: str, table: list | None):
-        self.encoding, self.table, self.memo = encoding, table, {}
-
-    def __call__(self, raw, given, token_id):
-        key = (raw, given, token_id if self.table is not None else -1)
-        hit = self.memo.get(key)
-        if hit is None:
-            hit = self.memo[key] = resolve(raw, given, key[2], self.encoding, self.table)
-        return hit
+def _resolved(keys, encoding: str, table: list | None) -> dict:
+    """`resolve` once per distinct (string, bytes, id): a response repeats the same strings."""
+    return {key: resolve(key[0], key[1], key[2], encoding, table) for key in dict.fromkeys(keys)}
 
 
 def build_trace(sections: list[tuple[list[Token], str]], *, prompt_len: int, meta: dict[str, Any],
@@ -103,36 +92,41 @@ def build_trace(sections: list[tuple[list[Token], str]], *, prompt_len: int, met
     texts: list[str] = []
     data_out: list[bytes] = []
     ids: list[int] = []
-    logprobs: list[float] = []
-    ranks: list[int] = []
     flags: list[list[str]] = []
     top_tokens: list[list[str]] = []
-    rows: list[list] = []
     alt_ids: list[int] = []  # flat, row by row
-    processed = False
+    with_ids = table is not None  # ids matter for resolving only through a tokenizer's table
+    ordered: dict[tuple, list[str]] = {}  # order_flags, once per distinct combination of codes
     for tokens, encoding in sections:
-        resolver = _Resolver(encoding, table)
-        for tok in tokens:
-            token_id, data, text, codes = resolver(tok.raw, tok.given, tok.id)
-            if tok.id >= 0 and token_id != tok.id:
-                token_id = tok.id
-            texts.append(text)
-            data_out.append(data if data is not None else b"")
-            ids.append(token_id)
-            logprobs.append(tok.logprob)
-            rank = tok.rank
-            if rank == 0 and tok.logprob > LN_HALF:
-                rank = 1  # p > 1/2: nothing can be more likely
-            ranks.append(rank)
-            flags.append(order_flags(tok.flags + list(codes)) if (tok.flags or codes) else [])
-            alternatives = tok.alternatives
-            resolved = [resolver(a.raw, a.given, a.id) for a in alternatives]
-            top_tokens.append([r[2] for r in resolved])
-            alt_ids.extend([a.id if a.id >= 0 else r[0] for a, r in zip(alternatives, resolved, strict=True)])
-            rows.append(alternatives)
-            if not processed and (tok.processed == tok.processed  # not NaN: the source gave processed values
-                                  or any(a.processed == a.processed for a in alternatives)):
-                processed = True
+        keys = [(t.raw, t.given, t.id if with_ids else -1) for t in tokens]
+        flat = [a for t in tokens for a in t.alternatives]
+        alt_keys = [(a[0], a[3], a[2] if with_ids else -1) for a in flat]
+        memo = _resolved(keys + alt_keys, encoding, table)
+        chosen = [memo[key] for key in keys]
+        texts += [r[2] for r in chosen]
+        data_out += [b"" if r[1] is None else r[1] for r in chosen]
+        ids += [t.id if t.id >= 0 else r[0] for t, r in zip(tokens, chosen, strict=True)]
+        for t, r in zip(tokens, chosen, strict=True):
+            if t.flags or r[3]:
+                combined = (*t.flags, *r[3])
+                row = ordered.get(combined)
+                if row is None:
+                    row = ordered[combined] = order_flags(combined)
+                flags.append(list(row))
+            else:
+                flags.append([])
+        found = [memo[key] for key in alt_keys]
+        alt_texts = [r[2] for r in found]
+        alt_ids += [a[2] if a[2] >= 0 else r[0] for a, r in zip(flat, found, strict=True)]
+        end = 0
+        for t in tokens:
+            start, end = end, end + len(t.alternatives)
+            top_tokens.append(alt_texts[start:end])
+    everything = [t for tokens, _ in sections for t in tokens]
+    logprobs = [t.logprob for t in everything]
+    ranks = [1 if (t.rank == 0 and t.logprob > LN_HALF) else t.rank for t in everything]  # p > 1/2: rank 1
+    rows = [t.alternatives for t in everything]
+    processed = any(t.processed == t.processed for t in everything)  # not NaN: the source gave processed values
 
     n = len(texts)
     k = max(map(len, rows), default=0)
@@ -144,12 +138,13 @@ def build_trace(sections: list[tuple[list[Token], str]], *, prompt_len: int, met
         row_index = np.repeat(np.arange(n), counts)
         col_index = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
         flat = [a for row in rows for a in row]
-        top_lp[row_index, col_index] = [a.logprob for a in flat]
+        top_lp[row_index, col_index] = [a[1] for a in flat]
         top_ids[row_index, col_index] = alt_ids
         if processed:
-            top_processed[row_index, col_index] = [a.processed for a in flat]
+            top_processed[row_index, col_index] = [a[5] for a in flat]
     warnings = list(warnings or [])
-    warnings.extend(flag_warnings(flags))
+    if any(flags):
+        warnings.extend(flag_warnings(flags))
     meta = {key: value for key, value in meta.items() if value is not None}
     if warnings:
         meta["warnings"] = warnings
@@ -162,7 +157,7 @@ def build_trace(sections: list[tuple[list[Token], str]], *, prompt_len: int, met
         top_tokens=top_tokens,
         top_logprobs=top_lp,
         top_ids=top_ids,
-        processed_logprobs=[t.processed for tokens, _ in sections for t in tokens] if processed else None,
+        processed_logprobs=[t.processed for t in everything] if processed else None,
         processed_top_logprobs=top_processed,
         flags=flags,
         prompt_len=prompt_len,

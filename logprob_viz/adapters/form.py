@@ -33,22 +33,29 @@ class Token:
 
     ``logprob`` is the model's (NaN where unknown); ``processed`` the logprob under the
     distribution that was sampled from, where the source gave that (llama.cpp's
-    ``post_sampling_probs``).
+    ``post_sampling_probs``; a parser that gives processed values sets them on the chosen
+    token, so the assembler knows to keep them). ``alternatives`` holds tuples in
+    `Alternative`'s field order (hot parsers build plain tuples; the assembler reads by index).
+    ``flags`` starts as an empty tuple shared by all tokens: add codes with `flag`.
     """
 
     __slots__ = ("raw", "given", "id", "logprob", "rank", "alternatives", "flags", "processed")
 
     def __init__(self, raw: str | None, given: bytes | None = None, id: int = -1, logprob: float = math.nan,
-                 rank: int = 0, alternatives: list | None = None, flags: list | None = None,
-                 processed: float = math.nan):
+                 rank: int = 0, alternatives: list | tuple = (), processed: float = math.nan):
         self.raw = raw
         self.given = given
         self.id = id
         self.logprob = logprob
         self.rank = rank
-        self.alternatives = alternatives if alternatives is not None else []
-        self.flags = flags if flags is not None else []
+        self.alternatives = alternatives
+        self.flags: tuple | list = ()
         self.processed = processed
+
+    def flag(self, code: str) -> None:
+        """Record what the source lost at this position (a code from `TOKEN_FLAGS`)."""
+        if code not in self.flags:
+            self.flags = [*self.flags, code]
 
     def __repr__(self) -> str:
         return (f"Token({self.raw!r}, id={self.id}, logprob={self.logprob}, rank={self.rank}, "

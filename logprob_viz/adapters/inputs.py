@@ -33,10 +33,12 @@ def _pairs_hook(pairs):
     return d
 
 
-def loads(text: str, what: str = "the JSON text"):
-    """json.loads that keeps repeated keys (see `DupKeys`); a `LogprobFormatError` on bad JSON."""
+def loads(text: str, what: str = "the JSON text", *, keep_duplicate_keys: bool = True):
+    """json.loads, keeping repeated keys (see `DupKeys`) if asked; a `LogprobFormatError` on bad JSON."""
     try:
-        return json.loads(text, object_pairs_hook=_pairs_hook)
+        if keep_duplicate_keys:
+            return json.loads(text, object_pairs_hook=_pairs_hook)
+        return json.loads(text)
     except json.JSONDecodeError as e:
         raise LogprobFormatError("", f"{what} is not valid JSON ({e}): {_preview(text)}") from None
     except RecursionError:
@@ -47,7 +49,7 @@ def _preview(text: str, n: int = 120) -> str:
     return repr(text[:n]) + (f" ... ({len(text)} characters)" if len(text) > n else "")
 
 
-def parse_sse(text: str) -> list:
+def parse_sse(text: str, *, keep_duplicate_keys: bool = True) -> list:
     """The JSON payloads of server-sent events (``data: {...}`` lines), without ``[DONE]``."""
     events, data = [], []
     for line in text.splitlines() + [""]:
@@ -58,17 +60,18 @@ def parse_sse(text: str) -> list:
                 payload = "\n".join(data).strip()
                 data = []
                 if payload and payload != "[DONE]":
-                    events.append(loads(payload, f"server-sent event {len(events)}"))
+                    events.append(loads(payload, f"server-sent event {len(events)}",
+                                        keep_duplicate_keys=keep_duplicate_keys))
         # "event:", "id:", "retry:" and ":" comment lines carry nothing we need
     return events
 
 
-def parse_ndjson(text: str) -> list:
+def parse_ndjson(text: str, *, keep_duplicate_keys: bool = True) -> list:
     """One JSON value per non-empty line (Ollama's streams)."""
     out = []
     for number, line in enumerate(text.splitlines()):
         if line.strip():
-            out.append(loads(line, f"line {number + 1} of the NDJSON stream"))
+            out.append(loads(line, f"line {number + 1} of the NDJSON stream", keep_duplicate_keys=keep_duplicate_keys))
     return out
 
 
@@ -82,8 +85,12 @@ def looks_like(text: str) -> str:
     return "JSON"
 
 
-def to_plain(obj, who: str = "read"):
-    """dicts/lists/scalars from SDK objects (pydantic), iterators (streams), JSON, SSE or NDJSON text."""
+def to_plain(obj, who: str = "read", *, keep_duplicate_keys: bool = True):
+    """dicts/lists/scalars from SDK objects (pydantic), iterators (streams), JSON, SSE or NDJSON text.
+
+    ``keep_duplicate_keys=False`` parses JSON text with plain ``json.loads`` (about half the
+    time): a reader that finds signs of collided keys parses the text again keeping them.
+    """
     if isinstance(obj, (bytes, bytearray, memoryview)):
         try:
             obj = bytes(obj).decode("utf-8")
@@ -95,16 +102,16 @@ def to_plain(obj, who: str = "read"):
             raise LogprobFormatError("", f"{who} got an empty string: expected a response as JSON or stream text")
         kind = looks_like(text)
         if kind == "server-sent events":
-            return parse_sse(text)
+            return parse_sse(text, keep_duplicate_keys=keep_duplicate_keys)
         if kind == "NDJSON":
             try:
                 return json.loads(text)  # pretty-printed JSON also has lines starting with "{"
-            except json.JSONDecodeError:
-                return parse_ndjson(text)
+            except (json.JSONDecodeError, RecursionError):
+                return parse_ndjson(text, keep_duplicate_keys=keep_duplicate_keys)
         if text[0] not in "[{":
             raise LogprobFormatError(
                 "", f"{who} got a string that is neither JSON nor server-sent events nor NDJSON: {_preview(text)}")
-        return loads(text)
+        return loads(text, keep_duplicate_keys=keep_duplicate_keys)
     return _tree(obj)
 
 

@@ -264,8 +264,15 @@ def from_openai(response, *, top_logprobs: int | None = None, prompt: str | None
         The input is the server's error body.
     """
     check_top_logprobs(top_logprobs)
-    resp = as_response(to_plain(response, "from_openai"))
-    return read_choices(resp, top_logprobs=top_logprobs, prompt=prompt, table=table_for(tokenizer), source=source)
+    table = table_for(tokenizer)
+    text = isinstance(response, (str, bytes, bytearray))
+    resp = as_response(to_plain(response, "from_openai", keep_duplicate_keys=not text))
+    result = read_choices(resp, top_logprobs=top_logprobs, prompt=prompt, table=table, source=source)
+    if text and any("collided" in row for t in (result if isinstance(result, list) else [result]) for row in t.flags):
+        # keys collided: parse the text again keeping every repeated key (json.loads keeps the last)
+        resp = as_response(to_plain(response, "from_openai", keep_duplicate_keys=True))
+        result = read_choices(resp, top_logprobs=top_logprobs, prompt=prompt, table=table, source=source)
+    return result
 
 
 def read_choices(resp: dict, *, top_logprobs, prompt, table, source):

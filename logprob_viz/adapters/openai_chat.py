@@ -71,18 +71,18 @@ def rank_alternatives(tok: Token, k: int, *, chosen_first: bool) -> None:
     where = next((j for j, a in enumerate(ranked) if _same_entry(a, tok)), -1)
     if where < 0:
         if ranked and len(ranked) >= k:
-            tok.flags.append("outside_top_k")
+            tok.flag("outside_top_k")
     elif len(given) > k:
         # more entries than K (the runner asks vLLM for K+1): the top K are all there
         if where < k:
             tok.rank = where + 1
         else:
-            tok.flags.append("outside_top_k")
+            tok.flag("outside_top_k")
             del ranked[where]
     elif not listed_first or where < len(ranked) - 1:
         tok.rank = where + 1  # every more likely token is listed
     else:
-        tok.flags.append("alternatives_incomplete")
+        tok.flag("alternatives_incomplete")
     tok.alternatives = ranked[:k]
 
 

@@ -11,15 +11,17 @@ is detected (the chosen token's key holds another value, or fewer than K entries
 
 from __future__ import annotations
 
+import math
 from operator import itemgetter
 
 from .errors import LOGPROB_SLACK, NEG_INF_SENTINEL, LogprobFormatError, describe, expect_list, logprob_at
-from .form import Alternative, Token, same_logprob
+from .form import Token, same_logprob  # alternatives: plain tuples in form.Alternative's field order
 from .inputs import DupKeys
 
 __all__ = ["completions_tokens"]
 
 _by_logprob = itemgetter(1)
+NAN = math.nan
 
 
 def completions_tokens(lp: dict, path: str, k: int | None) -> tuple[list[Token], int]:
@@ -34,32 +36,61 @@ def completions_tokens(lp: dict, path: str, k: int | None) -> tuple[list[Token],
         raise LogprobFormatError(path, f"has {n} tokens, {len(logprobs)} token_logprobs and {len(tops)} "
                                        "top_logprobs; they must match (was the response cut?)")
     out: list[Token] = []
-    rows: list[list | None] = []
+    rows: list[tuple | None] = []  # per position: (entries most likely first, where the chosen one is)
+    inside = 0  # the largest object whose chosen token is inside the top K (see _infer_k)
+    largest = -1
     for i in range(n):
         raw = tokens[i]
         if raw is not None and type(raw) is not str:
             raise LogprobFormatError(f"{path}.tokens[{i}]", f"expected a token string, got {describe(raw)}")
-        tok = Token(raw, logprob=logprob_at(logprobs[i], f"{path}.token_logprobs[{i}]"))
-        top = tops[i]
-        pairs = None
-        if top is not None:
-            if type(top) is DupKeys:
-                pairs = _checked(top.pairs, f"{path}.top_logprobs[{i}]")
-                pairs = list(dict.fromkeys(pairs))  # the same (key, value) written twice is one entry
-                tok.flags.append("collided")
-            elif isinstance(top, dict):
-                pairs = _checked(list(top.items()), f"{path}.top_logprobs[{i}]")
-            else:
-                raise LogprobFormatError(f"{path}.top_logprobs[{i}]",
-                                         f"expected an object of token -> logprob, got {describe(top)}")
+        value = logprobs[i]
+        if not (type(value) is float and NEG_INF_SENTINEL < value <= LOGPROB_SLACK):  # the common case, fast
+            value = logprob_at(value, f"{path}.token_logprobs[{i}]")
+        tok = Token(raw, None, -1, value)
         out.append(tok)
-        rows.append(pairs)
+        top = tops[i]
+        if top is None:
+            rows.append(None)
+            continue
+        if type(top) is dict:
+            ranked = sorted(top.items(), key=_by_logprob, reverse=True) if _plain_values(top) else None
+            if ranked is None or (ranked and not (ranked[-1][1] > NEG_INF_SENTINEL and ranked[0][1] <= LOGPROB_SLACK)):
+                ranked = sorted(_checked(list(top.items()), f"{path}.top_logprobs[{i}]"), key=_by_logprob, reverse=True)
+        elif type(top) is DupKeys:
+            pairs = list(dict.fromkeys(_checked(list(top.pairs), f"{path}.top_logprobs[{i}]")))
+            ranked = sorted(pairs, key=_by_logprob, reverse=True)  # stable: ties keep the server's order
+            tok.flag("collided")  # the same key written twice: two tokens' strings collided
+        elif isinstance(top, dict):
+            ranked = sorted(_checked(list(top.items()), f"{path}.top_logprobs[{i}]"), key=_by_logprob, reverse=True)
+        else:
+            raise LogprobFormatError(f"{path}.top_logprobs[{i}]",
+                                     f"expected an object of token -> logprob, got {describe(top)}")
+        where = -1
+        for j, (key, v) in enumerate(ranked):
+            if key == raw and (v == value or same_logprob(v, value)):
+                where = j
+                break
+        rows.append((ranked, where))
+        size = len(ranked)
+        if size > largest:
+            largest = size
+        # the chosen token is not strictly the least likely entry: it is inside the top K
+        if where >= 0 and size > inside and (size == 1 or (where < size - 1 and ranked[-1][1] < ranked[where][1])):
+            inside = size
     if k is None:
-        k = _infer_k(out, rows)
-    for tok, pairs in zip(out, rows, strict=True):
-        if pairs is not None:
-            _alternatives(tok, pairs, k)
+        k = inside if inside else (0 if largest < 0 else largest - 1 if largest > 1 else largest)
+    for tok, row in zip(out, rows, strict=True):
+        if row is not None:
+            _alternatives(tok, row[0], row[1], k)
     return out, k
+
+
+def _plain_values(top: dict) -> bool:
+    """Whether every value is a float that is not NaN (then sorting alone shows the range)."""
+    for v in top.values():
+        if type(v) is not float or v != v:
+            return False
+    return True
 
 
 def _checked(pairs: list, path: str) -> list:
@@ -70,49 +101,22 @@ def _checked(pairs: list, path: str) -> list:
     return pairs
 
 
-def _is_chosen(tok: Token, key, value: float) -> bool:
-    return key == tok.raw and same_logprob(value, tok.logprob)
-
-
-def _infer_k(tokens: list[Token], rows: list) -> int:
-    """K from objects that hold the top K plus the chosen token (K+1 entries when it is outside)."""
-    inside, largest = 0, -1
-    for tok, pairs in zip(tokens, rows, strict=True):
-        if pairs is None:
-            continue
-        largest = max(largest, len(pairs))
-        chosen = next((v for key, v in pairs if _is_chosen(tok, key, v)), None)
-        if chosen is None:
-            continue
-        # the chosen token is not strictly the least likely entry: it is inside the top K
-        if len(pairs) == 1 or any(v < chosen for key, v in pairs if not _is_chosen(tok, key, v)) \
-                or all(_is_chosen(tok, key, v) for key, v in pairs):
-            inside = max(inside, len(pairs))
-    if inside:
-        return inside
-    if largest < 0:
-        return 0
-    return largest - 1 if largest > 1 else largest
-
-
-def _alternatives(tok: Token, pairs: list, k: int) -> None:
-    ranked = sorted(pairs, key=_by_logprob, reverse=True)  # stable: ties keep the server's order
-    where = next((j for j, (key, v) in enumerate(ranked) if _is_chosen(tok, key, v)), -1)
+def _alternatives(tok: Token, ranked: list, where: int, k: int) -> None:
     collided = "collided" in tok.flags
-    if where < 0 and tok.logprob == tok.logprob and any(key == tok.raw for key, _ in ranked):
-        collided = True  # the chosen token's key holds another token's logprob
-    if len(pairs) < k:
-        collided = True  # fewer than K distinct entries: keys collided on the server
-    if collided and "collided" not in tok.flags:
-        tok.flags.append("collided")
+    if not collided and (len(ranked) < k or (where < 0 and tok.logprob == tok.logprob
+                                             and any(key == tok.raw for key, _ in ranked))):
+        # fewer than K distinct entries (keys collided on the server), or the chosen token's
+        # key holds another token's logprob
+        collided = True
+        tok.flag("collided")
     if where >= 0:
         outside = where >= k or (len(ranked) > k and where == len(ranked) - 1)
         if not outside and not collided:
             tok.rank = where + 1
         if outside:
-            del ranked[where]
+            ranked = ranked[:where] + ranked[where + 1:]
     else:
         outside = not collided and len(ranked) >= k
     if outside:
-        tok.flags.append("outside_top_k")
-    tok.alternatives = [Alternative(key, v) for key, v in ranked[:k]]
+        tok.flag("outside_top_k")
+    tok.alternatives = [(key, v, -1, None, 0, NAN) for key, v in ranked[:k]]

@@ -67,5 +67,5 @@ def prompt_tokens(prompt_logprobs: list, prompt_ids: list | None, path: str, k: 
         alternatives.sort(key=lambda a: (a.rank, -a.logprob))
         tok.alternatives = alternatives[:k]
         if tok.rank > k:
-            tok.flags.append("outside_top_k")
+            tok.flag("outside_top_k")
     return out, k

@@ -1,0 +1,155 @@
+"""Adapter benchmarks: reading a server's response costs how many json.loads of the same text?
+
+    python benchmarks/adapters.py [--repeats 3] [--sizes 1000,100000] [--profile FORMAT]
+
+Builds one response per format with N tokens and K=3 alternatives (token strings drawn from a
+real recorded response's vocabulary, logprobs from a fixed seed), as the JSON (or stream) text a
+server would send, and times `lv.read` / `lv.from_openai` on that text against `json.loads` of
+the same text, alternating, in one process. Prints a Markdown table: format, tokens, read ms,
+json.loads ms, ratio (target: <= 3). ``--profile FORMAT`` prints a cProfile of one 100k read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from common import alternate, median, table  # noqa: E402
+
+K = 3
+FIXTURES = Path(__file__).parent.parent / "tests" / "fixtures"
+
+
+def vocabulary() -> list[str]:
+    """Token strings of real responses (the recorded vLLM chat responses), deduplicated."""
+    words: dict[str, None] = {}
+    for path in sorted((FIXTURES / "vllm").glob("chat_*.json")):
+        body = json.loads(path.read_text(encoding="utf-8"))["body"]
+        for event in ([json.loads(body)] if body.lstrip().startswith("{") else []):
+            for choice in event.get("choices", []):
+                for entry in (choice.get("logprobs") or {}).get("content") or []:
+                    for alt in [entry, *entry.get("top_logprobs", [])]:
+                        words[alt["token"]] = None
+    return [w for w in words if w] or [" the", " a", ","]
+
+
+def _positions(n: int, seed: int = 0):
+    """n (chosen, [(alternative, logprob) x K]) with the chosen token usually the most likely."""
+    rng = random.Random(seed)
+    vocab = vocabulary()
+    out = []
+    for _ in range(n):
+        picks = rng.sample(vocab, K + 1)
+        lps = sorted((-rng.expovariate(1.0) for _ in range(K + 1)), reverse=True)
+        alts = list(zip(picks[:K], lps[:K], strict=True))
+        chosen = alts[0] if rng.random() < 0.8 else (picks[K], lps[K])
+        out.append((chosen, alts))
+    return out
+
+
+def _ids(text: str) -> int:
+    return sum(map(ord, text)) % 49152
+
+
+def completions(n: int) -> str:
+    pos = _positions(n)
+    lp = {
+        "tokens": [c for (c, _), _ in pos],
+        "token_logprobs": [v for (_, v), _ in pos],
+        "top_logprobs": [dict([*alts, chosen]) for chosen, alts in pos],
+        "text_offset": [0] * n,
+    }
+    text = "".join(lp["tokens"])
+    return json.dumps({"id": "cmpl-0123456789abcdef", "object": "text_completion", "model": "m",
+                       "choices": [{"index": 0, "text": text, "logprobs": lp, "finish_reason": "length"}]})
+
+
+def chat(n: int) -> str:
+    def entry(token, value):
+        return {"token": token, "logprob": value, "bytes": list(token.encode())}
+
+    content = [{**entry(*chosen), "top_logprobs": [entry(*a) for a in alts]} for chosen, alts in _positions(n)]
+    text = "".join(e["token"] for e in content)
+    return json.dumps({"id": "chatcmpl-0123456789abcdef", "object": "chat.completion", "model": "m",
+                       "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                    "logprobs": {"content": content}, "finish_reason": "length"}]})
+
+
+def prompt_logprobs(n: int) -> str:
+    rows, ids = [None], [1]
+    for chosen, alts in _positions(n - 1):
+        row = {str(_ids(chosen[0])): {"logprob": chosen[1], "rank": 1 + (chosen not in alts), "decoded_token": chosen[0]}}
+        for rank, (tok, value) in enumerate(alts, 1):
+            row.setdefault(str(_ids(tok)), {"logprob": value, "rank": rank, "decoded_token": tok})
+        rows.append(row)
+        ids.append(_ids(chosen[0]))
+    return json.dumps({"id": "cmpl-0123456789abcdef", "object": "text_completion", "model": "m",
+                       "choices": [{"index": 0, "text": "", "prompt_logprobs": rows, "prompt_token_ids": ids,
+                                    "logprobs": None}]})
+
+
+FORMATS = {
+    "openai completions": (completions, "from_openai"),
+    "openai chat": (chat, "from_openai"),
+    "vllm prompt_logprobs": (prompt_logprobs, "from_openai"),
+}
+
+
+def reader(name: str):
+    import logprob_viz as lv
+
+    if name == "from_openai":
+        return lv.from_openai
+    from logprob_viz.adapters.read import read
+
+    return read
+
+
+def bench(sizes: list[int], repeats: int) -> str:
+    rows = []
+    for fmt, (build, read_name) in FORMATS.items():
+        read = reader(read_name)
+        for n in sizes:
+            text = build(n)
+            times = alternate({"read": lambda: read(text), "json.loads": lambda: json.loads(text)}, repeats)
+            t_read, t_json = median(times["read"]), median(times["json.loads"])
+            rows.append([fmt, f"{n:,}", f"{len(text) / 1e6:.1f}", f"{t_read * 1000:.1f}", f"{t_json * 1000:.1f}",
+                         f"{t_read / t_json:.2f}"])
+    return table(["format", "tokens", "MB", "read ms", "json.loads ms", "ratio"], rows)
+
+
+def profile(fmt: str, n: int) -> None:
+    import cProfile
+    import pstats
+
+    build, read_name = FORMATS[fmt]
+    read = reader(read_name)
+    text = build(n)
+    read(text)
+    cProfile.runctx("read(text)", globals(), {"read": read, "text": text}, "/tmp/adapters.prof")
+    pstats.Stats("/tmp/adapters.prof").sort_stats("tottime").print_stats(18)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--sizes", default="1000,100000")
+    parser.add_argument("--profile", default=None, help="a format name from the table")
+    args = parser.parse_args()
+    if args.profile:
+        profile(args.profile, 100_000)
+        return
+    sizes = [int(s) for s in args.sizes.split(",")]
+    print(f"## Adapters: read vs json.loads of the same text (K={K}, median of {args.repeats})\n")
+    print(bench(sizes, args.repeats))
+
+
+if __name__ == "__main__":
+    main()
+    _ = math  # (kept for formats that write probabilities)
