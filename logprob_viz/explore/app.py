@@ -15,7 +15,6 @@ import threading
 import time
 
 import ipywidgets as w
-import numpy as np
 import traitlets as t
 
 from ..trace import Trace
@@ -23,7 +22,7 @@ from ..widget import LogprobView
 from .branches import BranchHere, BranchList
 from .controls import Controls, settings_from
 from .panels import NextTokenPanel, TemperatureReadout
-from .state import Settings, append_row, as_trace
+from .state import Settings, append_row, as_trace, default_runner, exact_at, has_chat_template
 
 __all__ = ["Explorer", "ExplorerView", "explore"]
 
@@ -45,7 +44,7 @@ class Explorer:
         settings = settings_from(settings)
         if prompt is not None and not isinstance(prompt, str):
             raise TypeError(f"the prompt must be a str, got {type(prompt).__name__}")
-        self.runner = runner if runner is not None else _default_runner()
+        self.runner = runner if runner is not None else default_runner()
         self.tree = None
         self.current: Trace | None = None  # the node (trace) on show
         self._base: Trace | None = None  # manual decoding: the text the next-token panel continues
@@ -57,15 +56,18 @@ class Explorer:
         self._busy = threading.Lock()
         self.last_error: str | None = None
 
-        self.controls = Controls(prompt or "", settings, chat_available=_has_chat_template(self.runner))
+        self.controls = Controls(prompt or "", settings, chat_available=has_chat_template(self.runner))
         self.view = _empty_view()
         self.branches = BranchList()
         self.branch_here = BranchHere()
         self.next_panel = NextTokenPanel()
         self.readout = TemperatureReadout()
-        side = w.VBox([self.branch_here.box, self.readout.box], layout=w.Layout(width="100%"))
+        # The tree panel sits above the view, so the branches stay in sight however long the text is.
+        side = w.VBox([self.branch_here.box, self.readout.box], layout=w.Layout(flex="1 1 50%"))
+        self.branches.box.layout.flex = "1 1 50%"
+        tree_panel = w.HBox([self.branches.box, side], layout=w.Layout(width="100%", flex_flow="row wrap"))
         self.widget = w.VBox(
-            [self.controls.box, self.next_panel.box, self.view, side, self.branches.box],
+            [self.controls.box, self.next_panel.box, tree_panel, self.view],
             layout=w.Layout(width="100%"),
         )
         self.widget.add_class("lv-explore")
@@ -137,12 +139,17 @@ class Explorer:
         def job():
             base = self.current if self.current is not None and self._tree_input == args else None
             if base is None:
-                step = self.runner.generate(**args, max_new_tokens=1, top_logprobs=settings.top_logprobs)
+                step = self.runner.generate(
+                    progress=False, **args, max_new_tokens=1, top_logprobs=settings.top_logprobs
+                )
                 base = step[: len(step) - 1]
                 self._new_tree(base, args)
             else:
                 step = self.runner.generate(
-                    prompt_ids=base.token_ids.tolist(), max_new_tokens=1, top_logprobs=settings.top_logprobs
+                    progress=False,
+                    prompt_ids=base.token_ids.tolist(),
+                    max_new_tokens=1,
+                    top_logprobs=settings.top_logprobs,
                 )
             self._base, self._step = base, step
             self.next_panel.show(step)
@@ -158,7 +165,9 @@ class Explorer:
 
         def job():
             ids = self._base.token_ids.tolist() + [int(token_id)]
-            step = self.runner.generate(prompt_ids=ids, max_new_tokens=1, top_logprobs=settings.top_logprobs)
+            step = self.runner.generate(
+                progress=False, prompt_ids=ids, max_new_tokens=1, top_logprobs=settings.top_logprobs
+            )
             grown = append_row(self._base, step, len(step) - 2)
             self._replace_current(grown)
             self._base, self._step = grown, step
@@ -213,19 +222,7 @@ class Explorer:
         settings = self._settings()
 
         def job():
-            k = max(trace.k, 1)
-            sampling = settings.sampling()
-            if settings.temperature <= 0:
-                exact = np.where(np.arange(trace.k) == 0, 0.0, -np.inf)  # greedy: the top token, surely
-                label = "greedy"
-            else:
-                step = self.runner.generate(
-                    prompt_ids=trace.token_ids[:at].tolist(), max_new_tokens=1, top_logprobs=k, **sampling
-                )
-                processed = step.top_logprobs if step.processed_top_logprobs is None else step.processed_top_logprobs
-                by_id = dict(zip(step.top_ids[-1].tolist(), processed[-1].tolist(), strict=False))
-                exact = np.array([by_id.get(int(i), -np.inf) for i in trace.top_ids[at]])
-                label = ", ".join(f"{name}={value}" for name, value in sampling.items() if name != "seed")
+            label, exact = exact_at(self.runner, trace, at, settings)
             self._exact = (trace, at, label, exact)
             self._update_readout()
             self.controls.say(f"Exact numbers at token {at} under {label}.")
@@ -381,18 +378,6 @@ def explore(prompt: str | None = None, *, runner=None, **settings) -> Explorer:
         Shows itself as the last expression of a cell; ``.tree``, ``.view``, ``.runner``.
     """
     return Explorer(prompt, runner=runner, **settings)
-
-
-def _default_runner():
-    from ..runners import transformers as local
-
-    default = getattr(local, "_default", None)
-    return default() if default is not None else local.load()
-
-
-def _has_chat_template(runner) -> bool:
-    tokenizer = getattr(runner, "tokenizer", None)
-    return tokenizer is None or getattr(tokenizer, "chat_template", None) is not None
 
 
 def _empty_view() -> ExplorerView:

@@ -26,6 +26,7 @@ class NextTokenPanel:
         self.choices = w.HBox([], layout=w.Layout(flex_flow="row wrap"))
         self.close = w.Button(description="Close", icon="times", layout=w.Layout(width="auto"))
         self.box = w.VBox([self.title, self.choices, self.close], layout=w.Layout(display="none"))
+        self.box.add_class("lv-explore-next")
         self.close.on_click(lambda _: self.hide())
         self.buttons: list[w.Button] = []
         self.options: list[tuple[int, str, float]] = []  # (token id, text, logprob) in the order shown

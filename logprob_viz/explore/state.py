@@ -20,6 +20,9 @@ __all__ = [
     "SETTING_NAMES",
     "append_row",
     "as_trace",
+    "default_runner",
+    "has_chat_template",
+    "exact_at",
     "branch_label",
     "fork_position",
     "parents_of",
@@ -145,6 +148,28 @@ def tempered_top_k(top_logprobs, temperature: float) -> np.ndarray:
     return weights / weights.sum()
 
 
+def exact_at(runner, trace: Trace, at: int, settings: Settings) -> tuple[str, np.ndarray]:
+    """(label, logprobs): token `at`'s top-K alternatives under `settings`, exactly, by one forward pass.
+
+    The runner records the processed (sampled-from) distribution over the whole vocabulary; it is
+    read at the same token ids as the trace's alternatives (-inf where the settings cut one off).
+    """
+    sampling = settings.sampling()
+    if settings.temperature <= 0:
+        return "greedy", np.where(np.arange(trace.k) == 0, 0.0, -np.inf)  # all the mass on the top token
+    step = runner.generate(
+        prompt_ids=trace.token_ids[:at].tolist(),
+        max_new_tokens=1,
+        top_logprobs=max(trace.k, 1),
+        progress=False,
+        **sampling,
+    )
+    processed = step.top_logprobs if step.processed_top_logprobs is None else step.processed_top_logprobs
+    by_id = dict(zip(step.top_ids[-1].tolist(), processed[-1].tolist(), strict=True))
+    label = ", ".join(f"{name}={value}" for name, value in sampling.items() if name != "seed")
+    return label, np.array([by_id.get(int(i), -np.inf) for i in trace.top_ids[at]])
+
+
 def append_row(trace: Trace, scored: Trace, index: int) -> Trace:
     """`trace` with row `index` of `scored` (the runner's record of the next token) appended.
 
@@ -188,3 +213,15 @@ def append_row(trace: Trace, scored: Trace, index: int) -> Trace:
         **alternatives,
         **processed,
     )
+
+
+def default_runner():
+    from ..runners import transformers as local  # torch: only when no runner was given
+
+    default = getattr(local, "_default", None)
+    return default() if default is not None else local.load()
+
+
+def has_chat_template(runner) -> bool:
+    tokenizer = getattr(runner, "tokenizer", None)
+    return tokenizer is None or getattr(tokenizer, "chat_template", None) is not None

@@ -1,0 +1,178 @@
+"""The explorer app (lv.explore) in a real JupyterLab + chromium, used as a person uses it: type a
+prompt, press Generate, watch tokens arrive, Stop, branch from an alternative of a pinned
+token, switch between branches, and decode by hand with Next token.
+
+What the page shows is checked against the kernel's own state (printed by a cell while the app
+runs: its work happens in a background thread, so the kernel answers meanwhile).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from browser.lab import (
+    MODEL_TIMEOUT,
+    open_notebook,
+    output_text,
+    run_cell,
+    save_screenshot,
+    wait_cell_done,
+    wait_for_output,
+    write_notebook,
+)
+
+pytestmark = pytest.mark.browser
+
+PROMPT = "A robot may not injure a human being"
+MAX_NEW = 300  # more than the test lets it make: Stop ends it
+
+APP_CELL = f"""\
+from logprob_viz.explore import explore
+app = explore(max_new_tokens={MAX_NEW}, top_logprobs=5)
+app"""
+
+STATE_CELL = """\
+import json
+t = app.current
+print("STATE " + json.dumps({
+    "running": app.running, "error": app.last_error, "nodes": 0 if app.tree is None else len(app.tree.nodes),
+    "n": None if t is None else len(t), "prompt_len": None if t is None else t.prompt_len,
+    "ids": None if t is None else t.token_ids.tolist(), "tokens": None if t is None else list(t.tokens),
+    "next": [[i, text] for i, text, _ in app.next_panel.options],
+}))"""
+
+APP = ".jp-NotebookPanel:not(.lm-mod-hidden) .lv-explore"
+
+PAGE_JS = """() => {
+  const app = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .lv-explore');
+  if (!app) return null;
+  const button = (label) => [...app.querySelectorAll('button')].find((b) => b.textContent.trim() === label);
+  return {
+    tokens: [...app.querySelectorAll('.lv-root .lv-token')].map((e) => e.textContent),
+    stopEnabled: !button('Stop').disabled,
+    generateEnabled: !button('Generate').disabled,
+    status: (app.querySelector('.lv-explore-status') || {}).textContent || '',
+    branches: [...app.querySelectorAll('.widget-select select option')]
+      .map((o) => o.textContent.replace(/\u00a0/g, ' ')),
+  };
+}"""
+
+
+def page_state(page) -> dict:
+    return page.evaluate(PAGE_JS)
+
+
+def kernel_state(page) -> dict:
+    run_cell(page, 1)
+    wait_cell_done(page, 1, timeout=120)
+    text = output_text(page, 1)
+    line = next((ln for ln in text.splitlines() if ln.startswith("STATE ")), None)
+    assert line, f"the state cell printed no state:\n{text[-3000:]}"
+    return json.loads(line[len("STATE ") :])
+
+
+def wait_until(page, condition, what: str, timeout: float = MODEL_TIMEOUT) -> dict:
+    """Poll the page until `condition(state)` holds; fail with the last state (and the status line)."""
+    deadline = time.monotonic() + timeout
+    state = page_state(page)
+    while not condition(state):
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what} did not happen within {timeout:.0f} s; the app shows: {state}")
+        time.sleep(0.1)  # (polling the condition above)
+        state = page_state(page)
+    return state
+
+
+def idle(state) -> bool:
+    return state is not None and state["generateEnabled"] and not state["stopEnabled"]
+
+
+def click_button(page, label: str) -> None:
+    page.locator(f"{APP} button", has_text=label).first.click()
+
+
+def branch_from_pinned(page, at: int, option: int) -> str:
+    """Pin token `at`, pick alternative `option` in the branch-here list, press Branch; the alternative's text."""
+    app = page.locator(APP)
+    app.locator(f".lv-token[data-index='{at}']").click()
+    chart = app.locator(f".lv-chart[data-index='{at}']")
+    chart.wait_for(state="visible", timeout=20_000)
+    text = chart.locator(".lv-alt-row .lv-alt-token").nth(option).evaluate("e => e.textContent")
+    dropdown = app.locator(".widget-dropdown select")
+    page.wait_for_function("el => el.options.length > 1", arg=dropdown.element_handle(), timeout=20_000)
+    dropdown.select_option(index=option)
+    click_button(page, "Branch")
+    return text
+
+
+def dismiss_news(page) -> None:
+    """JupyterLab's "get notified about news?" toast covers part of the app in screenshots."""
+    no = page.locator(".Toastify button", has_text="No")
+    if no.count():
+        no.first.click()
+
+
+def test_type_generate_stream_stop_branch_switch_and_step(page, lab_server):
+    write_notebook(lab_server, "explore.ipynb", [APP_CELL, STATE_CELL])
+    open_notebook(page, lab_server, "explore.ipynb")
+    run_cell(page, 0)
+    wait_for_output(page, lab_server, 0, ".lv-explore textarea", MODEL_TIMEOUT)
+
+    # Type a prompt, press Generate: tokens show while Stop is still pressable (generation running).
+    page.locator(f"{APP} textarea").fill(PROMPT)
+    click_button(page, "Generate")
+    mid = wait_until(page, lambda s: s and s["stopEnabled"] and len(s["tokens"]) >= 14, "tokens arriving")
+    assert "tokens/s" in mid["status"], mid["status"]
+    dismiss_news(page)
+    save_screenshot(page, "explore-mid-stream.png", APP)
+    click_button(page, "Stop")
+    stopped = wait_until(page, idle, "Stop ending the generation", timeout=120)
+    kernel = kernel_state(page)
+    assert kernel["error"] is None and not kernel["running"] and kernel["nodes"] == 1
+    generated = kernel["n"] - kernel["prompt_len"]
+    assert len(mid["tokens"]) - kernel["prompt_len"] <= generated < MAX_NEW, (mid, kernel)
+    assert "stopped" in stopped["status"]
+    page.wait_for_function(f"() => ({PAGE_JS})().tokens.length === {kernel['n']}", timeout=30_000)
+    assert page_state(page)["tokens"] == kernel["tokens"]
+    root = kernel
+    # Branches need not be as long as the first generation.
+    page.locator(f"{APP} .widget-inline-hbox", has_text="max new tokens").locator("input").fill("10")
+    page.locator(f"{APP} .widget-inline-hbox", has_text="max new tokens").locator("input").press("Enter")
+
+    # Branch from an alternative of a pinned token: the new branch has that token at that position.
+    at = root["prompt_len"] + 3
+    alt_text = branch_from_pinned(page, at, option=1)
+    branched = wait_until(page, lambda s: idle(s) and len(s["branches"]) == 2, "the new branch")
+    kernel = kernel_state(page)
+    assert kernel["error"] is None and kernel["nodes"] == 2
+    assert kernel["tokens"][at] == alt_text and kernel["ids"][:at] == root["ids"][:at]
+    page.wait_for_function(f"() => ({PAGE_JS})().tokens[{at}] === {json.dumps(alt_text)}", timeout=30_000)
+    assert alt_text != root["tokens"][at]
+    assert f"at {at}:" in branched["branches"][1]
+
+    # Switch back to the first: the root's text again.
+    page.locator(f"{APP} .widget-select select").select_option(index=0)
+    wait_until(page, lambda s: s["tokens"] == root["tokens"], "switching back to the root", timeout=60)
+
+    # A third node, from the root again, and a picture of the app with three branches.
+    branch_from_pinned(page, root["prompt_len"] + 6, option=2)
+    wait_until(page, lambda s: idle(s) and len(s["branches"]) == 3, "the third branch")
+    dismiss_news(page)
+    save_screenshot(page, "explore-three-branches.png", APP)
+
+    # Next token: the distribution shows, and no token is appended until one is chosen.
+    before = page_state(page)["tokens"]
+    click_button(page, "Next token")
+    choices = page.locator(f"{APP} .lv-explore-next button", has_text="%")
+    choices.first.wait_for(state="visible", timeout=MODEL_TIMEOUT * 1000)
+    wait_until(page, idle, "Next token finishing", timeout=120)
+    assert page_state(page)["tokens"] == before, "Next token appended a token before one was chosen"
+    kernel = kernel_state(page)
+    assert len(kernel["next"]) == 5 and choices.count() == 5
+    choices.nth(1).click()
+    grown = wait_until(page, lambda s: idle(s) and len(s["tokens"]) == len(before) + 1, "the chosen token")
+    assert grown["tokens"][-1] == kernel["next"][1][1]
+    assert not page.page_errors, page.page_errors
