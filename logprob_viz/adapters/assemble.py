@@ -126,7 +126,9 @@ def build_trace(sections: list[tuple[list[Token], str]], *, prompt_len: int, met
     logprobs = [t.logprob for t in everything]
     ranks = [1 if (t.rank == 0 and t.logprob > LN_HALF) else t.rank for t in everything]  # p > 1/2: rank 1
     rows = [t.alternatives for t in everything]
-    processed = any(t.processed == t.processed for t in everything)  # not NaN: the source gave processed values
+    # not NaN: the source gave processed values (on the chosen token, or only on alternatives)
+    processed = any(t.processed == t.processed for t in everything) or any(
+        a[5] == a[5] for t in everything if t.alternatives for a in t.alternatives[:1])
 
     n = len(texts)
     k = max(map(len, rows), default=0)

@@ -69,3 +69,25 @@ def same_logprob(a: float, b: float) -> bool:
     if math.isinf(a) or math.isinf(b):
         return False
     return abs(a - b) <= 1e-6 * max(1.0, abs(a))
+
+
+def rank_by_id(tok: Token, k: int, *, processed: bool = False) -> None:
+    """Sort a position's alternatives (most likely first), find the chosen token among them by id.
+
+    For sources that give ids with every alternative (llama.cpp, TGI, SGLang). ``processed``
+    sorts by the processed values (post-sampling probabilities), where the model's are unknown;
+    the rank then stays unknown (0): it would be a rank in another distribution.
+    """
+    column = 5 if processed else 1
+    ranked = sorted(tok.alternatives, key=lambda a: a[column], reverse=True)
+    where = next((j for j, a in enumerate(ranked) if a[2] == tok.id and tok.id >= 0), -1)
+    if where < 0:
+        if ranked and len(ranked) >= k:
+            tok.flag("outside_top_k")
+    elif where < k:
+        if not processed:
+            tok.rank = where + 1
+    else:
+        tok.flag("outside_top_k")
+        del ranked[where]
+    tok.alternatives = ranked[:k]

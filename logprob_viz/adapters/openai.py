@@ -264,14 +264,21 @@ def from_openai(response, *, top_logprobs: int | None = None, prompt: str | None
         The input is the server's error body.
     """
     check_top_logprobs(top_logprobs)
-    table = table_for(tokenizer)
     text = isinstance(response, (str, bytes, bytearray))
-    resp = as_response(to_plain(response, "from_openai", keep_duplicate_keys=not text))
-    result = read_choices(resp, top_logprobs=top_logprobs, prompt=prompt, table=table, source=source)
+    data = to_plain(response, "from_openai", keep_duplicate_keys=not text)
+    return read_openai(response, data, top_logprobs=top_logprobs, prompt=prompt, table=table_for(tokenizer),
+                       source=source)
+
+
+def read_openai(response, data, *, top_logprobs, prompt, table, source, who: str = "from_openai"):
+    """`from_openai` on already parsed data (``response``: what was given, parsed again if keys collided)."""
+    result = read_choices(as_response(data, who), top_logprobs=top_logprobs, prompt=prompt, table=table, source=source)
+    text = isinstance(response, (str, bytes, bytearray))
     if text and any("collided" in row for t in (result if isinstance(result, list) else [result]) for row in t.flags):
         # keys collided: parse the text again keeping every repeated key (json.loads keeps the last)
-        resp = as_response(to_plain(response, "from_openai", keep_duplicate_keys=True))
-        result = read_choices(resp, top_logprobs=top_logprobs, prompt=prompt, table=table, source=source)
+        data = to_plain(response, who, keep_duplicate_keys=True)
+        result = read_choices(as_response(data, who), top_logprobs=top_logprobs, prompt=prompt, table=table,
+                              source=source)
     return result
 
 
