@@ -128,7 +128,7 @@ def textual(name: str, text: str, rng: random.Random):
 
 def events_of(text: str):
     stripped = text.strip()
-    if stripped.startswith("data:"):
+    if stripped.startswith("data:") or "\ndata:" in stripped:
         return "sse", parse_sse(stripped)
     try:
         return "json", json.loads(stripped)
@@ -203,3 +203,15 @@ def test_positive_nan_and_boolean_logprobs_are_rejected_with_the_field_path():
     ok = copy.deepcopy(data)
     ok["choices"][0]["logprobs"]["token_logprobs"][3] = -9999.0
     assert lv.from_openai(ok).logprobs[3] == -np.inf
+
+
+def test_mutated_responses_of_every_server_give_lv_read_a_trace_or_a_documented_error():
+    read = reader()
+    totals = {"trace": 0, "error": 0}
+    every = sources()
+    servers = [name for name, _ in every if name.startswith(("servers/", "llamacpp/"))]
+    for seed, (name, text) in enumerate(every, start=1000):
+        for key, value in run_mutations(read, name, text, seed).items():
+            totals[key] += value
+    print(f"lv.read: {sum(totals.values())} mutations of {len(every)} responses ({len(servers)} non-vLLM) -> {totals}")
+    assert len(servers) >= 14 and sum(totals.values()) >= 1000 and totals["trace"] > 0 and totals["error"] > 0
