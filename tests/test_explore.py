@@ -139,7 +139,7 @@ def test_branch_from_an_alternative_and_switch_back(generated, reference_model):
     # the list: two entries with perplexities; the root's text up to the fork shown once
     labels = [label for label, _ in app.branches.select.options]
     assert len(labels) == 2 and labels[1].startswith("#1") and f"at {at}:" in labels[1]
-    ppl = node.completion.perplexity()
+    ppl = math.exp(-np.mean(node.logprobs[root.prompt_len :].astype(np.float64)))  # after the prompt
     assert f"ppl {ppl:.2f}" in labels[1]
     assert f"({at} tokens)" in app.branches.prefix.value
     # switching back shows the root, with its fork marked too
@@ -263,3 +263,21 @@ def test_chat_messages_use_the_chat_template(runner, tokenizer):
     ids = tokenizer(text, add_special_tokens=False)["input_ids"]
     trace = app.view.trace
     assert trace.token_ids[: trace.prompt_len].tolist() == ids
+
+
+def test_the_explore_notebook_runs_top_to_bottom():
+    from pathlib import Path
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    folder = Path(__file__).parent.parent / "notebooks"
+    nb = nbformat.read(folder / "explore.ipynb", as_version=4)
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
+    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
+    assert not [o for o in outputs if o.output_type == "error"], [o for o in outputs if o.output_type == "error"]
+    printed = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    assert "#0" in printed and "#1" in printed
+    last = nb.cells[-1].outputs[-1]["data"]
+    assert "application/vnd.jupyter.widget-view+json" in last
+    assert last["text/html"].count('class="lv-standalone"') == 2  # both branches, viewable without a kernel

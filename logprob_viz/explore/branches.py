@@ -47,8 +47,10 @@ class BranchList:
         self.marks = [
             sorted(m for m in marks if m < len(as_trace(n))) for marks, n in zip(self.marks, self.nodes, strict=False)
         ]
+        prompt_len = as_trace(self.nodes[0]).prompt_len if self.nodes else 0
         options = [
-            (branch_label(i, as_trace(n), f), i) for i, (n, f) in enumerate(zip(self.nodes, self.forks, strict=False))
+            (branch_label(i, as_trace(n), f, prompt_len), i)
+            for i, (n, f) in enumerate(zip(self.nodes, self.forks, strict=True))
         ]
         self._quiet = True
         try:

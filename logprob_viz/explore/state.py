@@ -118,9 +118,12 @@ def _words(trace: Trace, start: int, limit: int = 48) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def branch_label(number: int, trace: Trace, fork: int | None) -> str:
-    """One line of the branch list: its number, perplexity, and where and how it differs from its parent."""
-    ppl = trace.completion.perplexity() if len(trace) > trace.prompt_len else math.nan
+def branch_label(number: int, trace: Trace, fork: int | None, prompt_len: int) -> str:
+    """One line of the branch list: its number, perplexity, and where and how it differs from its parent.
+
+    The perplexity is over everything after the root's prompt (`prompt_len`), so branches compare.
+    """
+    ppl = trace[prompt_len:].perplexity() if len(trace) > prompt_len else math.nan
     head = f"#{number}  ppl {ppl:.2f}" if math.isfinite(ppl) else f"#{number}  ppl –"
     if fork is None:
         return f"{head}  root: {_words(trace, trace.prompt_len) or '(prompt only)'}"
