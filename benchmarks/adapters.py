@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 import sys
 from pathlib import Path
@@ -84,7 +83,8 @@ def chat(n: int) -> str:
 def prompt_logprobs(n: int) -> str:
     rows, ids = [None], [1]
     for chosen, alts in _positions(n - 1):
-        row = {str(_ids(chosen[0])): {"logprob": chosen[1], "rank": 1 + (chosen not in alts), "decoded_token": chosen[0]}}
+        rank = 1 + (chosen not in alts)
+        row = {str(_ids(chosen[0])): {"logprob": chosen[1], "rank": rank, "decoded_token": chosen[0]}}
         for rank, (tok, value) in enumerate(alts, 1):
             row.setdefault(str(_ids(tok)), {"logprob": value, "rank": rank, "decoded_token": tok})
         rows.append(row)
@@ -94,10 +94,74 @@ def prompt_logprobs(n: int) -> str:
                                     "logprobs": None}]})
 
 
+def _entries(n: int, *, with_ids: bool = False, key: str = "logprob", top_key: str = "top_logprobs") -> list:
+    """Per-token {token, logprob, bytes, top_logprobs: [...]} entries (OpenAI chat / Ollama / Responses / llama.cpp)."""
+    def entry(token, value):
+        out = {"token": token, key: value, "bytes": list(token.encode())}
+        if with_ids:
+            out["id"] = _ids(token)
+        return out
+
+    return [{**entry(*chosen), top_key: [entry(*a) for a in alts]} for chosen, alts in _positions(n)]
+
+
+def llamacpp(n: int) -> str:
+    probs = _entries(n, with_ids=True)
+    return json.dumps({"index": 0, "content": "".join(e["token"] for e in probs), "stop": True, "model": "m",
+                       "completion_probabilities": probs})
+
+
+def tgi(n: int) -> str:
+    def token(text, value):
+        return {"id": _ids(text), "text": text, "logprob": value, "special": False}
+
+    pos = _positions(n)
+    details = {"finish_reason": "length", "generated_tokens": n, "seed": None, "prefill": [],
+               "tokens": [token(*chosen) for chosen, _ in pos],
+               "top_tokens": [[token(*a) for a in alts] for _, alts in pos]}
+    return json.dumps({"generated_text": "".join(c for (c, _), _ in pos), "details": details})
+
+
+def sglang(n: int) -> str:
+    pos = _positions(n)
+    info = {"id": "x", "input_token_logprobs": [], "input_top_logprobs": [],
+            "output_token_logprobs": [[v, _ids(c), c] for (c, v), _ in pos],
+            "output_top_logprobs": [[[v, _ids(a), a] for a, v in alts] for _, alts in pos]}
+    return json.dumps({"text": "".join(c for (c, _), _ in pos), "meta_info": info})
+
+
+def ollama(n: int) -> str:
+    entries = _entries(n)
+    return json.dumps({"model": "m", "created_at": "2025-01-01T00:00:00Z", "done": True,
+                       "response": "".join(e["token"] for e in entries), "logprobs": entries})
+
+
+def responses(n: int) -> str:
+    entries = _entries(n)
+    part = {"type": "output_text", "text": "".join(e["token"] for e in entries), "annotations": [], "logprobs": entries}
+    return json.dumps({"id": "resp_x", "object": "response", "model": "m",
+                       "output": [{"type": "message", "role": "assistant", "content": [part]}]})
+
+
+def gemini(n: int) -> str:
+    pos = _positions(n)
+    result = {"chosenCandidates": [{"token": c, "logProbability": v} for (c, v), _ in pos],
+              "topCandidates": [{"candidates": [{"token": a, "logProbability": v} for a, v in alts]}
+                                for _, alts in pos]}
+    return json.dumps({"candidates": [{"content": {"parts": [{"text": "".join(c for (c, _), _ in pos)}]},
+                                       "logprobsResult": result}], "modelVersion": "m"})
+
+
 FORMATS = {
     "openai completions": (completions, "from_openai"),
     "openai chat": (chat, "from_openai"),
     "vllm prompt_logprobs": (prompt_logprobs, "from_openai"),
+    "llama.cpp /completion": (llamacpp, "read"),
+    "tgi /generate": (tgi, "read"),
+    "sglang /generate": (sglang, "read"),
+    "ollama /api/generate": (ollama, "read"),
+    "openai responses": (responses, "read"),
+    "gemini": (gemini, "read"),
 }
 
 
@@ -106,7 +170,7 @@ def reader(name: str):
 
     if name == "from_openai":
         return lv.from_openai
-    from logprob_viz.adapters.read import read
+    from logprob_viz.adapters import read
 
     return read
 
@@ -117,7 +181,8 @@ def bench(sizes: list[int], repeats: int) -> str:
         read = reader(read_name)
         for n in sizes:
             text = build(n)
-            times = alternate({"read": lambda: read(text), "json.loads": lambda: json.loads(text)}, repeats)
+            times = alternate({"read": lambda read=read, text=text: read(text),
+                               "json.loads": lambda text=text: json.loads(text)}, repeats)
             t_read, t_json = median(times["read"]), median(times["json.loads"])
             rows.append([fmt, f"{n:,}", f"{len(text) / 1e6:.1f}", f"{t_read * 1000:.1f}", f"{t_json * 1000:.1f}",
                          f"{t_read / t_json:.2f}"])
@@ -152,4 +217,3 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
-    _ = math  # (kept for formats that write probabilities)

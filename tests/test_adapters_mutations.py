@@ -42,7 +42,9 @@ def sources() -> list[tuple[str, str]]:
 
 
 def reader():
-    return getattr(lv, "read", None) or __import__("logprob_viz.adapters.read", fromlist=["read"]).read
+    from logprob_viz.adapters import read  # lv.read once the public API maps it
+
+    return getattr(lv, "read", read)
 
 
 def paths(node, prefix=()):

@@ -18,7 +18,7 @@ import pytest
 
 from logprob_viz.adapters import LogprobFormatError, OpenAIResponseError
 from logprob_viz.adapters.inputs import parse_ndjson, parse_sse
-from logprob_viz.adapters.read import KNOWN_FORMATS, read
+from logprob_viz.adapters.reader import KNOWN_FORMATS, read
 from logprob_viz.trace import Trace
 
 FIXTURES = Path(__file__).parent / "fixtures"

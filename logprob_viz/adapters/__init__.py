@@ -1,21 +1,25 @@
 """Adapters: pure functions that turn logprobs returned by servers and APIs into a `Trace`.
 
+    lv.read(response)          # any supported format (reader.read)
+    lv.from_openai(response)   # OpenAI-compatible only (openai.from_openai)
+
 One parser per source format, over one shared intermediate form (`form.Token`), and one
 assembler (`assemble.build_trace`) that builds the trace:
 
-- ``inputs``            dict / JSON text / SDK object / SSE / NDJSON / chunk list -> plain data
-- ``errors``            `LogprobFormatError` (malformed input, with the field's path),
-                        `OpenAIResponseError` (a server's error body), value checks
-- ``openai``            `from_openai`: OpenAI-compatible Completions and Chat (+ stream chunks)
-- ``openai_shapes``     the shapes such a response arrives in; stream chunk merging
-- ``openai_completions``, ``openai_chat``, ``vllm_prompt``: their per-position sections
-
-`from_openai` is re-exported here; `read` (every format) lives in ``adapters.read``.
+- ``inputs``             dict / JSON text / SDK object / SSE / NDJSON / chunk list -> plain data
+- ``errors``             `LogprobFormatError` (malformed input, with the field's path),
+                         `OpenAIResponseError` (a server's error body), value checks
+- ``form``, ``assemble`` the shared per-token form; the one assembler
+- ``reader``             `read`: recognises the format and calls its parser
+- ``openai``             Completions / Chat choices (``openai_shapes``: the shapes and stream merging;
+                         ``openai_completions``, ``openai_chat``, ``vllm_prompt``: their sections)
+- ``llamacpp``, ``tgi``, ``sglang``, ``ollama``, ``openai_responses``, ``gemini``: one module each
 """
 
 from __future__ import annotations
 
 from .errors import LogprobFormatError, OpenAIResponseError
 from .openai import from_openai
+from .reader import KNOWN_FORMATS, read
 
-__all__ = ["from_openai", "LogprobFormatError", "OpenAIResponseError"]
+__all__ = ["read", "from_openai", "LogprobFormatError", "OpenAIResponseError", "KNOWN_FORMATS"]

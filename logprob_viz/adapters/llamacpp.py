@@ -124,6 +124,7 @@ def llamacpp_trace(data, *, top_logprobs: int | None = None, table=None) -> Trac
     }
     warnings = []
     if processed:
-        warnings.append("the server gave probabilities after its samplers (post_sampling_probs): they are the "
-                        "trace's processed distribution; the model's own logprobs are unknown (NaN)")
+        warnings.append("the server gave probabilities after its samplers (post_sampling_probs, or an older "
+                        "server's probs): they are the trace's processed distribution; the model's own logprobs "
+                        "are unknown (NaN)")
     return build_trace([(tokens, "decoded")], prompt_len=0, meta=meta, table=table, warnings=warnings)

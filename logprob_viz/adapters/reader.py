@@ -59,9 +59,8 @@ def detect_format(data) -> str | None:
     if isinstance(data, list):
         if not data or not all(isinstance(e, dict) for e in data):
             return None
-        if all(is_llamacpp(e) or ("content" in e and "stop" in e and "completion_probabilities" in e)
-               for e in data):
-            return "llamacpp"
+        if any(is_llamacpp(e) for e in data) and all("content" in e and "stop" in e for e in data):
+            return "llamacpp"  # stream events: the last one ("stop": true) has no probabilities
         if is_tgi_stream(data):
             return "tgi"
         if all(is_sglang(e) for e in data):
