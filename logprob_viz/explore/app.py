@@ -190,7 +190,6 @@ class Explorer:
         parent = self.current
 
         def job():
-            before = len(self.tree.nodes)
             started = time.perf_counter()
             node = self.tree.branch(
                 at=int(at), token=token, max_new_tokens=settings.max_new_tokens, parent=parent, **settings.sampling()
@@ -200,8 +199,7 @@ class Explorer:
             self._show(self.current)
             self.controls.say(
                 f"Branch #{len(self.tree.nodes) - 1} from token {at} with {self.current.tokens[at]!r}: "
-                f"{len(self.current) - at} tokens in {time.perf_counter() - started:.1f} s "
-                f"({len(self.tree.nodes) - before} new)."
+                f"{len(self.current) - at} tokens in {time.perf_counter() - started:.1f} s."
             )
 
         self._run("Branch", job)

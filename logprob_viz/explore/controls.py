@@ -37,7 +37,7 @@ class Controls:
             indent=False,
             disabled=not chat_available,
             tooltip="wrap the prompt as [{'role': 'user', 'content': prompt}] with the model's chat template",
-            layout=w.Layout(width="auto"),
+            layout=w.Layout(width="auto", margin="0 0 0 1em"),
         )
         self.temperature = w.FloatSlider(
             value=settings.temperature,
@@ -99,8 +99,11 @@ class Controls:
         self.box = w.VBox(
             [
                 w.HBox([self.prompt]),
-                w.HBox([self.chat, self.temperature, self.top_p, self.top_k], layout=w.Layout(flex_flow="row wrap")),
-                w.HBox([self.max_new_tokens, self.top_logprobs, self.seed], layout=w.Layout(flex_flow="row wrap")),
+                w.HBox([self.temperature, self.top_p, self.top_k], layout=w.Layout(flex_flow="row wrap")),
+                w.HBox(
+                    [self.max_new_tokens, self.top_logprobs, self.seed, self.chat],
+                    layout=w.Layout(flex_flow="row wrap", align_items="center"),
+                ),
                 w.HBox([self.generate, self.next_token, self.stop]),
                 self.status,
             ]

@@ -176,3 +176,22 @@ def test_type_generate_stream_stop_branch_switch_and_step(page, lab_server):
     grown = wait_until(page, lambda s: idle(s) and len(s["tokens"]) == len(before) + 1, "the chosen token")
     assert grown["tokens"][-1] == kernel["next"][1][1]
     assert not page.page_errors, page.page_errors
+
+
+def test_the_app_in_notebook_7(page, lab_server):
+    pytest.importorskip("notebook", reason="Notebook 7 is not installed (pip install notebook)")
+    write_notebook(lab_server, "explore7.ipynb", [APP_CELL.replace(f"max_new_tokens={MAX_NEW}", "max_new_tokens=12"),
+                                                  STATE_CELL])
+    open_notebook(page, lab_server, "explore7.ipynb", app="notebooks")
+    # Notebook 7 raises errors of its own while starting ("reading 'schema'"): count from here.
+    errors_before = len(page.page_errors)
+    run_cell(page, 0)
+    wait_for_output(page, lab_server, 0, ".lv-explore textarea", MODEL_TIMEOUT)
+    page.locator(f"{APP} textarea").fill(PROMPT)
+    click_button(page, "Generate")
+    done = wait_until(page, lambda s: idle(s) and "Generated" in s["status"], "the generation")
+    kernel = kernel_state(page)
+    assert kernel["error"] is None and kernel["n"] - kernel["prompt_len"] == 12
+    page.wait_for_function(f"() => ({PAGE_JS})().tokens.length === {kernel['n']}", timeout=30_000)
+    assert page_state(page)["tokens"] == kernel["tokens"], done
+    assert page.page_errors[errors_before:] == []
