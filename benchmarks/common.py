@@ -10,7 +10,7 @@ import os
 import platform
 import statistics
 import time
-from typing import Callable
+from collections.abc import Callable
 
 
 def alternate(candidates: dict[str, Callable[[], object]], repeats: int, warmup: int = 1) -> dict[str, list[float]]:

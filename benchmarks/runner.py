@@ -7,7 +7,9 @@ Prints Markdown tables:
    do it with transformers today (output_scores + compute_transition_scores + top-k);
 2. memory: peak RSS growth while generating 1024 tokens, each route in its own process;
    and the bytes the trace keeps per token;
-3. scoring: teacher-forced scoring with top_logprobs=20 vs a bare forward pass.
+3. scoring: teacher-forced scoring with top_logprobs=20 vs a bare forward pass;
+4. streaming: `runner.stream` (a snapshot per token on the CPU) vs `runner.generate`, and what
+   building the snapshots of a 1,000-token stream costs.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def routes(runner, model, tokenizer, new_tokens: int):
     def ours():
         model.generation_config.eos_token_id = None
         try:
-            return runner.generate(PROMPT, max_new_tokens=new_tokens, top_logprobs=K)
+            return runner.generate(PROMPT, max_new_tokens=new_tokens, top_logprobs=K, progress=False)
         finally:
             model.generation_config.eos_token_id = eos
 
@@ -138,18 +140,67 @@ def bench_scoring(runner, model, tokenizer, repeats: int) -> str:
         n_scored = len(tokenizer(text)["input_ids"])
         tensor = torch.tensor([tokenizer(text)["input_ids"]])
 
-        def bare():
+        def bare(tensor=tensor):
             with torch.inference_mode():
                 return model(input_ids=tensor, use_cache=False).logits
 
-        def ours():
-            return runner.score(text, top_logprobs=K)
+        def ours(text=text):
+            return runner.score(text, top_logprobs=K, progress=False)
 
         times = alternate({"bare forward": bare, "logprob_viz score (K=20)": ours}, repeats)
         base = median(times["bare forward"])
         for name, t in times.items():
             rows.append([n_scored, name, f"{median(t) * 1000:.0f}", f"{median(t) / base:.3f}"])
-    return f"### Scoring, median of {repeats} alternating runs\n\n" + table(["tokens", "route", "ms", "ratio to bare forward"], rows)
+    headers = ["tokens", "route", "ms", "ratio to bare forward (goal <= 1.10)"]
+    return f"### Scoring, median of {repeats} alternating runs\n\n" + table(headers, rows)
+
+
+def bench_streaming(runner, model, new_tokens: int, repeats: int) -> str:
+    import time
+
+    import numpy as np
+
+    from logprob_viz.runners.recording import Recorder
+
+    eos = model.generation_config.eos_token_id
+
+    def generate():
+        return runner.generate(PROMPT, max_new_tokens=new_tokens, top_logprobs=K, progress=False)
+
+    def stream():
+        *_, last = runner.stream(PROMPT, max_new_tokens=new_tokens, top_logprobs=K)
+        return last
+
+    model.generation_config.eos_token_id = None  # both run to exactly new_tokens tokens
+    try:
+        assert len(generate()) == len(stream()), "stream and generate made different lengths"
+        times = alternate({"runner.generate": generate, "runner.stream (snapshot per token)": stream}, repeats)
+    finally:
+        model.generation_config.eos_token_id = eos
+    base = median(times["runner.generate"])
+    rows = [[name, f"{median(t) * 1000:.0f}", f"{new_tokens / median(t):.1f}", f"{base / median(t):.3f}"]
+            for name, t in times.items()]
+    text = (f"### Streaming: {new_tokens} new tokens, greedy, K={K}, median of {repeats} alternating runs\n\n"
+            + table(["route", "ms", "tokens/s", "throughput vs generate (goal >= 0.95)"], rows))
+
+    # Snapshot cost alone: a 1,000-token stream's snapshots, one per token, on recorded-like rows.
+    n, rng = 1000, np.random.default_rng(0)
+    record = Recorder(runner, [1, 2, 3], K, 3 + n, processed=False)
+    started = time.perf_counter()
+    last = 0.0
+    for _ in range(n):
+        ids = rng.integers(0, runner.vocab_size, (1, K))
+        record.add({"token_ids": ids[:, 0], "logprobs": np.zeros(1, np.float32), "ranks": np.ones(1, np.int32),
+                    "entropy": np.zeros(1, np.float32), "top_logprobs": np.zeros((1, K), np.float32), "top_ids": ids})
+        t0 = time.perf_counter()
+        record.trace({}, copy=False)
+        last = time.perf_counter() - t0
+    total = time.perf_counter() - started
+    per_token = base / new_tokens
+    text += (f"\n\nSnapshots of a {n:,}-token stream (one per token, K={K}): {total * 1000:.0f} ms in all "
+             f"(recording included), {last * 1000:.2f} ms for the last one; generating {n:,} tokens here takes "
+             f"~{per_token * n:.0f} s, so the snapshots add {total / (per_token * n) * 100:.1f}%.")
+    return text
 
 
 def main() -> None:
@@ -157,7 +208,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--new-tokens", type=int, default=256)
     parser.add_argument("--memory-tokens", type=int, default=1024)
-    parser.add_argument("--only", choices=["generation", "scoring", "memory"], help="run one table")
+    parser.add_argument("--only", choices=["generation", "scoring", "memory", "streaming"], help="run one table")
     parser.add_argument("--memory-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.memory_child:
@@ -169,6 +220,8 @@ def main() -> None:
         print(bench_generation(runner, model, tokenizer, args.new_tokens, args.repeats), end="\n\n", flush=True)
     if args.only in (None, "scoring"):
         print(bench_scoring(runner, model, tokenizer, args.repeats), end="\n\n", flush=True)
+    if args.only in (None, "streaming"):
+        print(bench_streaming(runner, model, args.new_tokens, args.repeats), end="\n\n", flush=True)
     if args.only in (None, "memory"):
         print(bench_memory(args.memory_tokens), flush=True)
 

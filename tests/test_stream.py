@@ -160,3 +160,18 @@ def test_progress_bar_shows_tokens_and_rate(runner, capsys):
         base.PROGRESS_AFTER_S = old
     assert "5/5" in shown and "tok/s" in shown, shown
     assert "tok/s" not in hidden
+
+
+def test_score_shows_progress_through_the_forward_pass(runner, capsys):
+    import logprob_viz.runners.base as base
+
+    old, base.PROGRESS_AFTER_S = base.PROGRESS_AFTER_S, 0.0
+    try:
+        trace = runner.score(ROBOT)
+        shown = capsys.readouterr().err
+        runner.score(ROBOT, progress=False)
+        hidden = capsys.readouterr().err
+    finally:
+        base.PROGRESS_AFTER_S = old
+    assert f"{len(trace)}/{len(trace)}" in shown and "scoring" in shown, shown
+    assert "scoring" not in hidden

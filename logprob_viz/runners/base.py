@@ -216,6 +216,8 @@ class _Progress:
 
     def close(self) -> None:
         if self.bar is not None:
+            if time.time() - self.bar.start_t >= self.bar.delay:  # tqdm times with time.time
+                self.bar.refresh()  # the last count, which tqdm's rate limit may have held back
             self.bar.close()
 
 

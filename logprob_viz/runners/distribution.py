@@ -12,8 +12,9 @@ import torch
 from .base import Sampling
 
 # Rows summarised at once when scoring many positions. On the CPU a block of 16 x 49k float32
-# logprobs (3 MB) stays in cache across the log_softmax, softmax, entropy and top-K passes;
-# 256 rows (50 MB) did not (benchmarks/runner.py, scoring). A GPU wants big blocks instead.
+# logprobs (3 MB) stays in cache across the log_softmax, softmax, entropy and top-K passes,
+# where 256 rows (50 MB, the previous block) went to memory and back for each pass. A GPU wants
+# big blocks instead (fewer kernel launches). Measured in benchmarks/runner.py (scoring).
 SCORE_ROWS_CPU = 16
 SCORE_ROWS_GPU = 256
 

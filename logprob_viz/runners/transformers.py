@@ -9,6 +9,7 @@ per-position math in `distribution`; loading a model in `loading`.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
 
@@ -30,6 +31,7 @@ __all__ = ["TransformersRunner", "load", "generate", "score", "GPU_SYNC_EVERY"]
 GPU_SYNC_EVERY = 16
 # Tokens per snapshot when streaming on a GPU (each snapshot is a host read); 1 on the CPU.
 GPU_STREAM_EVERY = 4
+
 
 
 class TransformersRunner(Runner):
@@ -140,9 +142,10 @@ class TransformersRunner(Runner):
         ids, k = req.prompt_ids, req.top_logprobs
         input_ids = torch.tensor([ids], device=self.device)
         record = Recorder(self, ids, k, len(ids), processed=False)
-        with torch.inference_mode():
+        # One plain forward pass (as fast as a bare one); the bar follows it block by block.
+        with torch.inference_mode(), _layer_progress(self.model, lambda done: bar.update_to(int(len(ids) * done))):
             logits = self.model(input_ids=input_ids, use_cache=False).logits[0]  # (N, V)
-            part = summarize_rows(logits[:-1], input_ids[0, 1:], k, on_rows=lambda n: bar.update_to(n + 1))
+            part = summarize_rows(logits[:-1], input_ids[0, 1:], k)
             del logits
         record.add(to_host([part]))
         return record.trace({**self._meta(k), "mode": "score", **req.input_meta()})
@@ -213,6 +216,22 @@ class TransformersRunner(Runner):
     def _text_of(self, token_id: int) -> str:
         # One shared str per vocabulary id: a trace's alternatives then cost a pointer each.
         return self.vocab[token_id]
+
+
+@contextlib.contextmanager
+def _layer_progress(model, report):
+    """Call ``report(fraction of the decoder blocks done)`` as a forward pass goes through them."""
+    layers = getattr(getattr(model, "model", None), "layers", None)
+    if not isinstance(layers, torch.nn.ModuleList) or not len(layers):
+        yield  # an architecture without model.layers: no progress within the pass
+        return
+    count = len(layers)
+    hooks = [layer.register_forward_hook(lambda *_, i=i: report((i + 1) / count)) for i, layer in enumerate(layers)]
+    try:
+        yield
+    finally:
+        for hook in hooks:
+            hook.remove()
 
 
 # Loading and the default runner live in `loading`; imported last (it imports this module).
