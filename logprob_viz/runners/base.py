@@ -298,8 +298,9 @@ class Runner:
 
         The last item is the finished trace, equal to what `generate` returns with the same
         arguments (and seed). ``stream_every`` is the number of tokens per snapshot (default: 1
-        on the CPU, a few on a GPU, where each snapshot waits for the device). Snapshots share
-        memory with each other: copy one (``trace[:]``) before changing it. Ctrl-C or ``stop``
+        on the CPU, a few on a GPU, where each snapshot waits for the device; on a server: a snapshot
+        per that many stream chunks, or at most every 0.1 s). Snapshots are for reading: they
+        share arrays with each other, and only the last item owns its own. Ctrl-C or ``stop``
         ends the stream with the partial trace. Arguments are checked when this is called.
         """
         req = self._make_request(prompt, messages, prompt_ids, max_new_tokens, temperature, top_p, top_k, do_sample,
