@@ -352,6 +352,14 @@ class Explorer:
             self.branches.refresh(self.tree, self.current)
         return offline_html(self, max_branches)
 
+    def to_html(self, path=None) -> str:
+        """Every branch as one standalone, offline HTML page (hover and pin work), written to `path` if given."""
+        from .offline import offline_page
+
+        if self.tree is not None:
+            self.branches.refresh(self.tree, self.current)
+        return offline_page(self, path)
+
     def __repr__(self) -> str:
         nodes = len(self.tree.nodes) if self.tree is not None else 0
         return f"<Explorer {getattr(self.runner, 'name', type(self.runner).__name__)}, {nodes} nodes>"

@@ -17,6 +17,7 @@ from browser.lab import (
     MODEL_TIMEOUT,
     open_notebook,
     output_text,
+    python_prints,
     run_cell,
     save_screenshot,
     wait_cell_done,
@@ -42,7 +43,10 @@ print("STATE " + json.dumps({
     "n": None if t is None else len(t), "prompt_len": None if t is None else t.prompt_len,
     "ids": None if t is None else t.token_ids.tolist(), "tokens": None if t is None else list(t.tokens),
     "next": [[i, text] for i, text, _ in app.next_panel.options],
+    "all": [] if app.tree is None else [list(n.tokens) for n in app.tree.nodes],
 }))"""
+
+SAVE_CELL = 'app.to_html("explore-saved.html"); print("saved")'
 
 APP = ".jp-NotebookPanel:not(.lm-mod-hidden) .lv-explore"
 
@@ -116,7 +120,7 @@ def dismiss_news(page) -> None:
 
 
 def test_type_generate_stream_stop_branch_switch_and_step(page, lab_server):
-    write_notebook(lab_server, "explore.ipynb", [APP_CELL, STATE_CELL])
+    write_notebook(lab_server, "explore.ipynb", [APP_CELL, STATE_CELL, SAVE_CELL])
     open_notebook(page, lab_server, "explore.ipynb")
     run_cell(page, 0)
     wait_for_output(page, lab_server, 0, ".lv-explore textarea", MODEL_TIMEOUT)
@@ -176,6 +180,24 @@ def test_type_generate_stream_stop_branch_switch_and_step(page, lab_server):
     grown = wait_until(page, lambda s: idle(s) and len(s["tokens"]) == len(before) + 1, "the chosen token")
     assert grown["tokens"][-1] == kernel["next"][1][1]
     assert not page.page_errors, page.page_errors
+
+    # Without a kernel: the saved page shows every branch, each a view of its own.
+    python_prints(page, lab_server, 2, "saved")
+    nodes = kernel_state(page)["all"]
+    saved = page.context.new_page()
+    saved.goto((lab_server.root / "explore-saved.html").as_uri())
+    saved.wait_for_function(
+        "lengths => JSON.stringify([...document.querySelectorAll('.lv-root')]"
+        ".map((r) => r.querySelectorAll('.lv-token').length)) === JSON.stringify(lengths)",
+        arg=[len(n) for n in nodes],
+        timeout=30_000,
+    )
+    shown = saved.evaluate(
+        "() => [...document.querySelectorAll('.lv-root')].map((r) => [...r.querySelectorAll('.lv-token')]"
+        ".map((e) => e.textContent))"
+    )
+    assert shown == nodes
+    saved.close()
 
 
 def test_the_app_in_notebook_7(page, lab_server):
