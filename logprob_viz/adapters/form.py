@@ -9,10 +9,12 @@ and readable text happens once, in the assembler.
 
 from __future__ import annotations
 
+import gc
 import math
+from contextlib import contextmanager
 from typing import NamedTuple
 
-__all__ = ["Token", "Alternative", "LN_HALF", "same_logprob"]
+__all__ = ["Token", "Alternative", "LN_HALF", "same_logprob", "rank_by_id", "no_gc_pauses"]
 
 LN_HALF = math.log(0.5)
 
@@ -91,3 +93,20 @@ def rank_by_id(tok: Token, k: int, *, processed: bool = False) -> None:
         tok.flag("outside_top_k")
         del ranked[where]
     tok.alternatives = ranked[:k]
+
+
+@contextmanager
+def no_gc_pauses():
+    """Pause the cyclic garbage collector while a response is read.
+
+    Reading creates a few objects per token while the parsed JSON (millions of objects) is
+    alive; every collection of the oldest generation walks all of them, which made reading a
+    large response several times slower. Nothing read here forms reference cycles.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

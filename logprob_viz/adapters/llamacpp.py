@@ -25,9 +25,20 @@ from typing import Any
 
 from ..trace import Trace
 from .assemble import build_trace
-from .errors import LogprobFormatError, describe, expect_dict, expect_int, expect_list, expect_str, logprob_at, prob_at
+from .errors import (
+    LOGPROB_SLACK,
+    NEG_INF_SENTINEL,
+    LogprobFormatError,
+    describe,
+    expect_dict,
+    expect_int,
+    expect_list,
+    expect_str,
+    logprob_at,
+    prob_at,
+)
 from .form import Alternative, Token, rank_by_id
-from .openai_chat import bytes_at
+from .openai_chat import bytes_at, given_bytes
 
 __all__ = ["llamacpp_trace", "is_llamacpp"]
 
@@ -58,7 +69,35 @@ def _alternative(entry, path: str) -> Alternative:
                        given=bytes_at(entry.get("bytes"), f"{path}.bytes"), processed=processed)
 
 
+def _position_fast(entry) -> Token | None:
+    """The common case (model logprobs) without building error paths: None when anything is unusual."""
+    if type(entry) is not dict:
+        return None
+    token_id, token, value = entry.get("id"), entry.get("token"), entry.get("logprob")
+    given = given_bytes(entry.get("bytes"))
+    if type(token_id) is not int or type(token) is not str or type(value) is not float \
+            or not NEG_INF_SENTINEL < value <= LOGPROB_SLACK or given is False:
+        return None
+    tops = entry.get("top_logprobs")
+    if type(tops) is not list:
+        return None
+    alternatives = []
+    for alt in tops:
+        if type(alt) is not dict:
+            return None
+        a_id, a_token, a_value = alt.get("id"), alt.get("token"), alt.get("logprob")
+        a_given = given_bytes(alt.get("bytes"))
+        if type(a_id) is not int or type(a_token) is not str or type(a_value) is not float \
+                or not NEG_INF_SENTINEL < a_value <= LOGPROB_SLACK or a_given is False:
+            return None
+        alternatives.append((a_token, a_value, a_id, a_given, 0, NAN))
+    return Token(token, given, token_id, value, 0, alternatives)
+
+
 def _position(entry, path: str) -> Token:
+    fast = _position_fast(entry)
+    if fast is not None:
+        return fast
     entry = expect_dict(entry, path, "an object (id, token, bytes, logprob, top_logprobs)")
     if "probs" in entry and "content" in entry:  # older servers: {content, probs: [{tok_str, prob}]}
         tok = Token(expect_str(entry.get("content"), f"{path}.content"))
@@ -100,14 +139,14 @@ def llamacpp_trace(data, *, top_logprobs: int | None = None, table=None) -> Trac
     entries = expect_list(data.get("completion_probabilities"), "completion_probabilities",
                           "a list (request n_probs > 0 to get it)")
     tokens = [_position(e, f"completion_probabilities[{i}]") for i, e in enumerate(entries)]
-    processed = any(t.processed == t.processed or any(a.processed == a.processed for a in t.alternatives)
+    processed = any(t.processed == t.processed or any(a[5] == a[5] for a in t.alternatives)
                     for t in tokens)
     k = top_logprobs if top_logprobs is not None else max((len(t.alternatives) for t in tokens), default=0)
     for tok in tokens:
         if tok.id >= 0:
             rank_by_id(tok, k, processed=processed)
         else:  # the older shape has no ids: the chosen token is found by its string
-            tok.alternatives = sorted(tok.alternatives, key=lambda a: a.processed, reverse=True)[:k]
+            tok.alternatives = sorted(tok.alternatives, key=lambda a: a[5] if a[5] == a[5] else a[1], reverse=True)[:k]
     settings = data.get("generation_settings") if isinstance(data.get("generation_settings"), dict) else {}
     meta = {
         "source": "llama.cpp",

@@ -46,7 +46,7 @@ from .errors import (
     expect_list,
     expect_str,
 )
-from .form import Token
+from .form import Token, no_gc_pauses
 from .inputs import parse_sse, to_plain
 from .openai_chat import entry_tokens
 from .openai_completions import completions_tokens
@@ -264,10 +264,11 @@ def from_openai(response, *, top_logprobs: int | None = None, prompt: str | None
         The input is the server's error body.
     """
     check_top_logprobs(top_logprobs)
+    table = table_for(tokenizer)
     text = isinstance(response, (str, bytes, bytearray))
-    data = to_plain(response, "from_openai", keep_duplicate_keys=not text)
-    return read_openai(response, data, top_logprobs=top_logprobs, prompt=prompt, table=table_for(tokenizer),
-                       source=source)
+    with no_gc_pauses():
+        data = to_plain(response, "from_openai", keep_duplicate_keys=not text)
+        return read_openai(response, data, top_logprobs=top_logprobs, prompt=prompt, table=table, source=source)
 
 
 def read_openai(response, data, *, top_logprobs, prompt, table, source, who: str = "from_openai"):

@@ -11,11 +11,27 @@ likely is missing (flagged ``alternatives_incomplete``).
 
 from __future__ import annotations
 
+import math
+from operator import itemgetter
+
 from ..tokens import token_id_of
-from .errors import LogprobFormatError, describe, expect_dict, expect_list, expect_str, logprob_at
+from .errors import (
+    LOGPROB_SLACK,
+    NEG_INF_SENTINEL,
+    LogprobFormatError,
+    describe,
+    expect_dict,
+    expect_list,
+    expect_str,
+    logprob_at,
+)
 from .form import Alternative, Token, same_logprob
 
-__all__ = ["entry_tokens", "rank_alternatives", "bytes_at"]
+NAN = math.nan
+
+__all__ = ["entry_tokens", "rank_alternatives", "bytes_at", "given_bytes"]
+
+_by_logprob = itemgetter(1)
 
 
 def bytes_at(value, path: str) -> bytes | None:
@@ -31,7 +47,46 @@ def bytes_at(value, path: str) -> bytes | None:
         raise LogprobFormatError(path, f"expected byte values 0..255, found {describe(bad)}") from None
 
 
+def given_bytes(value):
+    """bytes from a list of byte values; False when it is not one (the checked path then says why)."""
+    if value is None:
+        return None
+    if type(value) is list:
+        try:
+            return bytes(value)
+        except (TypeError, ValueError):
+            return False
+    return False
+
+
+def _entry_fast(entry, top_key: str) -> Token | None:
+    """The common case without building error paths: None when anything is unusual."""
+    if type(entry) is not dict:
+        return None
+    token, value, given = entry.get("token"), entry.get("logprob"), given_bytes(entry.get("bytes"))
+    if type(token) is not str or type(value) is not float or not NEG_INF_SENTINEL < value <= LOGPROB_SLACK \
+            or given is False:
+        return None
+    alternatives = []
+    tops = entry.get(top_key)
+    if tops is not None:
+        if type(tops) is not list:
+            return None
+        for alt in tops:
+            if type(alt) is not dict:
+                return None
+            a_token, a_value, a_given = alt.get("token"), alt.get("logprob"), given_bytes(alt.get("bytes"))
+            if type(a_token) is not str or type(a_value) is not float \
+                    or not NEG_INF_SENTINEL < a_value <= LOGPROB_SLACK or a_given is False:
+                return None
+            alternatives.append((a_token, a_value, -1, a_given, 0, NAN))
+    return Token(token, given, -1, value, 0, alternatives)
+
+
 def _entry(entry, path: str, top_key: str) -> Token:
+    fast = _entry_fast(entry, top_key)
+    if fast is not None:
+        return fast
     entry = expect_dict(entry, path, "a token object (token, logprob, bytes, top_logprobs)")
     tok = Token(expect_str(entry.get("token"), f"{path}.token", optional=True),
                 given=bytes_at(entry.get("bytes"), f"{path}.bytes"),
@@ -66,8 +121,8 @@ def entry_tokens(content: list, path: str, k: int | None, *, chosen_first: bool,
 def rank_alternatives(tok: Token, k: int, *, chosen_first: bool) -> None:
     """Sort a position's alternatives, find the chosen token among them, set rank and flags."""
     given = tok.alternatives
-    listed_first = chosen_first or any(given[j].logprob < given[j + 1].logprob for j in range(len(given) - 1))
-    ranked = sorted(given, key=lambda a: a.logprob, reverse=True)
+    listed_first = chosen_first or any(given[j][1] < given[j + 1][1] for j in range(len(given) - 1))
+    ranked = sorted(given, key=_by_logprob, reverse=True)
     where = next((j for j, a in enumerate(ranked) if _same_entry(a, tok)), -1)
     if where < 0:
         if ranked and len(ranked) >= k:
@@ -86,9 +141,10 @@ def rank_alternatives(tok: Token, k: int, *, chosen_first: bool) -> None:
     tok.alternatives = ranked[:k]
 
 
-def _same_entry(a: Alternative, tok: Token) -> bool:
+def _same_entry(a: tuple, tok: Token) -> bool:
     """Whether a listed alternative is the chosen token itself (same string, logprob and bytes)."""
-    if a.raw != tok.raw or not same_logprob(a.logprob, tok.logprob):
+    raw, logprob, _, given = a[:4]
+    if raw != tok.raw or not same_logprob(logprob, tok.logprob):
         return False
     # vLLM gives a "token_id:N" chosen token its real bytes but the alternative the placeholder's
-    return a.given is None or tok.given is None or a.given == tok.given or token_id_of(a.raw) >= 0
+    return given is None or tok.given is None or given == tok.given or token_id_of(raw) >= 0

@@ -20,6 +20,7 @@ Input may be a dict, a list, JSON text, SSE or NDJSON text, bytes, or an SDK obj
 from __future__ import annotations
 
 from .errors import LogprobFormatError, describe
+from .form import no_gc_pauses
 from .gemini import gemini_traces, is_gemini
 from .inputs import to_plain
 from .llamacpp import is_llamacpp, llamacpp_trace
@@ -115,6 +116,11 @@ def read(response, *, top_logprobs: int | None = None, tokenizer=None, prompt: s
     """
     check_top_logprobs(top_logprobs)
     table = table_for(tokenizer)
+    with no_gc_pauses():
+        return _read(response, top_logprobs, table, prompt)
+
+
+def _read(response, top_logprobs, table, prompt):
     text = isinstance(response, (str, bytes, bytearray))
     data = to_plain(response, "read", keep_duplicate_keys=not text)
     if isinstance(data, dict) and "error" in data and not any(
