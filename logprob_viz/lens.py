@@ -85,9 +85,17 @@ def _summarize(logits, chosen, k: int) -> dict:
     logp = torch.log_softmax(logits.float(), dim=-1)  # (T, V)
     chosen_logp = logp.gather(-1, chosen[:, None])  # (T, 1)
     top = torch.topk(logp, k, dim=-1)  # (T, K)
+    # 1-based rank: a token among the top-K has its place there (as the runner counts it); only
+    # the others need a comparison over the whole vocabulary, the costliest step after the matmul.
+    hit = top.indices == chosen[:, None]  # (T, K)
+    found = hit.any(-1)
+    ranks = torch.where(found, hit.int().argmax(-1) + 1, 0).int()
+    misses = (~found).nonzero()[:, 0]
+    if len(misses):
+        ranks[misses] = (logp[misses] > chosen_logp[misses]).sum(-1, dtype=torch.int32) + 1
     return {
         "logprobs": chosen_logp[:, 0],
-        "ranks": (logp > chosen_logp).sum(-1).int() + 1,  # 1-based; ties count in the token's favour
+        "ranks": ranks,
         "entropy": -(logp.exp().mul_(logp)).sum(-1),
         "top_logprobs": top.values,
         "top_ids": top.indices.int(),
@@ -244,7 +252,14 @@ def lens(runner, text_or_trace, *, top_logprobs: int = 5, layers=None) -> Lens:
     layers : None, int, slice or list of ints
         The blocks to read out (0-based; negative from the end); None: all of them.
     """
-    model = runner.model
+    import torch
+
+    model = getattr(runner, "model", None)
+    if not isinstance(model, torch.nn.Module) or getattr(runner, "tokenizer", None) is None:
+        raise TypeError(
+            f"the logit lens needs a local runner holding the model (lv.load(...)), got {type(runner).__name__}; "
+            "a server's responses carry no hidden states"
+        )
     blocks, _norm, unembed = find_parts(model)
     k = _check_k(top_logprobs)
     rows = _check_layers(layers, len(blocks))

@@ -180,6 +180,8 @@ def test_bad_input_gives_clear_errors(runner):
         lens(runner, "Hello there", layers=[])
     with pytest.raises(TypeError, match="layers must be None, an int, a slice or a list of ints"):
         lens(runner, "Hello there", layers=3.5)
+    with pytest.raises(TypeError, match=r"the logit lens needs a local runner holding the model \(lv.load"):
+        lens("not a runner", "Hello there")
     with pytest.raises(TypeError, match="the lens reads a str or a logprob_viz.Trace, got bytes"):
         lens(runner, b"Hello")
     with pytest.raises(ValueError, match="the text is empty"):
