@@ -18,6 +18,8 @@ __all__ = ["Link", "link"]
 
 logger = logging.getLogger(__name__)
 
+_PLOTLYJS_SENT = False  # whether a linked figure's HTML of this kernel session carried plotly.js
+
 
 class Link:
     """A view and a plotly ``FigureWidget`` kept in step (made by `link`).
@@ -96,7 +98,13 @@ class Link:
         return ipywidgets.VBox([self.view, self.figure])
 
     def fallback_html(self) -> str:
-        """The view's static HTML and the figure's (plotly.js inlined, ≈4.5 MB): what nbconvert shows."""
+        """The view's static HTML and the figure's: what nbconvert's HTML shows.
+
+        plotly.js (≈4.5 MB, from plotly's package) is inlined in the first linked figure's HTML of a
+        kernel session only, as plotly's own notebook renderer does: later figures on the same page
+        use it from there.
+        """
+        global _PLOTLYJS_SENT
         from .plots import figure_html
 
         if hasattr(self.view, "comparison"):
@@ -107,7 +115,9 @@ class Link:
             from .export import html_fragment
 
             view_html = html_fragment(self.view)
-        return view_html + figure_html(self.figure)
+        figure = figure_html(self.figure, include_plotlyjs=not _PLOTLYJS_SENT)
+        _PLOTLYJS_SENT = True
+        return view_html + figure
 
     def _repr_mimebundle_(self, **kwargs):
         # The live widgets where a widget manager renders them; elsewhere (nbconvert's HTML) both

@@ -43,18 +43,27 @@ export const STYLES = `
 .lvc-root .lvc-row-label { color: var(--lvc-fg-muted); overflow-wrap: anywhere; }
 .lvc-root .lvc-text {
   font-family: var(--lvc-mono); font-size: var(--lvc-mono-size); white-space: pre-wrap; overflow-wrap: anywhere;
-  max-height: 320px; overflow-y: auto;
+  max-height: 240px; overflow-y: auto;
+  /* a row's layout and paint stay inside it: hovering one span repaints no other row's text */
+  contain: content;
 }
+.lvc-root .lvc-block { content-visibility: auto; contain-intrinsic-size: auto 60px; }
 .lvc-root .lvc-span { border-radius: 2px; cursor: pointer; box-shadow: inset 1px 0 0 var(--lvc-border); }
 .lvc-root .lvc-tok { border-radius: 2px; }
 .lvc-root .lvc-tok + .lvc-tok { box-shadow: inset 1px 0 0 rgba(127, 127, 127, 0.45); }
 .lvc-root .lvc-unknown { outline: 1px dashed var(--lvc-fg-muted); outline-offset: -1px; }
+.lvc-root.lvc-mode-diff .lvc-tok { background: transparent; color: inherit; outline: none; }
+.lvc-root.lvc-mode-diff .lvc-span.lvc-dnan { outline: 1px dashed var(--lvc-fg-muted); outline-offset: -1px; }
 .lvc-root .lvc-span.lvc-hl { outline: 2px solid var(--lvc-accent); outline-offset: 0; }
 .lvc-root .lvc-span.lvc-pinned { outline: 2px solid var(--lvc-fg); outline-offset: 1px; }
-.lvc-root .lvc-fork { color: var(--lvc-fg-muted); font-family: var(--jp-ui-font-family, sans-serif); margin: 0 4px; }
+.lvc-root .lvc-fork { color: var(--lvc-fg-muted); font-family: var(--jp-ui-font-family, sans-serif); margin-right: 6px; }
 .lvc-root .lvc-tail { opacity: 0.85; }
 .lvc-root.lvc-mode-diff .lvc-tail { opacity: 0.5; }
-.lvc-root .lvc-panel { margin-top: 10px; border-top: 1px solid var(--lvc-border); padding-top: 6px; min-height: 60px; }
+/* a fixed height above the rows: hovering changes no row's position (nothing jumps under the pointer) */
+.lvc-root .lvc-panel {
+  height: 190px; overflow: auto; margin-bottom: 8px; border: 1px solid var(--lvc-border); border-radius: 4px;
+  padding: 4px 6px; contain: strict;
+}
 .lvc-root .lvc-placeholder { color: var(--lvc-fg-muted); }
 .lvc-root .lvc-panel-title { margin-bottom: 6px; }
 .lvc-root code { font-family: var(--lvc-mono); background: var(--lvc-bg-alt); border-radius: 2px; padding: 0 2px; white-space: pre; }

@@ -17,6 +17,33 @@ function h(tag, className, text) {
   return el;
 }
 
+// Spans per block: a block is laid out and painted only near the view (content-visibility), so a
+// hover repaints a few hundred tokens, not a whole 10,000-byte row.
+const BLOCK = 100;
+const PROB_BINS = 32;
+const DIFF_BINS = 21; // odd: the middle one is "no difference"
+
+/** CSS rules of the colour classes: lvc-c<bin> (probability), lvc-d<bin> (difference, in its mode only). */
+function colourRules() {
+  const rules = [];
+  const rule = (selector, rgb) => `${selector} { background: rgb(${rgb.join(",")}); color: ${readableOn(rgb)}; }`;
+  for (let b = 0; b < PROB_BINS; b++) rules.push(rule(`.lvc-root .lvc-c${b}`, paletteColor("viridis", (b + 0.5) / PROB_BINS)));
+  for (let b = 0; b < DIFF_BINS; b++) {
+    rules.push(rule(`.lvc-root.lvc-mode-diff .lvc-d${b}`, divergingColor(-1 + (2 * b) / (DIFF_BINS - 1), 1)));
+  }
+  return rules.join("\n");
+}
+
+function tokenClass(logprob) {
+  if (Number.isNaN(logprob)) return "lvc-tok lvc-unknown";
+  return `lvc-tok lvc-c${Math.min(PROB_BINS - 1, Math.floor(Math.exp(logprob) * PROB_BINS))}`;
+}
+
+function diffBin(d, range) {
+  const t = (Math.max(-1, Math.min(1, d / range)) + 1) / 2;
+  return Math.round(t * (DIFF_BINS - 1));
+}
+
 function select(options, value, className, onChange) {
   const el = h("select", className);
   options.forEach(([v, label]) => {
@@ -32,12 +59,13 @@ function select(options, value, className, onChange) {
 function render({ model, el }) {
   const root = h("div", "lvc-root");
   root.tabIndex = 0;
-  const style = h("style", null, STYLES);
+  const style = h("style", null, STYLES + colourRules());
   el.append(style, root);
 
   let data = decodeComparison(null);
   let spanEls = []; // [row][span] -> element
   let tokenEls = []; // [row][token] -> element
+  let spanBins = []; // [span] -> its difference class
   let lit = -1; // the highlighted span
   let caption, header, controls, legend, rowsEl, panel;
 
@@ -101,28 +129,33 @@ function render({ model, el }) {
       const frag = document.createDocumentFragment();
       const spans = new Array(data.nSpans);
       const toks = new Array(row.n);
+      let block = null;
       for (let s = 0; s < data.nSpans; s++) {
+        if (s % BLOCK === 0) {
+          block = h("div", "lvc-block");
+          frag.appendChild(block);
+        }
         const spanEl = h("span", "lvc-span");
         spanEl.dataset.span = String(s);
         for (let i = row.spanFirst[s]; i >= 0 && i < row.spanEnd[s]; i++) {
-          const tok = h("span", "lvc-tok", row.tokens[i]);
+          const tok = h("span", tokenClass(row.logprobs[i]), row.tokens[i]);
           tok.dataset.index = String(i);
           spanEl.appendChild(tok);
           toks[i] = tok;
         }
         spans[s] = spanEl;
-        frag.appendChild(spanEl);
+        block.appendChild(spanEl);
       }
       if (row.tailFrom < row.n) {
-        frag.appendChild(h("span", "lvc-fork", "\u2442 differs from here:"));
-        const tail = h("span", "lvc-tail");
-        for (let i = row.tailFrom; i < row.n; i++) {
-          const tok = h("span", "lvc-tok", row.tokens[i]);
+        const tail = h("div", "lvc-block lvc-tail");
+        tail.appendChild(h("span", "lvc-fork", "\u2442 differs from here:"));
+        frag.appendChild(tail);
+        for (let i = row.tailFrom, k = 0; i < row.n; i++, k++) {
+          const tok = h("span", tokenClass(row.logprobs[i]), row.tokens[i]);
           tok.dataset.index = String(i);
           tail.appendChild(tok);
           toks[i] = tok;
         }
-        frag.appendChild(tail);
       }
       text.appendChild(frag);
       rowEl.append(label, text);
@@ -133,44 +166,36 @@ function render({ model, el }) {
   }
 
   // ---- colours ----
+  // Colours are classes (PROB_BINS probability levels, DIFF_BINS difference levels) set once per
+  // token and per span, not inline styles: switching mode toggles one class on the root.
+
+  function paintDiff() {
+    const [a, b] = model.get("diff_rows");
+    const range = model.get("diff_range");
+    for (let s = 0; s < data.nSpans; s++) {
+      const d = data.spanLogprobs[a * data.nSpans + s] - data.spanLogprobs[b * data.nSpans + s];
+      const cls = Number.isNaN(d) ? "lvc-dnan" : `lvc-d${diffBin(d, range)}`;
+      const text = Number.isNaN(d) ? "unknown" : d.toFixed(4);
+      for (const spans of spanEls) {
+        const el = spans[s];
+        if (spanBins[s]) el.classList.remove(spanBins[s]);
+        el.classList.add(cls);
+        el.setAttribute("data-diff", text);
+      }
+      spanBins[s] = cls;
+    }
+  }
 
   function paint() {
     const diff = model.get("color_mode") === "difference";
     root.classList.toggle("lvc-mode-diff", diff);
-    const [a, b] = model.get("diff_rows");
     const range = model.get("diff_range");
-    data.rows.forEach((row, r) => {
-      for (let i = 0; i < row.n; i++) {
-        const tok = tokenEls[r][i];
-        const rgb = diff ? null : paletteColor("viridis", Math.exp(row.logprobs[i]));
-        const known = !Number.isNaN(row.logprobs[i]);
-        tok.style.background = rgb && known ? `rgb(${rgb.join(",")})` : "";
-        tok.style.color = rgb && known ? readableOn(rgb) : "";
-        tok.classList.toggle("lvc-unknown", !known && !diff);
-      }
-      for (let s = 0; s < data.nSpans; s++) {
-        const spanEl = spanEls[r][s];
-        if (!diff) {
-          spanEl.style.background = "";
-          spanEl.style.color = "";
-          delete spanEl.dataset.diff;
-          continue;
-        }
-        const d = data.spanLogprobs[a * data.nSpans + s] - data.spanLogprobs[b * data.nSpans + s];
-        const rgb = divergingColor(d, range);
-        spanEl.style.background = rgb ? `rgb(${rgb.join(",")})` : "";
-        spanEl.style.color = rgb ? readableOn(rgb) : "";
-        spanEl.dataset.diff = Number.isNaN(d) ? "unknown" : d.toFixed(4);
-        spanEl.classList.toggle("lvc-unknown", !rgb);
-      }
-    });
     legend.replaceChildren();
+    const bar = h("span", "lvc-gradient");
     if (diff) {
-      const bar = h("span", "lvc-gradient");
       bar.style.background = divergingGradient();
-      legend.append(h("span", null, `b likelier (−${fmt(range, 1)} nats)`), bar, h("span", null, `a likelier (+${fmt(range, 1)})`));
+      legend.append(h("span", null, `b likelier (\u2212${fmt(range, 1)} nats)`), bar, h("span", null, `a likelier (+${fmt(range, 1)})`));
     } else {
-      const bar = h("span", "lvc-gradient");
       const stops = [0, 0.25, 0.5, 0.75, 1].map((p) => `rgb(${paletteColor("viridis", p).join(",")}) ${p * 100}%`);
       bar.style.background = `linear-gradient(to right, ${stops.join(", ")})`;
       legend.append(h("span", null, "p 0%"), bar, h("span", null, "100%"));
@@ -271,20 +296,26 @@ function render({ model, el }) {
   function build() {
     data = decodeComparison(model.get("_payload"));
     lit = -1;
+    spanBins = new Array(data.nSpans).fill(null);
     buildHeader();
     buildControls();
     buildRows();
     panel = h("div", "lvc-panel");
-    root.replaceChildren(caption, header, controls, rowsEl, panel);
+    root.replaceChildren(caption, header, controls, panel, rowsEl);
     rowsEl.addEventListener("mouseover", onOver);
     rowsEl.addEventListener("mouseleave", onLeave);
     rowsEl.addEventListener("click", onClick);
+    paintDiff();
     paint();
     showPinned();
   }
 
   root.addEventListener("keydown", onKey);
   const onPayload = () => build();
+  const onDiffRows = () => {
+    paintDiff();
+    onColor();
+  };
   const onColor = () => {
     const [a, b] = model.get("diff_rows");
     const sels = controls.querySelectorAll("select");
@@ -298,8 +329,8 @@ function render({ model, el }) {
   model.on("change:labels", onLabels);
   model.on("change:selected", showPinned);
   model.on("change:color_mode", onColor);
-  model.on("change:diff_rows", onColor);
-  model.on("change:diff_range", onColor);
+  model.on("change:diff_rows", onDiffRows);
+  model.on("change:diff_range", onDiffRows);
   build();
 
   return () => {
@@ -307,8 +338,8 @@ function render({ model, el }) {
     model.off("change:labels", onLabels);
     model.off("change:selected", showPinned);
     model.off("change:color_mode", onColor);
-    model.off("change:diff_rows", onColor);
-    model.off("change:diff_range", onColor);
+    model.off("change:diff_rows", onDiffRows);
+    model.off("change:diff_range", onDiffRows);
     root.removeEventListener("keydown", onKey);
   };
 }

@@ -163,8 +163,9 @@ def test_plotly_point_pins_the_token_and_the_reverse(page, lab_server):
     open_notebook(page, lab_server, "linked.ipynb")
     run_cell(page, 0)
     wait_for_output(page, lab_server, 0, ".lv-root", HAND_MADE_TIMEOUT)
-    wait_for_output(page, lab_server, 0, ".js-plotly-plot .scatterlayer path.point", HAND_MADE_TIMEOUT)
+    # plotly's FigureWidget loads its own bundle (plotly.js inside, ~4.5 MB) after the view shows
     plot = cell(page, 0).locator(".js-plotly-plot").first
+    plot.locator(".scatterlayer path.point").first.wait_for(timeout=HAND_MADE_TIMEOUT * 1000)
     points = plot.evaluate(POINTS_JS)
     assert len(points[0]) == 11  # 12 tokens, the first unknown (NaN) has no point
     # plotly draws no point for NaN; point k on screen is token k + 1, in x order
