@@ -137,10 +137,10 @@ def _nan(value) -> bool:
 
 
 def _count(view) -> int:
-    n = getattr(view, "n_tokens", None)
-    if n is None:
-        n = getattr(view, "n_spans", 0)
-    return int(n)
+    """How many items (tokens of a LogprobView, spans of a CompareView) the view can pin."""
+    if hasattr(view, "comparison"):
+        return int(view.n_spans)
+    return int(view.n_tokens)
 
 
 def link(view, figure="surprisal", **plot_kwargs) -> Link:

@@ -153,3 +153,22 @@ def test_import_logprob_viz_does_not_import_plotly():
         "assert 'plotly' not in sys.modules, 'plotly was imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_linked_compare_view_pins_spans(runner):
+    from logprob_viz.linked import link
+
+    a = runner.score(TEXT, top_logprobs=2)
+    b = lv.Trace(tokens=list(a.tokens), token_bytes=list(a.token_bytes), logprobs=a.logprobs * 2)
+    view = compare([a, b], labels=["x", "y"]).view()
+    linked = link(view, "difference")
+    bars = linked.figure.data[0]
+    assert len(bars.x) == len(view.comparison)  # one bar per span
+    view.selected = 4
+    assert list(linked.figure.data[1].x) == [4]
+    assert same(linked.figure.data[1].y, [float(a.logprobs[4]) - float(b.logprobs[4])])
+    # a click on bar 7 (what plotly's widget calls with the clicked points) pins span 7
+    from plotly.callbacks import Points
+
+    linked._clicked(bars, Points(point_inds=[7], trace_name=bars.name, trace_index=0), None)
+    assert view.selected == 7
