@@ -253,6 +253,17 @@ def test_offline_html_holds_every_branch(generated):
     assert page.count('class="lv-standalone"') == len(app.tree.nodes)
 
 
+def test_compare_shows_the_branches_aligned(generated):
+    app = generated
+    nodes = app.tree.nodes
+    app.branches.compare_button.click()
+    assert app.last_error is None, status(app)
+    (view,) = app.branches.comparison.children
+    assert view.labels == [f"#{i}" for i in range(len(nodes))]
+    assert view.n_tokens == [len(n) for n in nodes]
+    assert view.same_text is False  # the branches differ after their forks
+
+
 def test_chat_messages_use_the_chat_template(runner, tokenizer):
     app = make_app(runner, prompt="Hi", chat=True, max_new_tokens=2)
     app.controls.generate.click()

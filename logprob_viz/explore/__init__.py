@@ -3,6 +3,7 @@ around one LogprobView (see `app.py`)."""
 
 from __future__ import annotations
 
-from .app import Explorer, ExplorerView, explore
+from .app import Explorer, explore
+from .view import ExplorerView
 
 __all__ = ["Explorer", "ExplorerView", "explore"]

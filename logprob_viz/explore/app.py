@@ -15,26 +15,19 @@ import threading
 import time
 
 import ipywidgets as w
-import traitlets as t
 
 from ..trace import Trace
-from ..widget import LogprobView
 from .branches import BranchHere, BranchList
 from .controls import Controls, settings_from
 from .panels import NextTokenPanel, TemperatureReadout
 from .state import Settings, append_row, as_trace, default_runner, exact_at, has_chat_template
+from .view import ExplorerView, empty_view
 
 __all__ = ["Explorer", "ExplorerView", "explore"]
 
 log = logging.getLogger(__name__)
 
 UPDATE_EVERY = 0.1  # s between view updates while streaming: smooth, and few messages
-
-
-class ExplorerView(LogprobView):
-    """The LogprobView with the explorer's fork points (token positions) marked in the text."""
-
-    forks = t.List(t.Int()).tag(sync=True)
 
 
 class Explorer:
@@ -57,7 +50,7 @@ class Explorer:
         self.last_error: str | None = None
 
         self.controls = Controls(prompt or "", settings, chat_available=has_chat_template(self.runner))
-        self.view = _empty_view()
+        self.view = empty_view()
         self.branches = BranchList()
         self.branch_here = BranchHere()
         self.next_panel = NextTokenPanel()
@@ -67,7 +60,7 @@ class Explorer:
         self.branches.box.layout.flex = "1 1 50%"
         tree_panel = w.HBox([self.branches.box, side], layout=w.Layout(width="100%", flex_flow="row wrap"))
         self.widget = w.VBox(
-            [self.controls.box, self.next_panel.box, tree_panel, self.view],
+            [self.controls.box, self.next_panel.box, tree_panel, self.view, self.branches.comparison],
             layout=w.Layout(width="100%"),
         )
         self.widget.add_class("lv-explore")
@@ -80,6 +73,7 @@ class Explorer:
         self.next_panel.on_choose(self.choose)
         self.readout.exact.on_click(lambda _: self.rescore())
         self.branches.observe(self.switch)
+        self.branches.compare_button.on_click(lambda _: self._compare())
         self.view.observe(self._pinned, names="selected")
         c.temperature.observe(lambda _: self._update_readout(), names="value")
         self.view.on_msg(self._on_view_message)
@@ -226,6 +220,13 @@ class Explorer:
             self.controls.say(f"Exact numbers at token {at} under {label}.")
 
         self._run("Exact", job)
+
+    def _compare(self) -> None:
+        try:
+            self.branches.compare()
+            self.controls.say("The branches, aligned by bytes, are below the text.")
+        except (ValueError, TypeError) as error:
+            self._fail(error)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for the running job (if any); True when none is running any more."""
@@ -384,13 +385,3 @@ def explore(prompt: str | None = None, *, runner=None, **settings) -> Explorer:
         Shows itself as the last expression of a cell; ``.tree``, ``.view``, ``.runner``.
     """
     return Explorer(prompt, runner=runner, **settings)
-
-
-def _empty_view() -> ExplorerView:
-    try:
-        view = ExplorerView(Trace(tokens=[]))
-    except (TypeError, ValueError):
-        # Views that cannot show zero tokens: a hidden one-token placeholder until the first trace.
-        view = ExplorerView(Trace(tokens=[" "], top_tokens=[[" "]], top_logprobs=[[0.0]]))
-    view.layout.display = "none"
-    return view

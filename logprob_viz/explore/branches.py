@@ -17,6 +17,8 @@ from .state import as_trace, branch_label, fork_position, parents_of, visible
 
 __all__ = ["BranchList", "BranchHere"]
 
+MAX_COMPARED = 8  # rows the compare view shows
+
 
 class BranchList:
     """A Select of the tree's nodes (root first), each with its perplexity and first differing words."""
@@ -24,7 +26,16 @@ class BranchList:
     def __init__(self) -> None:
         self.select = w.Select(options=[], rows=5, layout=w.Layout(width="100%"))
         self.prefix = w.HTML()
-        self.box = w.VBox([w.HTML("<b>Branches</b>"), self.prefix, self.select], layout=w.Layout(display="none"))
+        self.compare_button = w.Button(
+            description="Compare",
+            icon="columns",
+            layout=w.Layout(width="auto"),
+            tooltip=f"the branches (up to {MAX_COMPARED}) aligned by bytes, one row each, below the text",
+        )
+        self.comparison = w.VBox([])  # the compare view, once asked for
+        self.box = w.VBox(
+            [w.HTML("<b>Branches</b>"), self.prefix, self.select, self.compare_button], layout=w.Layout(display="none")
+        )
         self.nodes: list = []
         self.forks: list[int | None] = []  # per node: where it forks from its parent (None: the root)
         self.marks: list[list[int]] = []
@@ -60,6 +71,17 @@ class BranchList:
             self._quiet = False
         self.prefix.value = self._prefix_html()
         self.box.layout.display = "flex" if len(self.nodes) > 1 else "none"
+
+    def compare(self):
+        """Show the branches (root first, up to MAX_COMPARED) aligned by bytes in a compare view; returns it."""
+        from ..compare_view import CompareView
+
+        if len(self.nodes) < 2:
+            raise ValueError("branch first: a comparison needs at least two branches")
+        nodes = self.nodes[:MAX_COMPARED]
+        view = CompareView([as_trace(n) for n in nodes], labels=[f"#{i}" for i in range(len(nodes))])
+        self.comparison.children = [view]
+        return view
 
     def index_of(self, node) -> int | None:
         return next((i for i, n in enumerate(self.nodes) if n is node), None)
