@@ -57,9 +57,14 @@ __all__ = ["from_openai", "OpenAIResponseError", "LogprobFormatError", "parse_ss
            "NEG_INF_SENTINEL", "choice_trace", "source_of", "table_for"]
 
 
+_INTS = {int}
+
+
 def _ints(value, path: str) -> list[int] | None:
     if value is None:
         return None
+    if type(value) is list and _INTS >= set(map(type, value)):
+        return value
     return [expect_int(v, f"{path}[{i}]") for i, v in enumerate(expect_list(value, path))]
 
 

@@ -22,6 +22,7 @@ __all__ = ["completions_tokens"]
 
 _by_logprob = itemgetter(1)
 NAN = math.nan
+_FLOATS = {float}
 
 
 def completions_tokens(lp: dict, path: str, k: int | None) -> tuple[list[Token], int]:
@@ -53,7 +54,10 @@ def completions_tokens(lp: dict, path: str, k: int | None) -> tuple[list[Token],
             rows.append(None)
             continue
         if type(top) is dict:
-            ranked = sorted(top.items(), key=_by_logprob, reverse=True) if _plain_values(top) else None
+            values = top.values()
+            # all floats and no NaN (a NaN makes the sum NaN): then the sorted ends show the range
+            plain = _FLOATS >= set(map(type, values)) and (total := sum(values)) == total
+            ranked = sorted(top.items(), key=_by_logprob, reverse=True) if plain else None
             if ranked is None or (ranked and not (ranked[-1][1] > NEG_INF_SENTINEL and ranked[0][1] <= LOGPROB_SLACK)):
                 ranked = sorted(_checked(list(top.items()), f"{path}.top_logprobs[{i}]"), key=_by_logprob, reverse=True)
         elif type(top) is DupKeys:
@@ -83,14 +87,6 @@ def completions_tokens(lp: dict, path: str, k: int | None) -> tuple[list[Token],
         if row is not None:
             _alternatives(tok, row[0], row[1], k)
     return out, k
-
-
-def _plain_values(top: dict) -> bool:
-    """Whether every value is a float that is not NaN (then sorting alone shows the range)."""
-    for v in top.values():
-        if type(v) is not float or v != v:
-            return False
-    return True
 
 
 def _checked(pairs: list, path: str) -> list:

@@ -7,8 +7,26 @@ position is null: nothing predicts the first token.
 
 from __future__ import annotations
 
-from .errors import LogprobFormatError, describe, expect_dict, expect_int, expect_list, expect_str, logprob_at
-from .form import Alternative, Token
+import math
+
+from .errors import (
+    LOGPROB_SLACK,
+    NEG_INF_SENTINEL,
+    LogprobFormatError,
+    describe,
+    expect_dict,
+    expect_int,
+    expect_list,
+    expect_str,
+    logprob_at,
+)
+from .form import Token
+
+NAN = math.nan
+
+
+def _by_rank_then_logprob(a: tuple) -> tuple:
+    return a[4], -a[1]
 
 __all__ = ["prompt_tokens"]
 
@@ -41,6 +59,12 @@ def prompt_tokens(prompt_logprobs: list, prompt_ids: list | None, path: str, k: 
             raise LogprobFormatError(where, "is an empty object: expected at least the prompt token's own entry")
         items = []
         for key, value in entry.items():
+            if type(value) is dict:  # the common case, checked without building error paths
+                logprob, rank, text = value.get("logprob"), value.get("rank"), value.get("decoded_token")
+                if type(logprob) is float and NEG_INF_SENTINEL < logprob <= LOGPROB_SLACK and type(rank) is int \
+                        and (text is None or type(text) is str) and type(key) is str and key.isdigit():
+                    items.append((int(key), value, logprob, rank, text))
+                    continue
             at = f"{where}[{key!r}]"
             value = expect_dict(value, at, "an object (logprob, rank, decoded_token)")
             items.append((_key_id(key, where), value,
@@ -62,9 +86,9 @@ def prompt_tokens(prompt_logprobs: list, prompt_ids: list | None, path: str, k: 
     for tok, items in zip(out, rows, strict=True):
         if items is None:
             continue
-        alternatives = [Alternative(text, lp, id=token_id, rank=rank)
-                        for token_id, _, lp, rank, text in items if 0 < rank <= k]
-        alternatives.sort(key=lambda a: (a.rank, -a.logprob))
+        # tuples in Alternative's field order: (raw, logprob, id, given, rank, processed)
+        alternatives = [(text, lp, token_id, None, rank, NAN) for token_id, _, lp, rank, text in items if 0 < rank <= k]
+        alternatives.sort(key=_by_rank_then_logprob)
         tok.alternatives = alternatives[:k]
         if tok.rank > k:
             tok.flag("outside_top_k")
