@@ -10,13 +10,26 @@ Sources: the Gemini API reference (https://ai.google.dev/api/generate-content, `
 
 from __future__ import annotations
 
+import math
+
 from ..trace import Trace
 from .assemble import build_trace
-from .errors import LogprobFormatError, expect_dict, expect_int, expect_list, expect_str, logprob_at
-from .form import Alternative, Token, rank_by_id
+from .errors import (
+    LOGPROB_SLACK,
+    NEG_INF_SENTINEL,
+    LogprobFormatError,
+    expect_dict,
+    expect_int,
+    expect_list,
+    expect_str,
+    logprob_at,
+)
+from .form import Token, rank_by_id
 from .openai_chat import rank_alternatives
 
 __all__ = ["gemini_traces", "is_gemini"]
+
+NAN = math.nan  # alternatives: tuples in form.Alternative's field order
 
 
 def _get(d: dict, camel: str, snake: str):
@@ -28,6 +41,12 @@ def is_gemini(data) -> bool:
 
 
 def _candidate(entry, path: str) -> tuple[str | None, float, int]:
+    if type(entry) is dict:  # the common case, checked without building error paths
+        token, value = entry.get("token"), _get(entry, "logProbability", "log_probability")
+        token_id = _get(entry, "tokenId", "token_id")
+        if type(token) is str and type(value) is float and NEG_INF_SENTINEL < value <= LOGPROB_SLACK \
+                and (token_id is None or type(token_id) is int):
+            return token, value, -1 if token_id is None else token_id
     entry = expect_dict(entry, path, "an object (token, tokenId, logProbability)")
     return (expect_str(entry.get("token"), f"{path}.token", optional=True),
             logprob_at(_get(entry, "logProbability", "log_probability"), f"{path}.logProbability", optional=False),
@@ -51,7 +70,7 @@ def _trace(candidate: dict, path: str, top_logprobs, table, response: dict, chun
         tok = Token(raw, id=token_id, logprob=logprob)
         if tops is not None:
             row = expect_dict(tops[i], f"{path}.topCandidates[{i}]", "an object with candidates")
-            tok.alternatives = [Alternative(*_candidate(a, f"{path}.topCandidates[{i}].candidates[{j}]"))
+            tok.alternatives = [(*_candidate(a, f"{path}.topCandidates[{i}].candidates[{j}]"), None, 0, NAN)
                                 for j, a in enumerate(expect_list(row.get("candidates") or [],
                                                                   f"{path}.topCandidates[{i}].candidates"))]
         tokens.append(tok)

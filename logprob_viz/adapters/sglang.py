@@ -14,7 +14,17 @@ from __future__ import annotations
 
 from ..trace import Trace
 from .assemble import build_trace
-from .errors import LogprobFormatError, describe, expect_dict, expect_int, expect_list, expect_str, logprob_at
+from .errors import (
+    LOGPROB_SLACK,
+    NEG_INF_SENTINEL,
+    LogprobFormatError,
+    describe,
+    expect_dict,
+    expect_int,
+    expect_list,
+    expect_str,
+    logprob_at,
+)
 from .form import Alternative, Token, rank_by_id
 
 __all__ = ["sglang_trace", "is_sglang"]
@@ -25,6 +35,13 @@ def is_sglang(data) -> bool:
 
 
 def _triple(value, path: str, *, optional_logprob: bool = False) -> tuple[float, int, str]:
+    if type(value) is list and len(value) == 3:  # the common case, checked without building error paths
+        logprob, token_id, text = value
+        if type(logprob) is float and NEG_INF_SENTINEL < logprob <= LOGPROB_SLACK and type(token_id) is int:
+            if type(text) is str:
+                return logprob, token_id, text
+            if text is None:
+                return logprob, token_id, f"token_id:{token_id}"
     if not isinstance(value, list) or len(value) < 2:
         raise LogprobFormatError(path, f"expected a [logprob, token_id, text] triple, got {describe(value)}")
     logprob = logprob_at(value[0], f"{path}[0]", optional=optional_logprob)

@@ -11,12 +11,25 @@ details on the last event only). Schema: TGI's ``docs/openapi.json`` (``Generate
 
 from __future__ import annotations
 
+import math
+
 from ..trace import Trace
 from .assemble import build_trace
-from .errors import LogprobFormatError, expect_dict, expect_int, expect_list, expect_str, logprob_at
+from .errors import (
+    LOGPROB_SLACK,
+    NEG_INF_SENTINEL,
+    LogprobFormatError,
+    expect_dict,
+    expect_int,
+    expect_list,
+    expect_str,
+    logprob_at,
+)
 from .form import Alternative, Token, rank_by_id
 
 __all__ = ["tgi_trace", "is_tgi", "is_tgi_stream"]
+
+NAN = math.nan
 
 
 def is_tgi(data) -> bool:
@@ -29,13 +42,26 @@ def is_tgi_stream(data) -> bool:
 
 
 def _token(entry, path: str, *, optional_logprob: bool = False) -> Token:
+    if _plain(entry):
+        return Token(entry.get("text"), None, entry["id"], entry["logprob"])
     entry = expect_dict(entry, path, "a token object (id, text, logprob)")
     return Token(expect_str(entry.get("text"), f"{path}.text", optional=True),
                  id=expect_int(entry.get("id"), f"{path}.id", optional=True),
                  logprob=logprob_at(entry.get("logprob"), f"{path}.logprob", optional=optional_logprob))
 
 
+def _plain(entry) -> bool:
+    """A well-formed token object (checked without building an error path)."""
+    if type(entry) is not dict:
+        return False
+    value, text = entry.get("logprob"), entry.get("text")
+    return type(entry.get("id")) is int and type(value) is float and NEG_INF_SENTINEL < value <= LOGPROB_SLACK \
+        and (text is None or type(text) is str)
+
+
 def _alternatives(row, path: str) -> list:
+    if type(row) is list and all(map(_plain, row)):  # tuples in Alternative's field order
+        return [(e.get("text"), e["logprob"], e["id"], None, 0, NAN) for e in row]
     out = []
     for j, entry in enumerate(expect_list(row, path)):
         tok = _token(entry, f"{path}[{j}]")
