@@ -248,3 +248,16 @@ def test_unknown_input_lists_the_known_formats_and_what_it_got():
         read([1, 2])
     with pytest.raises(OpenAIResponseError, match="Input validation error"):  # TGI's error body
         read({"error": "Input validation error: `top_n_tokens` must be <= 5", "error_type": "validation"})
+
+
+def test_openai_compatible_routes_of_llamacpp_and_ollama_are_named_by_their_fingerprint():
+    # Minimal chat responses: llama.cpp writes its build ("b<number>-<commit>", common.cpp build_info) as
+    # system_fingerprint; Ollama's OpenAI routes write "fp_ollama".
+    def chat(fingerprint):
+        return {"id": "chatcmpl-Xq3", "object": "chat.completion", "system_fingerprint": fingerprint,
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hi"}, "logprobs": {"content": [
+                    {"token": "Hi", "logprob": -0.1, "bytes": [72, 105], "top_logprobs": []}]}}]}
+
+    assert read(chat("b6548-1f8cbea4")).meta["server"] == "llama.cpp"
+    assert read(chat("fp_ollama")).meta["server"] == "ollama"
+    assert read(chat("fp_44709d6fcb")).meta["server"] == "openai"

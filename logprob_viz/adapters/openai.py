@@ -203,7 +203,7 @@ _VLLM_KEYS = ("prompt_logprobs", "prompt_token_ids", "kv_transfer_params", "stop
 
 
 def source_of(resp: dict, choice: dict) -> str:
-    """Which server wrote an OpenAI-compatible response: "vllm", "llama.cpp" or "openai"."""
+    """Which server wrote an OpenAI-compatible response: "vllm", "llama.cpp", "ollama" or "openai"."""
     fingerprint = str(resp.get("system_fingerprint") or "")
     if _VLLM_ID.fullmatch(str(resp.get("id") or "")):
         return "vllm"  # vLLM's ids are lowercase hex; OpenAI's are mixed-case base62
@@ -211,6 +211,8 @@ def source_of(resp: dict, choice: dict) -> str:
         return "vllm"
     if fingerprint.startswith("b") and fingerprint[1:].split("-")[0].isdigit() or "timings" in resp:
         return "llama.cpp"  # llama.cpp's fingerprint is its build ("b6548-..."); it adds "timings"
+    if fingerprint == "fp_ollama":
+        return "ollama"
     return "openai"
 
 
