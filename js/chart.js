@@ -143,3 +143,17 @@ export function buildChart(data, i, opts) {
   if (opts.pinned) chart.appendChild(h("div", "lv-chart-note lv-pin-note", "pinned \u00b7 \u2190 \u2192 move \u00b7 Esc releases"));
   return chart;
 }
+
+export const ROW_PX = 24; // about one row of the chart, until a real one is measured
+
+/** The panel's height before it can be measured (detached): room for K alternatives at ~24 px a row. */
+export function panelEstimate(data) {
+  return data.k === 0 ? 140 : 160 + (data.k + 3) * ROW_PX + (data.processedLogprobs ? 34 : 0);
+}
+
+/** The token whose chart is tallest: the most alternatives (over the first tokens: enough to find K). */
+export function tallest(data) {
+  let best = 0;
+  for (let i = 0; i < Math.min(data.n, 5000) && data.topCount(best) < data.k; i++) if (data.topCount(i) > data.topCount(best)) best = i;
+  return best;
+}

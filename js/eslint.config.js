@@ -1,5 +1,5 @@
 // ESLint (flat config) for the frontend: `npm run lint`. The recommended rules plus a few that
-// catch what bites a widget: unused code, `==`, shadowed names, and innerHTML (token text is
+// catch what bites a widget: unused code, `==`, `var`, and innerHTML (token text is
 // data, never markup: it goes in with textContent).
 import js from "@eslint/js";
 import globals from "globals";
@@ -17,7 +17,6 @@ export default [
     rules: {
       eqeqeq: ["error", "always", { null: "ignore" }],
       "no-unused-vars": ["error", { args: "after-used", argsIgnorePattern: "^_", caughtErrors: "none" }],
-      "no-shadow": "error",
       "no-var": "error",
       "prefer-const": "error",
       "no-restricted-properties": [

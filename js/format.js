@@ -27,3 +27,15 @@ export function formatStat(x, digits = 2) {
   if (Math.abs(x) >= 1e5) return x.toExponential(2);
   return x.toFixed(digits);
 }
+
+/** The header: sizes and the numbers the source allowed (a value it did not give is left out, not "?"). */
+export function headerText(data) {
+  const { n, promptLen, summary = {}, meta = {} } = data;
+  const parts = [`${n} tokens (${promptLen} prompt, ${n - promptLen} completion)`];
+  if (known(summary.perplexity)) parts.push(`perplexity ${formatStat(summary.perplexity, 2)}`);
+  if (known(summary.mean_logprob)) parts.push(`mean logprob ${formatStat(summary.mean_logprob, 3)}`);
+  if (known(summary.mean_entropy)) parts.push(`mean entropy ${formatStat(summary.mean_entropy, 2)} nats`);
+  if (meta.model) parts.push(String(meta.model));
+  if (meta.source) parts.push(String(meta.source));
+  return parts.join(" \u00b7 ");
+}

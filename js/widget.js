@@ -8,9 +8,9 @@
 // view adds the new tokens' spans without rebuilding.
 
 import "./widget.css";
-import { buildChart } from "./chart.js";
+import { buildChart, panelEstimate, ROW_PX, tallest } from "./chart.js";
 import { scale, tokenStyle } from "./colors.js";
-import { formatStat, known } from "./format.js";
+import { headerText } from "./format.js";
 import { buildLegend } from "./legend.js";
 import { leastConfident } from "./stats.js";
 import { storeOf } from "./store.js";
@@ -20,31 +20,6 @@ import { h, inSlices, paint, TokenText, tokenSpan } from "./text.js";
 const FIRST_SLICE = 300; // tokens built before the view first shows; the rest follows in slices
 const SLICE = 400;
 const JUMPS = 20; // how many least-confident tokens the jump button cycles through
-const ROW_PX = 24; // about one row of the chart, until a real one is measured
-
-/** The header: sizes and the numbers the source allowed (a value it did not give is left out, not "?"). */
-function headerText(data) {
-  const { n, promptLen, summary = {}, meta = {} } = data;
-  const parts = [`${n} tokens (${promptLen} prompt, ${n - promptLen} completion)`];
-  if (known(summary.perplexity)) parts.push(`perplexity ${formatStat(summary.perplexity, 2)}`);
-  if (known(summary.mean_logprob)) parts.push(`mean logprob ${formatStat(summary.mean_logprob, 3)}`);
-  if (known(summary.mean_entropy)) parts.push(`mean entropy ${formatStat(summary.mean_entropy, 2)} nats`);
-  if (meta.model) parts.push(String(meta.model));
-  if (meta.source) parts.push(String(meta.source));
-  return parts.join(" \u00b7 ");
-}
-
-/** The panel's height before it can be measured (detached): room for K alternatives at ~24 px a row. */
-function panelEstimate(data) {
-  return data.k === 0 ? 140 : 160 + (data.k + 3) * ROW_PX + (data.processedLogprobs ? 34 : 0);
-}
-
-/** The token whose chart is tallest: the most alternatives (over the first tokens: enough to find K). */
-function tallest(data) {
-  let best = 0;
-  for (let i = 0; i < Math.min(data.n, 5000) && data.topCount(best) < data.k; i++) if (data.topCount(i) > data.topCount(best)) best = i;
-  return best;
-}
 
 function initialize({ model }) {
   const store = storeOf(model);
@@ -53,7 +28,7 @@ function initialize({ model }) {
 
 function render({ model, el }) {
   const store = storeOf(model);
-  const root = h("div", "lv-root");
+  const root = h("div", model.get("forks") !== undefined ? "lv-root lv-branchable" : "lv-root");
   root.tabIndex = 0;
   el.appendChild(root);
 
@@ -68,8 +43,9 @@ function render({ model, el }) {
   let jumps = null; // the least-confident tokens, least confident first
   let jumpAt = -1;
   let visibility = null; // the IntersectionObserver of long texts' blocks
-  let header, legend, strip, textEl, panel, placeholder, jumpBtn;
+  let header, legend, strip, textEl, panel, placeholder, jumpBtn, hoverBox;
   let sized = false; // whether the panel's height was measured (see sizePanel)
+  let forks = new Set(model.get("forks") ?? []); // the explorer's fork points (ExplorerView.forks)
 
   const pinned = () => {
     const s = model.get("selected");
@@ -93,11 +69,28 @@ function render({ model, el }) {
             flags: data.flagNotes[String(i)],
           })
         : placeholder;
+    markActive(i); // first: it reads the text's layout, still clean before the chart changes
     panel.replaceChildren(chart);
+    strip.mark(i, data.n);
+  }
+
+  /**
+   * Outline token i with the hover box: a layer of its own over the text, moved by a transform, so
+   * the text (10,000s of spans) is not repainted on hover. The span keeps the `lv-active` class.
+   */
+  function markActive(i) {
     if (activeEl) activeEl.classList.remove("lv-active");
     activeEl = spanOf(i);
-    if (activeEl) activeEl.classList.add("lv-active");
-    strip.mark(i, data.n);
+    if (!activeEl) {
+      hoverBox.style.display = "none";
+      return;
+    }
+    const box = textEl.getBoundingClientRect();
+    const r = activeEl.getBoundingClientRect();
+    const x = r.left - box.left + textEl.scrollLeft - textEl.clientLeft;
+    const y = r.top - box.top + textEl.scrollTop - textEl.clientTop;
+    Object.assign(hoverBox.style, { display: "", width: `${r.width}px`, height: `${r.height}px`, transform: `translate(${x}px, ${y}px)` });
+    activeEl.classList.add("lv-active");
   }
 
   function markPinned() {
@@ -146,7 +139,8 @@ function render({ model, el }) {
     const frame = ["paddingTop", "paddingBottom", "borderTopWidth", "borderBottomWidth"].reduce((sum, k) => sum + (parseFloat(css[k]) || 0), 0);
     panel.replaceChildren(...shownNow);
     if (!height) return false;
-    const missing = data.k === 0 ? 0 : Math.max(0, data.k + 2 - rows.length - chart.querySelectorAll(".lv-alt-gap").length);
+    // Rows the measured chart lacks: up to K alternatives, the gap, the chosen token outside the top K and its rank line.
+    const missing = data.k === 0 ? 0 : Math.max(0, data.k + 3 - rows.length - 2 * chart.querySelectorAll(".lv-alt-gap").length);
     panel.style.height = `${Math.ceil(height + missing * row + frame)}px`;
     return true;
   }
@@ -166,6 +160,7 @@ function render({ model, el }) {
 
   function makeSpan(i) {
     const span = tokenSpan(data.shown[i], i, i < data.promptLen, tokenStyle(sc, data, i), data.splitOf(i));
+    if (forks.has(i)) span.classList.add("lv-fork"); // a branch of the explorer starts here
     const flags = data.flagNotes[String(i)];
     if (flags) {
       span.classList.add("lv-flagged"); // the source lost something here: say what on hover
@@ -223,6 +218,9 @@ function render({ model, el }) {
 
     const body = h("div", "lv-body");
     textEl = h("div", "lv-text");
+    hoverBox = h("div", "lv-hover-box");
+    hoverBox.style.display = "none";
+    textEl.appendChild(hoverBox);
     panel = h("div", "lv-panel");
     panel.style.height = `${panelEstimate(data)}px`; // hovering never changes the widget's size: see sizePanel
     placeholder = h("div", "lv-chart-empty", "Hover a token to see what the model was choosing between. Click to pin it.");
@@ -284,8 +282,8 @@ function render({ model, el }) {
   const onMove = (e) => {
     if (!data || !data.n || !strip.el.contains(e.target)) return;
     const i = strip.indexAt(e, data.n);
+    reveal(i); // first: the hover box measures the token where it is laid out
     showChart(i);
-    reveal(i);
   };
   const onClick = (e) => {
     if (!data) return;
@@ -294,18 +292,29 @@ function render({ model, el }) {
       if (!jumps.length) return;
       jumpAt = (jumpAt + 1) % jumps.length;
       jumpBtn.textContent = `least confident ${jumpAt + 1}/${jumps.length} \u25b8`;
-      setSelected(jumps[jumpAt]);
       reveal(jumps[jumpAt]);
+      setSelected(jumps[jumpAt]);
       return;
     }
     if (strip.el.contains(e.target)) {
       const i = strip.indexAt(e, data.n);
-      setSelected(i);
       reveal(i);
+      setSelected(i);
+      return;
+    }
+    const alt = e.target instanceof Element && panel.contains(e.target) ? e.target.closest(".lv-alt-row:not(.lv-extra)") : null;
+    if (alt && shown >= 0 && model.get("forks") !== undefined) {
+      // The explorer branches here: the kernel gets the position and the alternative (ExplorerView).
+      const j = [...alt.parentNode.children].filter((r) => r.matches(".lv-alt-row:not(.lv-extra)")).indexOf(alt);
+      model.send({ event: "alternative", at: shown, token_id: data.altId(shown, j), token: data.altText(shown, j) });
       return;
     }
     const i = tokenIndex(e.target);
     if (i >= 0) setSelected(pinned() === i ? -1 : i);
+  };
+  const onForks = () => {
+    forks = new Set(model.get("forks") ?? []);
+    if (text) text.spans.forEach((span, i) => span.classList.toggle("lv-fork", forks.has(i)));
   };
   const onKey = (e) => {
     if (e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement) {
@@ -317,8 +326,8 @@ function render({ model, el }) {
     else if ((e.key === "ArrowRight" || e.key === "ArrowLeft") && data && data.n) {
       const start = p >= 0 ? p : shown >= 0 ? shown : 0;
       const next = Math.max(0, Math.min(data.n - 1, start + (e.key === "ArrowRight" ? 1 : -1)));
-      setSelected(next);
       reveal(next);
+      setSelected(next);
     } else return;
     e.preventDefault();
     e.stopPropagation();
@@ -331,6 +340,7 @@ function render({ model, el }) {
   const redrawStrip = () => data && strip.schedule(data, model.get("palette"));
   const onResize = () => {
     if (data && data.n > 0 && !sized) sized = sizePanel(); // first laid out now (it was detached)
+    if (activeEl) markActive(shown); // the text re-flowed: the hover box follows its token
     redrawStrip();
   };
   const resize = typeof ResizeObserver === "function" ? new ResizeObserver(onResize) : null;
@@ -342,6 +352,7 @@ function render({ model, el }) {
     ["change:palette", () => (recolor(), redrawStrip())],
     ["change:color_range", recolor],
     ["change:show_ids", () => showChart(shown, true)],
+    ["change:forks", onForks],
   ];
   for (const [name, fn] of handlers) model.on(name, fn);
   // Build in a task of its own, not inside the one that delivered the widget's (large) state.

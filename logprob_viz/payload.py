@@ -211,11 +211,17 @@ def extends(longer: Trace, shorter: Trace) -> bool:
         return False
     if (longer.processed_logprobs is None) != (shorter.processed_logprobs is None):
         return False
-    same = np.array_equal(longer.token_ids[:n], shorter.token_ids) and np.array_equal(
-        longer.logprobs[:n], shorter.logprobs, equal_nan=True
+    # Arrays compare in C; the bytes list by identity first (a stream's snapshots share the objects).
+    # The alternatives' texts are compared through their ids and logprobs, and on the last token:
+    # comparing N x K strings on every snapshot of a long stream would cost more than the send.
+    same = (
+        np.array_equal(longer.token_ids[:n], shorter.token_ids)
+        and np.array_equal(longer.logprobs[:n], shorter.logprobs, equal_nan=True)
+        and np.array_equal(longer.top_ids[:n], shorter.top_ids)
+        and np.array_equal(longer.top_logprobs[:n], shorter.top_logprobs, equal_nan=True)
+        and longer.token_bytes[:n] == shorter.token_bytes
     )
-    # Lists of the same str objects (a stream's snapshots share them) compare by identity first: cheap.
-    return bool(same and longer.token_bytes[:n] == shorter.token_bytes and longer.top_tokens[:n] == shorter.top_tokens)
+    return bool(same and (n == 0 or longer.top_tokens[n - 1] == shorter.top_tokens[n - 1]))
 
 
 def append_start(longer: Trace, old_n: int, window: int = 32) -> int:

@@ -234,3 +234,10 @@ test("segments splits whitespace into single visible characters", () => {
   ]);
   assert.deepEqual(segments(""), []);
 });
+
+test("the header leaves out a number the source did not give, rather than showing '?'", async () => {
+  const { headerText } = await import("../format.js");
+  const data = { n: 6, promptLen: 1, summary: { perplexity: 3.456, mean_logprob: -1.2401, mean_entropy: null }, meta: { source: "vllm" } };
+  assert.equal(headerText(data), "6 tokens (1 prompt, 5 completion) \u00b7 perplexity 3.46 \u00b7 mean logprob -1.240 \u00b7 vllm");
+  assert.equal(headerText({ n: 2, promptLen: 0, summary: {}, meta: {} }), "2 tokens (0 prompt, 2 completion)");
+});

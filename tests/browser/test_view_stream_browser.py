@@ -177,3 +177,99 @@ def test_a_view_grows_while_the_kernel_streams_and_ends_as_the_whole_trace(page,
     finally:
         if not toggled and page.evaluate(f"() => window.jupyterapp.commands.isToggled('{SAVE_STATE}')"):
             page.evaluate(f"async () => {{ await window.jupyterapp.commands.execute('{SAVE_STATE}'); }}")
+
+
+def server_like_trace(k: int = 20):
+    """What a server gives: no entropy, the first token unscored, K alternatives, one token chosen outside them."""
+    import logprob_viz as lv
+
+    n = 6
+    tokens = ["Once", " upon", " a", " time", ",", " there"]
+    top = np.sort(np.random.default_rng(1).uniform(-9, -0.1, (n, k)), axis=1)[:, ::-1]
+    top_tokens = [[f" alt{i}.{j}" for j in range(k)] for i in range(n)]
+    for i in range(1, n):
+        top_tokens[i][0] = tokens[i]
+    top_tokens[0] = []
+    top[0] = -np.inf
+    logprobs = [np.nan] + [float(top[i, 0]) for i in range(1, n)]
+    top_tokens[4] = [f" other{j}" for j in range(k)]  # "," chosen outside the top K
+    logprobs[4] = -11.5
+    return lv.Trace(tokens=tokens, logprobs=logprobs, ranks=[0, 1, 1, 1, 40, 1], top_tokens=top_tokens,
+                    top_logprobs=top, prompt_len=1, meta={"source": "vllm"})
+
+
+HEADER_JS = "() => document.querySelector('.lv-root .lv-header').textContent"
+SIZE_JS = """() => { const r = document.querySelector('.lv-root').getBoundingClientRect();
+  const p = document.querySelector('.lv-root .lv-panel');
+  return [r.width, r.height, p.scrollHeight > p.clientHeight]; }"""
+
+
+def test_the_header_leaves_out_what_the_source_did_not_give_and_hovering_keeps_the_size(page):
+    import logprob_viz as lv
+    from logprob_viz.export import to_html
+
+    trace = server_like_trace()
+    page.set_content(to_html(trace))
+    page.locator(".lv-root .lv-token").first.wait_for(timeout=30_000)
+    header = page.evaluate(HEADER_JS)
+    known = trace.logprobs[~np.isnan(trace.logprobs)].astype(np.float64)
+    assert header.startswith("6 tokens (1 prompt, 5 completion) · perplexity ")
+    assert f"mean logprob {known.mean():.3f}" in header and header.endswith("vllm")
+    assert "entropy" not in header and "?" not in header, header
+    # Every token, hovered then pinned (the tallest charts: K rows, the chosen token outside them,
+    # the pin note): the widget keeps its size and the chart fits its panel.
+    first = page.evaluate(SIZE_JS)
+    assert first[2] is False
+    tokens = page.locator(".lv-root .lv-token")
+    for i in range(len(trace)):
+        tokens.nth(i).hover()
+        page.locator(f".lv-root .lv-chart[data-index='{i}']").wait_for(timeout=10_000)
+        assert page.evaluate(SIZE_JS) == first, f"hovering token {i} changed the view's size"
+        tokens.nth(i).click()
+        page.locator(f".lv-root .lv-token.lv-pinned[data-index='{i}']").wait_for(timeout=10_000)
+        assert page.evaluate(SIZE_JS) == first, f"pinning token {i} changed the view's size"
+    tokens.nth(4).click()  # chosen outside the top K: K rows and its own
+    page.locator(".lv-root .lv-chart[data-index='4'] .lv-alt-row.lv-extra").wait_for(timeout=10_000)
+    assert page.locator(".lv-root .lv-chart .lv-alt-row").count() == 20 + 1
+    assert page.evaluate(SIZE_JS) == first
+    # Without any logprob, the header says only what it knows.
+    bare = lv.Trace(tokens=["a", "b"], meta={"source": "test"})
+    page.set_content(to_html(bare))
+    page.locator(".lv-root .lv-token").first.wait_for(timeout=30_000)
+    assert page.evaluate(HEADER_JS) == "2 tokens (0 prompt, 2 completion) · test"
+    assert not page.page_errors, page.page_errors
+
+
+BRANCH_CELL = """\
+import traitlets
+import logprob_viz as lv
+class ForkedView(lv.LogprobView):  # as the explorer's view: fork points, and clicks on alternatives go to Python
+    forks = traitlets.List(traitlets.Int()).tag(sync=True)
+t = lv.Trace(tokens=["A", " robot", " may", " not"], token_ids=[1, 2, 3, 4], logprobs=[float("nan"), -0.5, -1.0, -2.0],
+             top_tokens=[[], [" robot", " cat"], [" may", " must", " can"], [" not", " never"]],
+             top_logprobs=[[-99, -99, -99], [-0.5, -1.2, -99], [-1.0, -1.3, -2.2], [-2.0, -2.5, -99]],
+             top_ids=[[-1, -1, -1], [2, 20, -1], [3, 30, 31], [4, 40, -1]], prompt_len=1)
+asked = []
+v = ForkedView(t, forks=[2])
+v.on_msg(lambda _w, content, _b: asked.append(content))
+v"""
+ASKED_CELL = 'print("asked", [(a["event"], a["at"], a["token_id"], a["token"]) for a in asked])'
+
+
+def test_fork_points_are_marked_and_a_click_on_an_alternative_asks_the_kernel(page, lab_server):
+    write_notebook(lab_server, "forks.ipynb", [BRANCH_CELL, ASKED_CELL, "v.forks = [1, 3]"])
+    open_notebook(page, lab_server, "forks.ipynb")
+    run_cell(page, 0)
+    wait_for_output(page, lab_server, 0, ".lv-root .lv-token", HAND_MADE_TIMEOUT)
+    root = page.locator(".jp-NotebookPanel:visible .lv-root").first
+    assert root.locator(".lv-token.lv-fork").evaluate_all("els => els.map(e => e.dataset.index)") == ["2"]
+    root.locator(".lv-token[data-index='2']").click()  # pin " may": its chart stays
+    root.locator(".lv-chart[data-index='2'] .lv-alt-row").nth(1).click()  # " must"
+    python_prints(page, lab_server, 1, "asked [('alternative', 2, 30, ' must')]")
+    run_cell(page, 2)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .lv-root .lv-token.lv-fork')]"
+        ".map(e => e.dataset.index).join() === '1,3'",
+        timeout=30_000,
+    )
+    assert not page.page_errors, page.page_errors
