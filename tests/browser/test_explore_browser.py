@@ -98,6 +98,17 @@ def click_button(page, label: str) -> None:
     page.locator(f"{APP} button", has_text=label).first.click()
 
 
+def branch_by_click(page, at: int, option: int) -> str:
+    """Pin token `at`, click alternative `option`'s bar in its chart (the view asks the kernel to branch); its text."""
+    app = page.locator(APP)
+    app.locator(f".lv-token[data-index='{at}']").click()
+    row = app.locator(f".lv-chart[data-index='{at}'] .lv-alt-row:not(.lv-extra)").nth(option)  # the top-K rows
+    row.wait_for(state="visible", timeout=20_000)
+    text = row.locator(".lv-alt-token").evaluate("e => e.textContent")
+    row.click()
+    return text
+
+
 def branch_from_pinned(page, at: int, option: int) -> str:
     """Pin token `at`, pick alternative `option` in the branch-here list, press Branch; the alternative's text."""
     app = page.locator(APP)
@@ -146,9 +157,9 @@ def test_type_generate_stream_stop_branch_switch_and_step(page, lab_server):
     page.locator(f"{APP} .widget-inline-hbox", has_text="max new tokens").locator("input").fill("10")
     page.locator(f"{APP} .widget-inline-hbox", has_text="max new tokens").locator("input").press("Enter")
 
-    # Branch from an alternative of a pinned token: the new branch has that token at that position.
+    # Click an alternative of a pinned token in the chart: the new branch has that token at that position.
     at = root["prompt_len"] + 3
-    alt_text = branch_from_pinned(page, at, option=1)
+    alt_text = branch_by_click(page, at, option=1)
     branched = wait_until(page, lambda s: idle(s) and len(s["branches"]) == 2, "the new branch")
     kernel = kernel_state(page)
     assert kernel["error"] is None and kernel["nodes"] == 2
@@ -161,9 +172,14 @@ def test_type_generate_stream_stop_branch_switch_and_step(page, lab_server):
     page.locator(f"{APP} .widget-select select").select_option(index=0)
     wait_until(page, lambda s: s["tokens"] == root["tokens"], "switching back to the root", timeout=60)
 
-    # A third node, from the root again, and a picture of the app with three branches.
+    # A third node, from the root again, with the app's own controls (pick an alternative, press
+    # Branch), and a picture of the app with three branches and the fork points marked.
     branch_from_pinned(page, root["prompt_len"] + 6, option=2)
     wait_until(page, lambda s: idle(s) and len(s["branches"]) == 3, "the third branch")
+    forks = page.evaluate(
+        f"() => [...document.querySelectorAll('{APP} .lv-token.lv-fork')].map((e) => Number(e.dataset.index))"
+    )
+    assert forks == [root["prompt_len"] + 6], forks  # this branch forks from the root there
     dismiss_news(page)
     save_screenshot(page, "explore-three-branches.png", APP)
 
@@ -180,6 +196,14 @@ def test_type_generate_stream_stop_branch_switch_and_step(page, lab_server):
     grown = wait_until(page, lambda s: idle(s) and len(s["tokens"]) == len(before) + 1, "the chosen token")
     assert grown["tokens"][-1] == kernel["next"][1][1]
     assert not page.page_errors, page.page_errors
+
+    # Compare: the branches aligned by bytes, one row each, below the text.
+    click_button(page, "Compare")
+    compared = page.locator(f"{APP} .lvc-root")
+    compared.wait_for(state="visible", timeout=60_000)
+    n_nodes = len(kernel_state(page)["all"])
+    for i in range(n_nodes):
+        assert f"#{i}" in compared.inner_text()
 
     # Without a kernel: the saved page shows every branch, each a view of its own.
     python_prints(page, lab_server, 2, "saved")
