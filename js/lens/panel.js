@@ -10,15 +10,32 @@ function el(tag, cls, text) {
   return e;
 }
 
+/** "space", "2 spaces", "newline", "tab + space", ...: what a whitespace-only token holds. */
+function blankKind(text) {
+  if (text === "") return "empty";
+  const names = { " ": "space", "\n": "newline", "\t": "tab", "\r": "return" };
+  const parts = [];
+  for (const run of text.match(/( +|\n+|\t+|\r+|[^ \n\t\r]+)/g)) {
+    const name = names[run[0]] ?? "whitespace";
+    parts.push(run.length === 1 ? name : `${run.length} ${name}s`);
+  }
+  return parts.join(" + ");
+}
+
 function altRow(text, logprob, chosen, best) {
   const row = el("div", "lvl-alt-row");
   if (chosen) row.classList.add("lvl-chosen");
   const bar = el("div", "lvl-alt-bar");
   const share = Number.isFinite(best) ? Math.exp(logprob - best) : 0; // bar length relative to the top guess
   bar.style.width = `${Math.max(0, Math.min(1, share)) * 100}%`;
+  const cellText = el("span", "lvl-alt-text");
   const token = el("span", "lvl-alt-token", text);
-  if (isBlank(text)) token.classList.add("lvl-blank"); // a box shows where the whitespace is
-  row.append(token, el("span", "lvl-alt-prob", percent(logprob)), el("span", "lvl-alt-logprob", logprobText(logprob)));
+  cellText.append(token);
+  if (isBlank(text)) {
+    token.classList.add("lvl-blank"); // a box shows where the whitespace is, and words say what it is
+    cellText.append(el("span", "lvl-alt-kind", blankKind(text)));
+  }
+  row.append(cellText, el("span", "lvl-alt-prob", percent(logprob)), el("span", "lvl-alt-logprob", logprobText(logprob)));
   row.prepend(bar);
   return row;
 }

@@ -130,6 +130,8 @@ def test_hover_reads_a_layers_alternatives_and_pin_plots_the_token_through_the_l
     root.locator(f".lvl-col.lvl-pinned[data-index='{paris}']").wait_for(timeout=10_000)
     check_plots(root, lens, paris)
     assert " Paris" in root.locator(".lvl-plot-caption").text_content()
+    page.set_viewport_size({"width": 1280, "height": 1500})  # the whole view in one picture
+    root.scroll_into_view_if_needed()
     hover_cell(root, 20, paris)
     save_screenshot(page, "lens.png", ".lvl-root:visible")
     assert not page.page_errors, page.page_errors
