@@ -23,7 +23,7 @@ KERNEL_READY_TIMEOUT = 180  # s
 HAND_MADE_TIMEOUT = 180  # s: kernel start + numpy + widget
 MODEL_TIMEOUT = 600  # s: import torch, convert/load the default model, generate, on 2 shared cores
 CELL_START_TIMEOUT = 30  # s for a cell to be taken by the kernel after Shift+Enter
-OUTPUT_GRACE = 15  # s a finished cell may take to show its output (rendering a widget is asynchronous)
+OUTPUT_GRACE = 45  # s a finished cell may take to show its output (widgets, plotly figures render asynchronously)
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
