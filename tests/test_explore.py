@@ -253,6 +253,26 @@ def test_offline_html_holds_every_branch(generated):
     assert page.count('class="lv-standalone"') == len(app.tree.nodes)
 
 
+def test_stop_ends_a_long_branch_and_keeps_it(generated):
+    app = generated
+    root = app.tree.nodes[0]
+    app.branches.select.value = 0
+    before = len(app.tree.nodes)
+    app.controls.max_new_tokens.value = 300
+    try:
+        at = root.prompt_len + 1
+        app.branch(at=at, token=int(root.top_ids[at][1]))
+        time.sleep(1.0)  # (let it start; nothing below depends on how many tokens it made)
+        app.controls.stop.click()
+        finish(app)
+    finally:
+        app.controls.max_new_tokens.value = 10
+    assert app.last_error is None, status(app)
+    node = app.current
+    assert len(app.tree.nodes) == before + 1 and node is app.tree.nodes[-1]
+    assert len(node) - (at + 1) < 300 and node.meta.get("finish_reason") == "interrupted"
+
+
 def test_compare_shows_the_branches_aligned(generated):
     app = generated
     nodes = app.tree.nodes

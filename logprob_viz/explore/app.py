@@ -86,7 +86,6 @@ class Explorer:
             settings, args = self._settings(), self._input()
         except (ValueError, TypeError) as error:
             return self._fail(error)
-        self._stop.clear()
 
         def job():
             started = time.perf_counter()
@@ -186,7 +185,13 @@ class Explorer:
         def job():
             started = time.perf_counter()
             node = self.tree.branch(
-                at=int(at), token=token, max_new_tokens=settings.max_new_tokens, parent=parent, **settings.sampling()
+                at=int(at),
+                token=token,
+                max_new_tokens=settings.max_new_tokens,
+                parent=parent,
+                stop=self._stop,
+                progress=False,
+                **settings.sampling(),
             )
             self.current = as_trace(node)
             self.branches.refresh(self.tree, node)
@@ -244,6 +249,7 @@ class Explorer:
     def _run(self, name: str, job) -> None:
         if not self._busy.acquire(blocking=False):
             return self._fail(RuntimeError(f"{name}: wait for the running job to finish (or press Stop)"))
+        self._stop.clear()  # a Stop pressed before this job is not for it
         self.controls.running(True)
         self.next_panel.disable(True)
         self.last_error = None
@@ -295,7 +301,7 @@ class Explorer:
         if self.tree is None or len(self.tree.nodes) <= 1:
             return self._new_tree(grown)
         node = self.tree.branch(
-            at=len(grown) - 1, token=int(grown.token_ids[-1]), max_new_tokens=0, parent=self.current
+            at=len(grown) - 1, token=int(grown.token_ids[-1]), max_new_tokens=0, parent=self.current, progress=False
         )
         self.current = as_trace(node)
         self.branches.refresh(self.tree, node)
