@@ -11,6 +11,8 @@ from __future__ import annotations
 import html
 import math
 
+from .tokens import split_groups
+
 __all__ = ["comparison_html", "with_html_fallback"]
 
 # viridis, dark (p = 0) to bright (p = 1), as the live view colours a row
@@ -61,7 +63,10 @@ def comparison_html(cmp) -> str:
         if not colour:
             out.append(html.escape(tr.text))
         else:
-            for text, lp in zip(tr.tokens, tr.logprobs.tolist(), strict=True):
+            shown = list(tr.tokens)
+            for start, _, run in split_groups(tr.token_bytes):  # a split character whole, on its last piece
+                shown[start : start + len(run)] = run
+            for text, lp in zip(shown, tr.logprobs.tolist(), strict=True):
                 if math.isnan(lp):
                     out.append(f'<span style="outline: 1px dashed #888">{html.escape(text)}</span>')
                     continue

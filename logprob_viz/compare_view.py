@@ -16,6 +16,7 @@ import numpy as np
 import traitlets as t
 
 from .comparison import Comparison
+from .tokens import split_groups
 
 __all__ = ["CompareView", "encode_comparison"]
 
@@ -53,6 +54,10 @@ def _encode_row(trace, span_of: np.ndarray) -> dict:
     has = np.arange(trace.k) < np.asarray(counts, dtype=np.int64)[:, None]  # (N, K)
     text, offsets = _texts(trace.tokens)
     alt_text, alt_offsets = _texts(alt_texts)
+    # a character split across tokens is shown whole in the row, on the token that completes it
+    groups = split_groups(trace.token_bytes)
+    split_tokens = [i for start, end, _ in groups for i in range(start, end)]
+    split_text, split_offsets = _texts([shown for _, _, run in groups for shown in run])
     return {
         "n": len(trace),
         "text": text,
@@ -64,6 +69,9 @@ def _encode_row(trace, span_of: np.ndarray) -> dict:
         "alt_text": alt_text,
         "alt_offsets": alt_offsets,
         "alt_logprobs": _f4(trace.top_logprobs[has]),
+        "split_tokens": _i4(split_tokens),
+        "split_text": split_text,
+        "split_offsets": split_offsets,
     }
 
 
@@ -73,7 +81,9 @@ def encode_comparison(cmp: Comparison) -> dict:
     ``span_starts``/``span_ends`` (uint32 [S]), ``span_logprobs`` (float32 [R*S], row by row, NaN
     unknown), ``span_text`` + ``span_text_offsets``; ``rows``: per trace its token texts (blob +
     offsets), ``logprobs``, ``ranks``, ``span_of`` (int32, -1 in the tail) and its alternatives
-    flattened (``alt_start`` [N + 1] says where each token's begin).
+    flattened (``alt_start`` [N + 1] says where each token's begin); ``split_tokens`` (int32) and
+    ``split_text``: the tokens of characters split across tokens and what each completes
+    (`logprob_viz.tokens.split_groups`), so the row shows the character whole.
     """
     span_text, span_offsets = _texts(cmp.span_texts)
     return {

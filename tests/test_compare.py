@@ -248,6 +248,14 @@ def test_compare_view_payload_and_limits(pair):
         offsets = np.frombuffer(row["text_offsets"], dtype="<u4")
         texts = [row["text"][a:b].decode() for a, b in zip(offsets[:-1], offsets[1:], strict=False)]
         assert texts == tr.tokens
+        # what the row shows: split characters whole on the token that completes them; joined, the text
+        members = np.frombuffer(row["split_tokens"], dtype="<i4").tolist()
+        cuts = np.frombuffer(row["split_offsets"], dtype="<u4")
+        pieces = [row["split_text"][a:b].decode() for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+        shown = list(texts)
+        for i, piece in zip(members, pieces, strict=True):
+            shown[i] = piece
+        assert members and "".join(shown) == TEXT
     with pytest.raises(Exception, match="span index"):
         view.selected = len(view.comparison)
     with pytest.raises(Exception, match="two different row"):

@@ -58,9 +58,23 @@ function decodeRow(row, nSpans) {
     if (first[s] < 0) first[s] = i;
     end[s] = i + 1;
   }
+  const tokens = textsOf(row.text, row.text_offsets, "text_offsets");
+  // what the row shows: a split character whole on the token that completes it ("" on the others)
+  const shown = tokens.slice();
+  const split = new Uint8Array(n);
+  if (row.split_tokens != null) {
+    const members = arrayOf(row.split_tokens, Int32Array, "split_tokens");
+    const texts = textsOf(row.split_text, row.split_offsets, "split_offsets");
+    members.forEach((i, m) => {
+      shown[i] = texts[m];
+      split[i] = 1;
+    });
+  }
   return {
     n,
-    tokens: textsOf(row.text, row.text_offsets, "text_offsets"),
+    tokens,
+    shown,
+    split,
     logprobs: arrayOf(row.logprobs, Float32Array, "logprobs", n),
     ranks: arrayOf(row.ranks, Int32Array, "ranks", n),
     spanOf,

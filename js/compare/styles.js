@@ -50,6 +50,9 @@ export const STYLES = `
 .lvc-root .lvc-block { content-visibility: auto; contain-intrinsic-size: auto 60px; }
 .lvc-root .lvc-span { border-radius: 2px; cursor: pointer; box-shadow: inset 1px 0 0 var(--lvc-border); }
 .lvc-root .lvc-tok { border-radius: 2px; }
+/* pieces of a character split across tokens: the character on the last piece, the others a sliver */
+.lvc-root .lvc-tok.lvc-split { text-decoration: underline dashed; text-underline-offset: 3px; }
+.lvc-root .lvc-tok.lvc-split:empty { display: inline-block; width: 4px; height: 1.1em; vertical-align: text-bottom; }
 .lvc-root .lvc-tok + .lvc-tok { box-shadow: inset 1px 0 0 rgba(127, 127, 127, 0.45); }
 .lvc-root .lvc-unknown { outline: 1px dashed var(--lvc-fg-muted); outline-offset: -1px; }
 .lvc-root.lvc-mode-diff .lvc-tok { background: transparent; color: inherit; outline: none; }

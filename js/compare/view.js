@@ -39,6 +39,13 @@ function tokenClass(logprob) {
   return `lvc-tok lvc-c${Math.min(PROB_BINS - 1, Math.floor(Math.exp(logprob) * PROB_BINS))}`;
 }
 
+/** Token i of a row in the text: a piece of a split character shows the character on its last piece. */
+function tokenEl(row, i) {
+  const tok = h("span", tokenClass(row.logprobs[i]) + (row.split[i] ? " lvc-split" : ""), row.shown[i]);
+  if (row.split[i]) tok.title = `a piece of a character split across tokens: ${row.tokens[i]}`;
+  return tok;
+}
+
 function diffBin(d, range) {
   const t = (Math.max(-1, Math.min(1, d / range)) + 1) / 2;
   return Math.round(t * (DIFF_BINS - 1));
@@ -138,7 +145,7 @@ function render({ model, el }) {
         const spanEl = h("span", "lvc-span");
         spanEl.dataset.span = String(s);
         for (let i = row.spanFirst[s]; i >= 0 && i < row.spanEnd[s]; i++) {
-          const tok = h("span", tokenClass(row.logprobs[i]), row.tokens[i]);
+          const tok = tokenEl(row, i);
           tok.dataset.index = String(i);
           spanEl.appendChild(tok);
           toks[i] = tok;
@@ -151,7 +158,7 @@ function render({ model, el }) {
         tail.appendChild(h("span", "lvc-fork", "\u2442 differs from here:"));
         frag.appendChild(tail);
         for (let i = row.tailFrom, k = 0; i < row.n; i++, k++) {
-          const tok = h("span", tokenClass(row.logprobs[i]), row.tokens[i]);
+          const tok = tokenEl(row, i);
           tok.dataset.index = String(i);
           tail.appendChild(tok);
           toks[i] = tok;

@@ -9,6 +9,7 @@ the view must move the figure's "pinned" marker onto that token's point.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 
@@ -16,6 +17,7 @@ import pytest
 
 from browser.lab import (
     HAND_MADE_TIMEOUT,
+    MODEL_TIMEOUT,
     cell,
     open_notebook,
     python_prints,
@@ -256,3 +258,75 @@ def test_nbconvert_html_shows_figures_and_comparison_offline(page, tmp_path):
     assert page.evaluate("window.__pwned") is None
     blocked = [u for u in asked if not u.startswith("file:")]
     assert all("cdnjs.cloudflare.com" in u for u in blocked), blocked  # nbconvert's own template asks for these
+
+
+CROSS_TOKENIZER_CELL = """\
+import json, pathlib
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+import logprob_viz as lv
+from logprob_viz.comparison import compare
+corpus = ("A robot may not injure a human being or, through inaction, allow a human being to come to harm. "
+          "Größe café — naïve 東京 über straße.\\n") * 4
+bpe = Tokenizer(models.BPE())
+bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+bpe.decoder = decoders.ByteLevel()
+bpe.train_from_iterator([corpus], trainers.BpeTrainer(vocab_size=400, special_tokens=["<|endoftext|>"],
+                                                      initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+tok = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|endoftext|>")
+torch.manual_seed(0)
+tiny = LlamaForCausalLM(LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                                    num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=512)).eval()
+text = "Größe, café — naïve 東京 日本 🙂🦀. A robot may not injure a human being, or allow harm."
+smol_trace = lv.load().score(text, top_logprobs=3)
+tiny_trace = lv.load((tiny, tok)).score(text, top_logprobs=3)
+pathlib.Path("cross.json").write_text(json.dumps([smol_trace.to_dict(), tiny_trace.to_dict()]))
+v = compare([smol_trace, tiny_trace], labels=["SmolLM2-135M", "tiny BPE + random Llama"]).view()
+v"""
+
+
+def test_cross_tokenizer_comparison_on_real_models(page, lab_server):
+    write_notebook(lab_server, "cross.ipynb", [CROSS_TOKENIZER_CELL])
+    open_notebook(page, lab_server, "cross.ipynb")
+    run_cell(page, 0)
+    wait_for_output(page, lab_server, 0, ".lvc-root", MODEL_TIMEOUT)
+    smol, tiny = json.loads((lab_server.root / "cross.json").read_text())
+    rows = [[bytes.fromhex(h) for h in t["token_bytes"]] for t in (smol, tiny)]
+    text = b"".join(rows[0])
+    assert text == b"".join(rows[1]) and [len(r) for r in rows[0]] != [len(r) for r in rows[1]]
+    # the spans, computed here: common token boundaries that are not inside a UTF-8 character
+    starts = []
+    for r in rows:
+        at, own = 0, set()
+        for b in r:
+            own.add(at)
+            at += len(b)
+        starts.append(own | {at})
+    cuts = sorted(c for c in starts[0] & starts[1] if c == len(text) or text[c] >> 6 != 0b10)
+    root = cell(page, 0).locator(".lvc-root")
+    for r in (0, 1):
+        assert root.locator(f".lvc-row[data-row='{r}'] .lvc-span").count() == len(cuts) - 1
+    # hover the span holding the crab (4 bytes, split into bytes by both tokenizers) in the tiny row
+    crab = text.index("🦀".encode())
+    s = max(i for i, c in enumerate(cuts[:-1]) if c <= crab)
+    root.locator(f".lvc-row[data-row='1'] .lvc-span[data-span='{s}']").hover()
+    page.wait_for_function(f"el => el.dataset.span === '{s}'", arg=root.locator(".lvc-panel").element_handle())
+    assert root.locator(".lvc-row[data-row='0'] .lvc-span.lvc-hl").get_attribute("data-span") == str(s)
+    assert "🦀" in root.locator(".lvc-panel .lvc-span-text").text_content()  # the span's text is whole
+    for r, trace in enumerate((smol, tiny)):
+        at, mine = 0, []
+        for i, b in enumerate(rows[r]):
+            if cuts[s] <= at < cuts[s + 1]:
+                mine.append(trace["tokens"][i])
+            at += len(b)
+        shown = root.locator(f".lvc-panel .lvc-col[data-row='{r}'] .lvc-token-text").all_text_contents()
+        assert shown == [visible(t) for t in mine]
+    # pinned, the panel stays for the picture (JupyterLab's news toast may take the pointer away)
+    root.locator(f".lvc-row[data-row='1'] .lvc-span[data-span='{s}']").click()
+    root.locator(".lvc-span.lvc-pinned").nth(1).wait_for()
+    no_news = page.get_by_role("button", name="No", exact=True)
+    if no_news.count():
+        no_news.first.click()
+    save_screenshot(page, "compare-cross-tokenizer.png", ".lvc-root:visible")
+    assert page.page_errors == []
