@@ -271,6 +271,7 @@ def test_stop_ends_a_long_branch_and_keeps_it(generated):
     node = app.current
     assert len(app.tree.nodes) == before + 1 and node is app.tree.nodes[-1]
     assert len(node) - (at + 1) < 300 and node.meta.get("finish_reason") == "interrupted"
+    assert "stopped" in status(app)
 
 
 def test_compare_shows_the_branches_aligned(generated):
@@ -282,6 +283,21 @@ def test_compare_shows_the_branches_aligned(generated):
     assert view.labels == [f"#{i}" for i in range(len(nodes))]
     assert view.n_tokens == [len(n) for n in nodes]
     assert view.same_text is False  # the branches differ after their forks
+
+
+def test_sampling_settings_reach_the_runner_and_the_view_shows_both_distributions(runner, reference_model):
+    app = make_app(runner, temperature=0.7, seed=3, max_new_tokens=6)
+    app.controls.generate.click()
+    finish(app)
+    assert app.last_error is None, status(app)
+    trace = app.view.trace
+    assert trace.meta["temperature"] == 0.7 and trace.meta["seed"] == 3
+    raw = ref_logprobs(reference_model, trace.token_ids.tolist())
+    tempered = ref_logprobs(reference_model, trace.token_ids.tolist(), temperature=0.7)
+    for i in range(trace.prompt_len, len(trace)):
+        token = trace.token_ids[i]
+        assert abs(trace.logprobs[i] - raw[i - 1, token]) < 1e-4  # what the model gave
+        assert abs(trace.processed_logprobs[i] - tempered[i - 1, token]) < 1e-4  # what was sampled from
 
 
 def test_chat_messages_use_the_chat_template(runner, tokenizer):

@@ -198,7 +198,8 @@ class Explorer:
             self._show(self.current)
             self.controls.say(
                 f"Branch #{len(self.tree.nodes) - 1} from token {at} with {self.current.tokens[at]!r}: "
-                f"{len(self.current) - at} tokens in {time.perf_counter() - started:.1f} s."
+                f"{len(self.current) - at} tokens in {time.perf_counter() - started:.1f} s"
+                f"{' (stopped: kept as it is)' if self.current.meta.get('finish_reason') == 'interrupted' else ''}."
             )
 
         self._run("Branch", job)
