@@ -94,7 +94,9 @@ class Controls:
         self.stop = w.Button(
             description="Stop", icon="stop", disabled=True, tooltip="stop generating; keeps what was generated"
         )
-        self.status = w.HTML(value=_status_html("Ready. " + NO_KERNEL_NOTE, "note"))
+        self.status = w.HTML(value=_status_html("Ready: type a prompt, then Generate or Next token.", "info"))
+        # Always there, so a saved copy reopened without a kernel says why its buttons do nothing.
+        self.note = w.HTML(value=f'<small class="lv-explore-note">{html.escape(NO_KERNEL_NOTE)}</small>')
 
         self.box = w.VBox(
             [
@@ -106,6 +108,7 @@ class Controls:
                 ),
                 w.HBox([self.generate, self.next_token, self.stop]),
                 self.status,
+                self.note,
             ]
         )
 

@@ -22,6 +22,7 @@ from browser.lab import (
     save_screenshot,
     wait_cell_done,
     wait_for_output,
+    wait_widgets_restored,
     write_notebook,
 )
 
@@ -47,6 +48,9 @@ print("STATE " + json.dumps({
 }))"""
 
 SAVE_CELL = 'app.to_html("explore-saved.html"); print("saved")'
+
+SAVE_STATE = "@jupyter-widgets/jupyterlab-manager:saveWidgetState"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 APP = ".jp-NotebookPanel:not(.lm-mod-hidden) .lv-explore"
 
@@ -133,6 +137,19 @@ def dismiss_news(page) -> None:
 def test_type_generate_stream_stop_branch_switch_and_step(page, lab_server):
     write_notebook(lab_server, "explore.ipynb", [APP_CELL, STATE_CELL, SAVE_CELL])
     open_notebook(page, lab_server, "explore.ipynb")
+    toggled = page.evaluate(f"() => window.jupyterapp.commands.isToggled('{SAVE_STATE}')")
+    try:
+        if not toggled:  # Settings > Save Widget State Automatically, for the reopening at the end
+            page.evaluate(f"async () => {{ await window.jupyterapp.commands.execute('{SAVE_STATE}'); }}")
+            page.wait_for_function(f"() => window.jupyterapp.commands.isToggled('{SAVE_STATE}')", timeout=10_000)
+        flow(page, lab_server)
+        reopen_without_kernel(page, lab_server)
+    finally:
+        if not toggled and page.evaluate(f"() => window.jupyterapp.commands.isToggled('{SAVE_STATE}')"):
+            page.evaluate(f"async () => {{ await window.jupyterapp.commands.execute('{SAVE_STATE}'); }}")
+
+
+def flow(page, lab_server) -> None:
     run_cell(page, 0)
     wait_for_output(page, lab_server, 0, ".lv-explore textarea", MODEL_TIMEOUT)
 
@@ -224,10 +241,37 @@ def test_type_generate_stream_stop_branch_switch_and_step(page, lab_server):
     saved.close()
 
 
+def reopen_without_kernel(page, lab_server) -> None:
+    """Saved with its widget state, opened again later (a new kernel that never saw the app), then no kernel."""
+    final = kernel_state(page)
+    page.evaluate("async () => { await window.jupyterapp.commands.execute('docmanager:save'); }")
+    path = lab_server.root / "explore.ipynb"
+    deadline = time.monotonic() + 30
+    while WIDGET_STATE not in json.loads(path.read_text())["metadata"].get("widgets", {}):
+        assert time.monotonic() < deadline, "JupyterLab did not save the widget state"
+        time.sleep(0.5)  # (polling the file)
+    for session in lab_server.api("/api/sessions"):
+        if session.get("path", "").endswith("explore.ipynb"):
+            lab_server.api(f"/api/sessions/{session['id']}", method="DELETE")
+    open_notebook(page, lab_server, "explore.ipynb")
+    errors_before = len(page.page_errors)
+    page.locator(f"{APP} .lv-token").first.wait_for(state="visible", timeout=60_000)
+    wait_widgets_restored(page)
+    page.evaluate("async () => { await window.jupyterapp.shell.currentWidget.sessionContext.shutdown(); }")
+    no_kernel = page.locator(".jp-NotebookPanel:visible .jp-Toolbar-kernelName", has_text="No Kernel")
+    no_kernel.first.wait_for(timeout=30_000)
+    page.wait_for_function(f"() => ({PAGE_JS})().tokens.length === {final['n']}", timeout=30_000)
+    shown = page_state(page)
+    assert shown["tokens"] == final["tokens"] and len(shown["branches"]) == len(final["all"])
+    assert "kernel" in page.locator(f"{APP} .lv-explore-note").inner_text()  # why the buttons do nothing now
+    assert page.page_errors[errors_before:] == []
+
+
 def test_the_app_in_notebook_7(page, lab_server):
     pytest.importorskip("notebook", reason="Notebook 7 is not installed (pip install notebook)")
-    write_notebook(lab_server, "explore7.ipynb", [APP_CELL.replace(f"max_new_tokens={MAX_NEW}", "max_new_tokens=12"),
-                                                  STATE_CELL])
+    write_notebook(
+        lab_server, "explore7.ipynb", [APP_CELL.replace(f"max_new_tokens={MAX_NEW}", "max_new_tokens=12"), STATE_CELL]
+    )
     open_notebook(page, lab_server, "explore7.ipynb", app="notebooks")
     # Notebook 7 raises errors of its own while starting ("reading 'schema'"): count from here.
     errors_before = len(page.page_errors)
