@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..flags import flag_warnings, order_flags
+from ..flags import SHOWN_BY_THE_CHART, flag_warnings, order_flags
 from ..tokens import byte_level_bytes, display_token, legacy_bytes, sentencepiece_bytes, token_id_of
 from ..trace import Trace
 from .form import LN_HALF, Token
@@ -145,7 +145,7 @@ def build_trace(sections: list[tuple[list[Token], str]], *, prompt_len: int, met
         if processed:
             top_processed[row_index, col_index] = [a[5] for a in flat]
     warnings = list(warnings or [])
-    if any(flags):
+    if any(flags) and not set().union(*ordered) <= SHOWN_BY_THE_CHART:  # words only for what a view cannot show
         warnings.extend(flag_warnings(flags))
     meta = {key: value for key, value in meta.items() if value is not None}
     if warnings:
