@@ -139,9 +139,16 @@ def widget_state(trace):
     """The widget's state as the notebook ships it: JSON state, buffer paths, buffers (the wire
     codec's `split_buffers`, through the HTML export's `state_parts`: the page gets what it gets)."""
     import logprob_viz as lv
-    from logprob_viz.export import state_parts
 
     view = lv.LogprobView(trace)
+    try:
+        from logprob_viz.export import state_parts
+    except ImportError:  # a build from before the wire codec (a --baseline run of an older checkout)
+        from ipywidgets.widgets.widget import _remove_buffers
+
+        def state_parts(v):
+            return _remove_buffers({k: x for k, x in v.get_state().items() if k not in ("_esm", "_css", "layout")})
+
     state, paths, buffers = state_parts(view)
     view.close()
     return state, paths, [bytes(b) for b in buffers]
@@ -490,7 +497,9 @@ def main() -> None:
     ap.add_argument(
         "--baseline",
         type=Path,
-        help="a --save-breakdown file from an earlier build: its breakdown is printed next to this run's as 'before'",
+        default=HERE / "frontend_hover_baseline.json",
+        help="a --save-breakdown file from an earlier build: its breakdown is printed next to this run's as 'before' "
+        "(default: the build before issue 13's containment, recorded on this machine)",
     )
     ap.add_argument("--stream", type=int, default=10000, help="tokens of the streamed view (0: no stream run)")
     ap.add_argument("--stream-batch", type=int, default=100, help="tokens per append message")
@@ -705,7 +714,7 @@ def main() -> None:
             }
     if args.save_breakdown:
         args.save_breakdown.write_text(json.dumps(breakdown, indent=1))
-    before = json.loads(args.baseline.read_text()) if args.baseline else None
+    before = json.loads(args.baseline.read_text()) if args.baseline and args.baseline.is_file() else None
     print("\n### Frontend: where a hover frame's time goes (Chromium tracing, ms per hover, median)\n")
     rows = []
     for n in sizes:

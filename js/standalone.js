@@ -12,9 +12,9 @@
 //   </div>
 //
 // BASE64 is the UTF-8 JSON {state, buffer_paths, buffers: [base64…]}: the widget's
-// `get_state()` split by ipywidgets' `_remove_buffers`. Data is never parsed as HTML: it is base64
-// in a non-executed script element, decoded with atob + TextDecoder + JSON.parse; the view inserts
-// token text as text, as in the notebook.
+// `get_state()` split by the wire codec's `split_buffers` (logprob_viz/payload.py). Data is never
+// parsed as HTML: it is base64 in a non-executed script element, decoded with atob + TextDecoder +
+// JSON.parse; the view inserts token text as text, as in the notebook.
 //
 // The model object is the minimal one anywidget's render() needs (get/set/on/off/save_changes/send
 // over a plain object, change events fired synchronously on set): js/model.js, shared with the
