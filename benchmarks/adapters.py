@@ -6,7 +6,8 @@ Builds one response per format with N tokens and K=3 alternatives (token strings
 real recorded response's vocabulary, logprobs from a fixed seed), as the JSON (or stream) text a
 server would send, and times `lv.read` / `lv.from_openai` on that text against `json.loads` of
 the same text, alternating, in one process. Prints a Markdown table: format, tokens, read ms,
-json.loads ms, ratio (target: <= 3). ``--profile FORMAT`` prints a cProfile of one 100k read.
+json.loads ms, ratio (target: <= 3), and the same ratio in CPU time of this process (steadier
+on a shared machine). ``--profile FORMAT`` prints a cProfile of one 100k read.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import argparse
 import json
 import random
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from common import alternate, median, table  # noqa: E402
+from common import alternate, machine, median, table  # noqa: E402
 
 K = 3
 FIXTURES = Path(__file__).parent.parent / "tests" / "fixtures"
@@ -175,18 +177,30 @@ def reader(name: str):
     return read
 
 
+def cpu_seconds(fn, repeats: int) -> float:
+    """Median CPU time of this process (less disturbed than wall time by other jobs on the machine)."""
+    times = []
+    for _ in range(repeats):
+        start = time.process_time()
+        fn()
+        times.append(time.process_time() - start)
+    return median(times)
+
+
 def bench(sizes: list[int], repeats: int) -> str:
     rows = []
     for fmt, (build, read_name) in FORMATS.items():
         read = reader(read_name)
         for n in sizes:
             text = build(n)
-            times = alternate({"read": lambda read=read, text=text: read(text),
-                               "json.loads": lambda text=text: json.loads(text)}, repeats)
+            candidates = {"read": lambda read=read, text=text: read(text),
+                          "json.loads": lambda text=text: json.loads(text)}
+            times = alternate(candidates, repeats)
             t_read, t_json = median(times["read"]), median(times["json.loads"])
+            cpu_read, cpu_json = (cpu_seconds(fn, repeats) for fn in candidates.values())
             rows.append([fmt, f"{n:,}", f"{len(text) / 1e6:.1f}", f"{t_read * 1000:.1f}", f"{t_json * 1000:.1f}",
-                         f"{t_read / t_json:.2f}"])
-    return table(["format", "tokens", "MB", "read ms", "json.loads ms", "ratio"], rows)
+                         f"{t_read / t_json:.2f}", f"{cpu_read / cpu_json:.2f}"])
+    return table(["format", "tokens", "MB", "read ms", "json.loads ms", "ratio", "ratio (CPU time)"], rows)
 
 
 def profile(fmt: str, n: int) -> None:
@@ -211,6 +225,7 @@ def main() -> None:
         profile(args.profile, 100_000)
         return
     sizes = [int(s) for s in args.sizes.split(",")]
+    print(f"Machine: {machine()}\n")
     print(f"## Adapters: read vs json.loads of the same text (K={K}, median of {args.repeats})\n")
     print(bench(sizes, args.repeats))
 
