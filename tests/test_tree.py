@@ -125,10 +125,14 @@ def test_bad_input_is_a_clear_error_and_the_tree_is_unchanged(runner, root, kwar
     assert tree.to_dict() == before and len(tree.nodes) == 1
 
 
-def test_a_tree_without_a_runner_or_with_unknown_ids_says_why(root):
+def test_a_tree_without_a_runner_or_with_unknown_ids_says_why(runner, root):
     with pytest.raises(ValueError, match="no runner"):
         Tree(root).branch(at=3, token=5)
     no_ids = Trace(tokens=["a", "b", "c"], top_tokens=[[], ["x"], ["y"]], top_logprobs=[[-np.inf], [-1.0], [-1.0]])
+    tree = Tree(no_ids, runner=runner)
+    with pytest.raises(ValueError, match=r"no token ids at positions \[0, 1\]"):
+        tree.branch(at=2, token=5)
+    assert len(tree.nodes) == 1
 
     class CannotContinue:
         can_continue_from_ids = False
