@@ -522,3 +522,21 @@ def test_the_browser_s_reader_gives_the_trace_back_from_a_payload_and_its_append
     assert got["top"] == floats(full.top_logprobs.reshape(-1))
     want_alts = [[[a, int(full.top_ids[i, j])] for j, a in enumerate(row)] for i, row in enumerate(full.top_tokens)]
     assert got["alts"] == want_alts
+
+
+def test_a_longer_trace_with_more_alternatives_is_sent_whole_and_a_closed_view_stops_streaming():
+    full = robot_trace()  # K=2
+    view = LogprobView(full[:4])
+    sent = Sent(view)
+    first_id = view._payload["id"]
+    wider = lv.Trace(tokens=["!"], top_tokens=[["!", "?", "."]], top_logprobs=[[-0.1, -2.0, -3.0]])
+    view.append(wider)  # K=3 now: the browser's columns do not fit; the whole trace goes again
+    assert sent.messages == [] and view._payload["id"] != first_id
+    assert view._payload["n"] == 5 and view._payload["k"] == 3 and view.trace.tokens == full.tokens[:4] + ["!"]
+    assert decode(view._payload)["top_tokens"][4] == ["!", "?", "."]
+    view.trace = view.trace[:5]  # the same tokens: nothing to send
+    assert sent.messages == []
+    view.append(lv.Trace(tokens=["x"]))  # the first growth goes at once; its fold is pending
+    assert [m["start"] for m in sent.messages] == [5] and view._timer is not None
+    view.close()  # the pending fold is cancelled with the view
+    assert view._timer is None
