@@ -27,8 +27,16 @@ _LAZY = {
     "default_model_path": ".default_model",
     "LogprobView": ".widget",
     "from_openai": ".adapters.openai",
+    "read": ".adapters",
     "connect": ".runners.openai",
     "to_html": ".export",
+    "Tree": ".tree",
+    "explore": ".explore",
+    "compare": ".comparison",
+    "Comparison": ".comparison",
+    "CompareView": ".compare_view",
+    "link": ".linked",
+    "Lens": ".lens",
 }
 
 __all__ = ["Trace", *_LAZY]

@@ -280,6 +280,12 @@ class Trace:
 
     # -- display -----------------------------------------------------------------------
 
+    def plot(self, kind: str = "surprisal", **kwargs):
+        """A plotly figure of this trace (see `logprob_viz.plots.plot`; needs ``logprob-viz[plot]``)."""
+        from .plots import plot
+
+        return plot(self, kind, **kwargs)
+
     def to_html(self, path=None, **view_traits) -> str:
         """This trace as one standalone, offline HTML page (see `logprob_viz.export.to_html`)."""
         from .export import to_html
