@@ -217,6 +217,12 @@ def test_next_token_shows_the_distribution_before_a_token_is_chosen(runner, refe
     assert int(grown.ranks[-1]) == 2
     following = ref_logprobs(reference_model, ids + [int(top[1])])[-1]
     assert [i for i, _, _ in app.next_panel.options] == np.argsort(-following)[:5].tolist()
+    # a new Generate closes the panel: its distribution was for a text no longer on show
+    app.controls.generate.click()
+    finish(app)
+    assert app.next_panel.box.layout.display == "none"
+    app.choose(int(top[0]))
+    assert "Next token first" in app.last_error
 
 
 def test_temperature_readout_approximate_then_exact(generated, reference_model):

@@ -86,6 +86,7 @@ class Explorer:
             settings, args = self._settings(), self._input()
         except (ValueError, TypeError) as error:
             return self._fail(error)
+        self._end_manual()
 
         def job():
             started = time.perf_counter()
@@ -181,6 +182,7 @@ class Explorer:
             return self._fail(ValueError("pick an alternative (or type a token) to branch with"))
         settings = self._settings()
         parent = self.current
+        self._end_manual()
 
         def job():
             started = time.perf_counter()
@@ -207,8 +209,7 @@ class Explorer:
     def switch(self, node) -> None:
         """Show another node of the tree."""
         self.current = as_trace(node)
-        self._base = None
-        self.next_panel.hide()
+        self._end_manual()
         self.branches.refresh(self.tree, node)
         self._show(self.current)
 
@@ -286,6 +287,11 @@ class Explorer:
         if self.controls.chat.value:
             return {"messages": [{"role": "user", "content": text}]}
         return {"prompt": text}
+
+    def _end_manual(self) -> None:
+        """Close the next-token panel: its distribution belongs to a text no longer on show."""
+        self._base = self._step = None
+        self.next_panel.hide()
 
     def _new_tree(self, root: Trace, args: dict | None = None) -> None:
         from ..tree import Tree
