@@ -83,6 +83,9 @@ def state_parts(view) -> tuple[dict, list, list]:
     """(JSON state, buffer paths, buffers): ``view.get_state()`` less the bundle, the CSS and the
     layout reference, its binary buffers taken out as a widget message carries them
     (`logprob_viz.payload.split_buffers`)."""
+    flush = getattr(view, "flush", None)
+    if flush is not None:
+        flush()  # a view mid-stream: its state gets the tokens not folded in yet
     return split_buffers({k: v for k, v in view.get_state().items() if k not in _SKIP})
 
 

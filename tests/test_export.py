@@ -236,3 +236,20 @@ def test_a_trace_shown_in_a_notebook_carries_the_html_fallback():
     data, _ = hostile_trace()._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in data
     assert decode_state(data["text/html"])["state"]["_payload"]["n"] == 6
+
+
+def test_a_view_exported_mid_stream_holds_every_token():
+    trace = hostile_trace()
+    view = LogprobView(trace[:2])
+    try:
+        view.send = lambda *args, **kwargs: None  # no kernel in a unit test: the appends go nowhere
+        view.trace = trace[:4]
+        view.trace = trace  # held for the next batch: not in the widget's state yet
+        assert view._payload["n"] == 2
+        got = decode_state(to_html(view))
+    finally:
+        view.close()
+    payload = payload_of(got["state"], got["buffer_paths"], [base64.b64decode(b) for b in got["buffers"]])
+    blob, offsets = column(payload, "text").tobytes(), column(payload, "text_offsets")
+    table = [blob[offsets[e] : offsets[e + 1]].decode("utf-8") for e in range(len(offsets) - 1)]
+    assert payload["n"] == 6 and [table[r - 1] for r in column(payload, "token_text")] == trace.tokens
