@@ -54,7 +54,7 @@ class VocabRows:
 
     def __eq__(self, other) -> bool:
         try:
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
         except TypeError:
             return NotImplemented
 

@@ -116,7 +116,9 @@ class Trace:
         _check_len("flags", len(self.flags), n)
 
         if not isinstance(self.prompt_len, (int, np.integer)) or not 0 <= self.prompt_len <= n:
-            raise ValueError(f"prompt_len must be an int between 0 and the number of tokens ({n}), got {self.prompt_len!r}")
+            raise ValueError(
+                f"prompt_len must be an int between 0 and the number of tokens ({n}), got {self.prompt_len!r}"
+            )
         self.prompt_len = int(self.prompt_len)
         if not isinstance(self.meta, dict):
             raise TypeError(f"meta must be a dict, got {type(self.meta).__name__}")
