@@ -217,7 +217,7 @@ def start(
         "--ctx-size", CONTEXT,
         "--parallel", "1",  # one slot: every request sees the same cache state and batch shapes
     ]
-    port = process.launch(_files(root), cmd, port, _ready, timeout, env={**os.environ, "LLAMA_ARG_HOST": "127.0.0.1"},
+    port = process.launch(_files(root), cmd, port, _ready, timeout,
                           stop_hint=" (python -m logprob_viz.servers.llamacpp stop)")
     return f"http://127.0.0.1:{port}"
 
