@@ -21,6 +21,8 @@ TOKEN_FLAGS = {
     "alternatives_incomplete": "the server listed the chosen token first and cut the list at K: the K-th most "
     "likely alternative may be missing",
     "first_token_unknown": "the source does not say what the first prompt token was",
+    "pieces_merged": "the server merged the pieces of a character split across tokens into this one entry; its "
+    "logprob and alternatives are those of the last piece, the earlier pieces' logprobs are lost",
 }
 
 # Not a loss: the alternatives chart already shows a chosen token outside the top K.

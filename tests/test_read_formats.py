@@ -107,6 +107,64 @@ def test_real_llamacpp_recordings_read_when_present():
             assert (known <= 1e-4).all(), path.name
 
 
+def llamacpp_record(name: str) -> dict:
+    path = FIXTURES / "llamacpp" / f"{name}.json"
+    if not path.exists():
+        pytest.skip(f"the real llama.cpp recording {name} is not there")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_real_llamacpp_native_completion_and_its_stream():
+    body_text = llamacpp_record("completion_greedy_n5")["body"]
+    entries = json.loads(body_text)["completion_probabilities"]
+    t = read(body_text)
+    assert t.meta["server"] == "llama.cpp" and t.token_ids.tolist() == [e["id"] for e in entries]
+    assert t.logprobs.tolist() == [f32(e["logprob"]) for e in entries]
+    assert t.token_bytes == [bytes(e["bytes"]) for e in entries]
+    assert t.top_ids.tolist() == [[a["id"] for a in e["top_logprobs"]] for e in entries]  # greedy: already sorted
+    assert t.ranks.tolist() == [1] * len(t)
+    stream_text = llamacpp_record("completion_stream")["body"]
+    streamed = read(stream_text)
+    events = [p for e in parse_sse(stream_text) for p in e.get("completion_probabilities", [])]
+    assert streamed.logprobs.tolist() == [f32(p["logprob"]) for p in events]
+    n = len(streamed)
+    assert streamed.tokens == t.tokens[:n]
+    # the same greedy request, streamed: llama.cpp's numbers differ in the 7th digit (batching)
+    np.testing.assert_allclose(streamed.logprobs, t.logprobs[:n], rtol=0, atol=1e-5)
+
+
+def test_real_llamacpp_post_sampling_probs():
+    body_text = llamacpp_record("completion_sampled_post")["body"]
+    entries = json.loads(body_text)["completion_probabilities"]
+    t = read(body_text)
+    assert np.isnan(t.logprobs).all()
+    np.testing.assert_array_equal(t.processed_logprobs, np.float32([math.log(e["prob"]) for e in entries]))
+    assert [len(row) for row in t.top_tokens] == [len(e["top_probs"]) for e in entries]
+
+
+def test_real_llamacpp_openai_routes_give_ids_and_completions_use_the_chat_shape():
+    record = llamacpp_record("v1_completions_k5")
+    data = json.loads(record["body"])
+    assert "content" in data["choices"][0]["logprobs"] and data["object"] == "text_completion"  # the quirk
+    t = read(record["body"])
+    content = data["choices"][0]["logprobs"]["content"]
+    assert t.meta["server"] == "llama.cpp" and t.meta["format"] == "completions"
+    assert t.token_ids.tolist() == [e["id"] for e in content] and t.text == data["choices"][0]["text"]
+    chat = read(llamacpp_record("v1_chat_top5")["body"])
+    assert chat.token_ids[-1] == 2 and chat.token_bytes[-1] == b"" and "no_bytes" in chat.flags[-1]  # <|im_end|>
+
+
+def test_real_llamacpp_chat_merges_the_pieces_of_a_split_character():
+    data = json.loads(llamacpp_record("v1_chat_emoji_split")["body"])
+    content = data["choices"][0]["logprobs"]["content"]
+    # the recording: one entry per emoji, all 4 bytes, while its alternatives hold the last byte only
+    assert [bytes(e["bytes"]) for e in content] == ["🤖".encode()] * 2
+    assert all(bytes(e["top_logprobs"][0]["bytes"]) == "🤖".encode()[-1:] for e in content)
+    t = read(data)
+    assert t.text == "🤖🤖" and all("pieces_merged" in f for f in t.flags) and t.ranks.tolist() == [1, 1]
+    assert any("pieces" in w for w in t.meta["warnings"])
+
+
 # -- TGI ----------------------------------------------------------------------------------------
 
 

@@ -7,6 +7,7 @@ a response repeats the same few thousand strings, so resolving is a dictionary l
 
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
@@ -77,8 +78,19 @@ def strings_of(tokens: list[Token]) -> list[str]:
 
 
 def _resolved(keys, encoding: str, table: list | None) -> dict:
-    """`resolve` once per distinct (string, bytes, id): a response repeats the same strings."""
-    return {key: resolve(key[0], key[1], key[2], encoding, table) for key in dict.fromkeys(keys)}
+    """`resolve` once per distinct key: a response repeats the same strings.
+
+    A key is the string alone (no bytes given, no table), or (string, bytes), or with a
+    tokenizer's table (string, bytes, id): see `_key`.
+    """
+    memo = {}
+    for key in dict.fromkeys(keys):
+        if type(key) is tuple:
+            raw, given, token_id = key if len(key) == 3 else (*key, -1)
+        else:
+            raw, given, token_id = key, None, -1
+        memo[key] = resolve(raw, given, token_id, encoding, table)
+    return memo
 
 
 def build_trace(sections: list[tuple[list[Token], str]], *, prompt_len: int, meta: dict[str, Any],
@@ -98,9 +110,13 @@ def build_trace(sections: list[tuple[list[Token], str]], *, prompt_len: int, met
     with_ids = table is not None  # ids matter for resolving only through a tokenizer's table
     ordered: dict[tuple, list[str]] = {}  # order_flags, once per distinct combination of codes
     for tokens, encoding in sections:
-        keys = [(t.raw, t.given, t.id if with_ids else -1) for t in tokens]
         flat = [a for t in tokens for a in t.alternatives]
-        alt_keys = [(a[0], a[3], a[2] if with_ids else -1) for a in flat]
+        if with_ids:
+            keys = [(t.raw, t.given, t.id) for t in tokens]
+            alt_keys = [(a[0], a[3], a[2]) for a in flat]
+        else:  # the string alone where no bytes were given: no tuple per token
+            keys = [t.raw if t.given is None else (t.raw, t.given) for t in tokens]
+            alt_keys = [a[0] if a[3] is None else (a[0], a[3]) for a in flat]
         memo = _resolved(keys + alt_keys, encoding, table)
         chosen = [memo[key] for key in keys]
         texts += [r[2] for r in chosen]
@@ -118,10 +134,8 @@ def build_trace(sections: list[tuple[list[Token], str]], *, prompt_len: int, met
         found = [memo[key] for key in alt_keys]
         alt_texts = [r[2] for r in found]
         alt_ids += [a[2] if a[2] >= 0 else r[0] for a, r in zip(flat, found, strict=True)]
-        end = 0
-        for t in tokens:
-            start, end = end, end + len(t.alternatives)
-            top_tokens.append(alt_texts[start:end])
+        counts = [len(t.alternatives) for t in tokens]
+        top_tokens += [alt_texts[end - count:end] for count, end in zip(counts, accumulate(counts), strict=True)]
     everything = [t for tokens, _ in sections for t in tokens]
     logprobs = [t.logprob for t in everything]
     ranks = [1 if (t.rank == 0 and t.logprob > LN_HALF) else t.rank for t in everything]  # p > 1/2: rank 1

@@ -95,7 +95,8 @@ def choice_trace(resp: dict, choice: dict, *, k: int | None, prompt: str | None,
     offsets = None
     k_main = k
     if lp:
-        if chat:
+        if chat or (isinstance(lp.get("content"), list) and "tokens" not in lp):
+            # (llama.cpp's /v1/completions writes the chat shape, logprobs.content[], in a text_completion)
             main, k_main = entry_tokens(lp.get("content") or [], f"{path}.logprobs.content", k,
                                         chosen_first=source == "vllm")
         else:

@@ -1,7 +1,8 @@
 """OpenAI Chat Completions ``choices[i].logprobs.content[]``: ``token``, ``logprob``, ``bytes``, ``top_logprobs[]``.
 
-The same entry shape is used by OpenAI's Responses API (``output_text.logprobs``) and by
-Ollama, so `entry_tokens` reads any list of such entries.
+The same entry shape is used by OpenAI's Responses API (``output_text.logprobs``), by Ollama,
+and by llama.cpp's OpenAI routes (which add each token's ``id``, and use it for
+``/v1/completions`` too), so `entry_tokens` reads any list of such entries.
 
 OpenAI lists the top K, most likely first; the chosen token may be absent. vLLM lists the
 chosen token first, then the most likely others, and cuts the list at K: when the chosen token
@@ -21,11 +22,12 @@ from .errors import (
     LogprobFormatError,
     describe,
     expect_dict,
+    expect_int,
     expect_list,
     expect_str,
     logprob_at,
 )
-from .form import Alternative, Token, same_logprob
+from .form import Alternative, Token, rank_by_id, same_logprob
 
 NAN = math.nan
 
@@ -64,8 +66,9 @@ def _entry_fast(entry, top_key: str) -> Token | None:
     if type(entry) is not dict:
         return None
     token, value, given = entry.get("token"), entry.get("logprob"), given_bytes(entry.get("bytes"))
+    token_id = entry.get("id", -1)  # llama.cpp adds the token's id
     if type(token) is not str or type(value) is not float or not NEG_INF_SENTINEL < value <= LOGPROB_SLACK \
-            or given is False:
+            or given is False or type(token_id) is not int:
         return None
     alternatives = []
     tops = entry.get(top_key)
@@ -76,11 +79,12 @@ def _entry_fast(entry, top_key: str) -> Token | None:
             if type(alt) is not dict:
                 return None
             a_token, a_value, a_given = alt.get("token"), alt.get("logprob"), given_bytes(alt.get("bytes"))
+            a_id = alt.get("id", -1)
             if type(a_token) is not str or type(a_value) is not float \
-                    or not NEG_INF_SENTINEL < a_value <= LOGPROB_SLACK or a_given is False:
+                    or not NEG_INF_SENTINEL < a_value <= LOGPROB_SLACK or a_given is False or type(a_id) is not int:
                 return None
-            alternatives.append((a_token, a_value, -1, a_given, 0, NAN))
-    return Token(token, given, -1, value, 0, alternatives)
+            alternatives.append((a_token, a_value, a_id, a_given, 0, NAN))
+    return Token(token, given, token_id, value, 0, alternatives)
 
 
 def _entry(entry, path: str, top_key: str) -> Token:
@@ -90,6 +94,7 @@ def _entry(entry, path: str, top_key: str) -> Token:
     entry = expect_dict(entry, path, "a token object (token, logprob, bytes, top_logprobs)")
     tok = Token(expect_str(entry.get("token"), f"{path}.token", optional=True),
                 given=bytes_at(entry.get("bytes"), f"{path}.bytes"),
+                id=expect_int(entry.get("id"), f"{path}.id", optional=True),
                 logprob=logprob_at(entry.get("logprob"), f"{path}.logprob"))
     tops = entry.get(top_key)
     if tops is not None:
@@ -100,6 +105,7 @@ def _entry(entry, path: str, top_key: str) -> Token:
             alternatives.append(Alternative(
                 expect_str(alt.get("token"), f"{where}.token", optional=True),
                 logprob_at(alt.get("logprob"), f"{where}.logprob", optional=False),
+                id=expect_int(alt.get("id"), f"{where}.id", optional=True),
                 given=bytes_at(alt.get("bytes"), f"{where}.bytes"),
             ))
         tok.alternatives = alternatives
@@ -121,6 +127,15 @@ def entry_tokens(content: list, path: str, k: int | None, *, chosen_first: bool,
 def rank_alternatives(tok: Token, k: int, *, chosen_first: bool) -> None:
     """Sort a position's alternatives, find the chosen token among them, set rank and flags."""
     given = tok.alternatives
+    if tok.id >= 0 and given and all(a[2] >= 0 for a in given):  # ids on every entry (llama.cpp)
+        same = next((a for a in given if a[2] == tok.id), None)
+        if same is not None and tok.given and same[3] and len(tok.given) > len(same[3]) \
+                and tok.given.endswith(same[3]):
+            # llama.cpp's OpenAI routes give a split character one entry with all its bytes, the
+            # last piece's id, logprob and alternatives (seen in tests/fixtures/llamacpp/v1_chat_emoji_split)
+            tok.flag("pieces_merged")
+        rank_by_id(tok, k)
+        return
     listed_first = chosen_first or any(given[j][1] < given[j + 1][1] for j in range(len(given) - 1))
     ranked = sorted(given, key=_by_logprob, reverse=True)
     where = next((j for j, a in enumerate(ranked) if _same_entry(a, tok)), -1)
