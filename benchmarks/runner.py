@@ -185,13 +185,18 @@ def bench_streaming(runner, model, new_tokens: int, repeats: int) -> str:
 
     # Snapshot cost alone: a 1,000-token stream's snapshots, one per token, on recorded-like rows.
     n, rng = 1000, np.random.default_rng(0)
+
+    def rows(m):
+        ids = rng.integers(0, runner.vocab_size, (m, K))
+        return {"token_ids": ids[:, 0], "logprobs": np.zeros(m, np.float32), "ranks": np.ones(m, np.int32),
+                "entropy": np.zeros(m, np.float32), "top_logprobs": np.zeros((m, K), np.float32), "top_ids": ids}
+
     record = Recorder(runner, [1, 2, 3], K, 3 + n, processed=False)
+    record.add(rows(2))  # the prompt's scored tokens
     started = time.perf_counter()
     last = 0.0
     for _ in range(n):
-        ids = rng.integers(0, runner.vocab_size, (1, K))
-        record.add({"token_ids": ids[:, 0], "logprobs": np.zeros(1, np.float32), "ranks": np.ones(1, np.int32),
-                    "entropy": np.zeros(1, np.float32), "top_logprobs": np.zeros((1, K), np.float32), "top_ids": ids})
+        record.add(rows(1))
         t0 = time.perf_counter()
         record.trace({}, copy=False)
         last = time.perf_counter() - t0
