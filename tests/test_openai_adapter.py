@@ -53,7 +53,7 @@ def gpt2_byte_decoder() -> dict[str, int]:
             bs.append(b)
             cs.append(256 + n)
             n += 1
-    return {chr(c): b for b, c in zip(bs, cs)}
+    return {chr(c): b for b, c in zip(bs, cs, strict=True)}
 
 
 def f32(x) -> float:
@@ -137,7 +137,7 @@ def test_k_plus_one_entries_when_the_chosen_token_is_outside_the_top_k():
     assert all(len(d) == 2 for d in lp["top_logprobs"])  # the server sent K+1 = 2 entries
     t = lv.from_openai(data)
     assert t.k == 1 and t.meta["top_logprobs"] == 1  # K inferred from the response
-    for i, (tok, d) in enumerate(zip(lp["tokens"], lp["top_logprobs"])):
+    for i, (tok, d) in enumerate(zip(lp["tokens"], lp["top_logprobs"], strict=True)):
         (other,) = [key for key in d if key != tok]
         assert t.top_tokens[i] == [other] and t.top_logprobs[i, 0] == f32(d[other])
         assert t.ranks[i] == 0 and "outside_top_k" in t.flags[i]
@@ -152,7 +152,8 @@ def test_echo_with_prompt_logprobs_keeps_what_string_keys_collapsed():
     assert t.token_ids.tolist() == c["prompt_token_ids"] + c["token_ids"]
     assert t.text == recordings.SPLIT + c["text"]
     # prompt ranks are the server's own
-    assert t.ranks[1:22].tolist() == [e[str(i)]["rank"] for e, i in zip(c["prompt_logprobs"][1:], c["prompt_token_ids"][1:])]
+    pairs = zip(c["prompt_logprobs"][1:], c["prompt_token_ids"][1:], strict=True)
+    assert t.ranks[1:22].tolist() == [e[str(i)]["rank"] for e, i in pairs]
     # position 3 ("\x9f" of 🤖): the string-keyed dict collapsed three "" tokens into one key...
     assert c["logprobs"]["top_logprobs"][3] == {"": pytest.approx(-1.6084024906158447)}
     # ...the id-keyed prompt_logprobs keep the top 2 apart, and the chosen token (rank 16) aside
@@ -237,7 +238,7 @@ def test_two_choices_give_two_traces():
     data = raw("completions_n2")
     traces = lv.from_openai(data)
     assert isinstance(traces, list) and len(traces) == 2
-    for t, c in zip(traces, data["choices"]):
+    for t, c in zip(traces, data["choices"], strict=True):
         assert t.text == c["text"] and t.meta["choice"] == c["index"]
 
 
@@ -261,8 +262,9 @@ def test_interleaved_stream_of_two_prompts_is_merged_per_choice():
     order = [c["choices"][0]["index"] for c in chunks if c["choices"]]
     assert order != sorted(order)  # the two choices really interleave
     traces = lv.from_openai(text)
-    for t, i in zip(traces, (0, 1)):
-        assert t.text == "".join(c["choices"][0]["text"] for c in chunks if c["choices"] and c["choices"][0]["index"] == i)
+    for t, i in zip(traces, (0, 1), strict=True):
+        pieces = [c["choices"][0]["text"] for c in chunks if c["choices"] and c["choices"][0]["index"] == i]
+        assert t.text == "".join(pieces)
 
 
 def test_chat_with_prompt_logprobs_ids_and_bytes():
@@ -287,7 +289,8 @@ def test_chat_split_emoji_arrives_as_empty_tokens():
     assert [e["token"] for e in content[:3]] == ["", "", "🤖"] and content[0]["bytes"] == []
     t = lv.from_openai(data)
     assert t.text == c["message"]["content"] == "🤖🤖"
-    assert [i for i, f in enumerate(t.flags) if "no_bytes" in f] == [i for i, e in enumerate(content) if e["token"] == ""]
+    empty = [i for i, e in enumerate(content) if e["token"] == ""]
+    assert [i for i, f in enumerate(t.flags) if "no_bytes" in f] == empty
     assert t.token_ids.tolist() == c["token_ids"]
 
 
@@ -366,7 +369,8 @@ def test_error_bodies_raise_with_the_servers_message(name, message):
 def test_an_error_event_in_a_stream_raises():
     text, _ = body("completions_stream")
     events = text.split("\n\n")
-    broken = "\n\n".join(events[:2] + ['data: {"error": {"message": "engine died", "type": "InternalServerError", "code": 500}}'])
+    error = 'data: {"error": {"message": "engine died", "type": "InternalServerError", "code": 500}}'
+    broken = "\n\n".join(events[:2] + [error])
     with pytest.raises(OpenAIResponseError, match="engine died"):
         lv.from_openai(broken)
 
@@ -377,11 +381,12 @@ def test_an_error_event_in_a_stream_raises():
 def test_openai_real_bytes_of_a_split_character_win_over_the_string():
     # Minimal dict in OpenAI's documented chat format: ’ (E2 80 99) split over two tokens whose
     # strings cannot hold the pieces; the `bytes` fields do.
-    resp = {"object": "chat.completion", "choices": [{"index": 0, "message": {"content": "’s"}, "logprobs": {"content": [
-        {"token": "\\xe2\\x80", "logprob": -0.5, "bytes": [226, 128],
-         "top_logprobs": [{"token": "\\xe2\\x80", "logprob": -0.5, "bytes": [226, 128]}, {"token": "'", "logprob": -1.5, "bytes": [39]}]},
-        {"token": "\\x99s", "logprob": -0.1, "bytes": [153, 115], "top_logprobs": [{"token": "\\x99s", "logprob": -0.1, "bytes": [153, 115]}]},
-    ]}}]}
+    first = {"token": "\\xe2\\x80", "logprob": -0.5, "bytes": [226, 128]}
+    second = {"token": "\\x99s", "logprob": -0.1, "bytes": [153, 115]}
+    content = [{**first, "top_logprobs": [first, {"token": "'", "logprob": -1.5, "bytes": [39]}]},
+               {**second, "top_logprobs": [second]}]
+    resp = {"object": "chat.completion",
+            "choices": [{"index": 0, "message": {"content": "’s"}, "logprobs": {"content": content}}]}
     t = lv.from_openai(resp)
     assert t.token_bytes == [b"\xe2\x80", b"\x99s"] and t.text == "’s"
     assert t.tokens == ["\\xe2\\x80", "\\x99s"]  # pieces shown by their bytes, never U+FFFD
@@ -390,11 +395,11 @@ def test_openai_real_bytes_of_a_split_character_win_over_the_string():
 
 def test_minus_9999_is_minus_infinity():
     # Minimal dict: OpenAI documents -9999.0 for "very unlikely" (no real response here has one).
-    resp = {"object": "chat.completion", "choices": [{"index": 0, "message": {"content": "ab"}, "logprobs": {"content": [
-        {"token": "a", "logprob": -0.1, "bytes": [97], "top_logprobs": [{"token": "a", "logprob": -0.1, "bytes": [97]},
-                                                                          {"token": "b", "logprob": -9999.0, "bytes": [98]}]},
-        {"token": "b", "logprob": -9999.0, "bytes": [98], "top_logprobs": []},
-    ]}}]}
+    a = {"token": "a", "logprob": -0.1, "bytes": [97]}
+    b = {"token": "b", "logprob": -9999.0, "bytes": [98]}
+    content = [{**a, "top_logprobs": [a, b]}, {**b, "top_logprobs": []}]
+    resp = {"object": "chat.completion",
+            "choices": [{"index": 0, "message": {"content": "ab"}, "logprobs": {"content": content}}]}
     t = lv.from_openai(resp)
     assert t.top_logprobs[0, 1] == -np.inf and t.logprobs[1] == -np.inf
     assert t.perplexity() == math.inf
@@ -402,8 +407,9 @@ def test_minus_9999_is_minus_infinity():
 
 def test_duplicate_json_keys_are_all_kept_and_flagged():
     # Minimal JSON text: a server that writes colliding keys twice (json.loads would keep the last).
-    text = ('{"choices": [{"index": 0, "text": "\\u00e9", "logprobs": {"tokens": ["", "\\u00e9"], "token_logprobs": [-0.2, -0.01],'
-            ' "text_offset": [0, 0], "top_logprobs": [{"": -0.2, "": -1.7, "x": -2.0}, {"\\u00e9": -0.01}]}}]}')
+    text = ('{"choices": [{"index": 0, "text": "\\u00e9", "logprobs": {"tokens": ["", "\\u00e9"],'
+            ' "token_logprobs": [-0.2, -0.01], "text_offset": [0, 0],'
+            ' "top_logprobs": [{"": -0.2, "": -1.7, "x": -2.0}, {"\\u00e9": -0.01}]}}]}')
     t = lv.from_openai(text)
     assert t.top_logprobs[0].tolist() == [f32(-0.2), f32(-1.7), -2.0] and t.top_tokens[0] == ["", "", "x"]
     assert "collided" in t.flags[0] and "no_bytes" in t.flags[0]
