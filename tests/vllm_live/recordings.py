@@ -25,12 +25,13 @@ HI_CHAT = [{"role": "user", "content": "Hi"}]
 # name -> (endpoint, request body without "model"); each exercises a format or a quirk.
 REQUESTS: dict[str, tuple[str, dict]] = {
     # Completions, greedy, K=5, token ids (vLLM's return_token_ids)
-    "completions_greedy_k5": ("/completions", dict(prompt=ROBOT, max_tokens=16, logprobs=5, temperature=0, return_token_ids=True)),
+    "completions_greedy_k5": ("/completions", dict(prompt=ROBOT, max_tokens=16, logprobs=5, temperature=0,
+                                                   return_token_ids=True)),
     # sampled far outside the top 1: top_logprobs holds K+1 entries, the chosen listed first
     "completions_sampled_k1": ("/completions", dict(prompt=ROBOT, max_tokens=12, logprobs=1, temperature=2.0, seed=1)),
     # echo + prompt_logprobs with split characters: "" tokens, keys collided on "", text_offset in characters
-    "completions_echo_split": ("/completions", dict(prompt=SPLIT, max_tokens=8, logprobs=2, prompt_logprobs=2, echo=True,
-                                                    temperature=0, return_token_ids=True)),
+    "completions_echo_split": ("/completions", dict(prompt=SPLIT, max_tokens=8, logprobs=2, prompt_logprobs=2,
+                                                    echo=True, temperature=0, return_token_ids=True)),
     # prompt_logprobs alone (scoring): the first prompt token is known only by its id
     "completions_prompt_logprobs": ("/completions", dict(prompt=ROBOT, max_tokens=1, prompt_logprobs=5, temperature=0,
                                                          return_token_ids=True)),
@@ -58,11 +59,11 @@ REQUESTS: dict[str, tuple[str, dict]] = {
     "chat_token_ids": ("/chat/completions", dict(messages=HI_CHAT, max_tokens=4, logprobs=True, top_logprobs=2,
                                                  temperature=0, return_tokens_as_token_ids=True)),
     # Chat ending on the end-of-turn token, which is in the logprobs but not in the content
-    "chat_eos": ("/chat/completions", dict(messages=[{"role": "user", "content": "Say OK"}], max_tokens=40, logprobs=True,
-                                           top_logprobs=2, temperature=0, return_token_ids=True)),
+    "chat_eos": ("/chat/completions", dict(messages=[{"role": "user", "content": "Say OK"}], max_tokens=40,
+                                           logprobs=True, top_logprobs=2, temperature=0, return_token_ids=True)),
     # a Chat stream with a final usage chunk
-    "chat_stream": ("/chat/completions", dict(messages=HI_CHAT, max_tokens=6, logprobs=True, top_logprobs=3, temperature=0,
-                                              stream=True, stream_options={"include_usage": True})),
+    "chat_stream": ("/chat/completions", dict(messages=HI_CHAT, max_tokens=6, logprobs=True, top_logprobs=3,
+                                              temperature=0, stream=True, stream_options={"include_usage": True})),
     # error bodies
     "error_logprobs_25": ("/completions", dict(prompt="A", max_tokens=1, logprobs=25)),
     "error_unknown_model": ("/completions", dict(prompt="A", max_tokens=1, model="no-such-model")),
@@ -108,7 +109,8 @@ if __name__ == "__main__":
 def server_logprobs(text: str, choice: int) -> list:
     """The chosen tokens' logprobs exactly as the server wrote them, for one choice (JSON or SSE)."""
     if text.lstrip().startswith("data:"):
-        bodies = [json.loads(line[5:]) for line in text.splitlines() if line.startswith("data:") and line[5:].strip() != "[DONE]"]
+        bodies = [json.loads(line[5:]) for line in text.splitlines()
+                  if line.startswith("data:") and line[5:].strip() != "[DONE]"]
     else:
         bodies = [json.loads(text)]
     out = []

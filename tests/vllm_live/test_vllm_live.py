@@ -8,17 +8,15 @@ their logprobs, the alternatives and the prompt's logprobs.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
+import recordings
 
 import logprob_viz as lv
 from logprob_viz.adapters.openai import OpenAIResponseError
 from logprob_viz.runners.openai import ServerError
-
-import recordings
 
 # Local runner (transformers, fp32, CPU) vs vLLM 0.32's CPU build (fp32), measured on a 2-core
 # AMD EPYC (AVX-512) with this test: 7 comparisons (4 completions, 1 chat, 2 scores; 213 tokens
@@ -64,7 +62,8 @@ def test_each_recorded_format_parses_fresh_from_the_server(vllm_url, name):
     if request.get("temperature") == 0 and not request.get("stream"):
         # greedy answers are reproducible: the recorded fixture says the same (within TOL)
         old = lv.from_openai(recordings.load(name)["body"])
-        for a, b in zip(traces if isinstance(traces, list) else [traces], old if isinstance(old, list) else [old]):
+        new = traces if isinstance(traces, list) else [traces]
+        for a, b in zip(new, old if isinstance(old, list) else [old], strict=True):
             assert a.tokens == b.tokens
             np.testing.assert_allclose(a.logprobs, b.logprobs, atol=TOL)
 
@@ -73,7 +72,8 @@ def test_the_threads_example_with_todays_openai_sdk(vllm_url):
     from openai import OpenAI
 
     client = OpenAI(base_url=vllm_url, api_key="EMPTY")
-    resp = client.completions.create(model=recordings.MODEL, prompt=recordings.ROBOT, max_tokens=16, logprobs=5, temperature=0)
+    resp = client.completions.create(model=recordings.MODEL, prompt=recordings.ROBOT, max_tokens=16, logprobs=5,
+                                     temperature=0)
     t = lv.from_openai(resp)
     assert t.text == resp.choices[0].text and len(t) == 16 and t.k == 5
     assert t.ranks.tolist() == [1] * 16  # greedy
@@ -89,7 +89,8 @@ def test_chat_through_the_sdk_streamed_and_not(vllm_url):
     from openai import OpenAI
 
     client = OpenAI(base_url=vllm_url, api_key="EMPTY")
-    kw = dict(model=recordings.MODEL, messages=recordings.EMOJI_CHAT, max_tokens=8, logprobs=True, top_logprobs=5, temperature=0)
+    kw = dict(model=recordings.MODEL, messages=recordings.EMOJI_CHAT, max_tokens=8, logprobs=True, top_logprobs=5,
+              temperature=0)
     full = lv.from_openai(client.chat.completions.create(**kw))
     streamed = lv.from_openai(client.chat.completions.create(**kw, stream=True))
     assert streamed.tokens == full.tokens and streamed.logprobs.tolist() == full.logprobs.tolist()
@@ -143,6 +144,10 @@ def test_runner_errors_name_the_server_and_the_cause(vllm_url, server):
 # -- agreement with the local runner --------------------------------------------------------------
 
 
+def _kept(row, clear) -> list:
+    return [a for a, c in zip(row, clear, strict=True) if c]
+
+
 def _agree(local, remote, what: str) -> dict:
     assert remote.token_ids.tolist() == local.token_ids.tolist(), f"{what}: different tokens"
     assert remote.prompt_len == local.prompt_len
@@ -156,13 +161,13 @@ def _agree(local, remote, what: str) -> dict:
     assert d_top.max() <= TOL, f"{what}: top-{k} logprobs differ by {d_top.max():.2e}"
     # the alternatives are the same tokens, except where two are closer than TOL (order can swap)
     for i in range(1, len(local)):
-        lv_, rv = local.top_logprobs[i, :k], remote.top_logprobs[i, :k]
+        lv_ = local.top_logprobs[i, :k]
         clear = np.ones(k, bool)
         gaps = np.abs(np.diff(lv_)) > 2 * TOL
         clear[1:] &= gaps
         clear[:-1] &= gaps
-        assert [a for a, c in zip(local.top_tokens[i][:k], clear) if c] == [b for b, c in zip(remote.top_tokens[i][:k], clear) if c]
-        assert [a for a, c in zip(local.top_ids[i, :k], clear) if c] == [b for b, c in zip(remote.top_ids[i, :k], clear) if c]
+        assert _kept(local.top_tokens[i][:k], clear) == _kept(remote.top_tokens[i][:k], clear)
+        assert _kept(local.top_ids[i, :k], clear) == _kept(remote.top_ids[i, :k], clear)
     # ranks: equal inside the top K; deep ranks move by ties (many logprobs within TOL)
     inside = (local.ranks > 0) & (local.ranks <= k)
     assert (remote.ranks[inside] == local.ranks[inside]).all()
@@ -184,7 +189,8 @@ def test_local_runner_and_server_agree(runner, server, capsys):
     with capsys.disabled():
         print("\nlocal runner vs vLLM (fp32, CPU):")
         for r in rows:
-            print(f"  {r['what']:<34} {r['tokens']:>3} tokens  max|d logprob| {r['max_d_logprob']:.1e}  max|d top-5| {r['max_d_top']:.1e}")
+            print(f"  {r['what']:<34} {r['tokens']:>3} tokens  max|d logprob| {r['max_d_logprob']:.1e}  "
+                  f"max|d top-5| {r['max_d_top']:.1e}")
 
 
 # -- the notebook -----------------------------------------------------------------------------------
