@@ -328,6 +328,11 @@ function render({ model, el }) {
       const next = Math.max(0, Math.min(data.n - 1, start + (e.key === "ArrowRight" ? 1 : -1)));
       reveal(next);
       setSelected(next);
+    } else if (e.key === "b" && p >= 0 && data && model.get("forks") !== undefined) {
+      // The explorer branches from the pinned token: the alternative under the pointer, else the likeliest not chosen.
+      let j = shown === p ? [...panel.querySelectorAll(".lv-alt-row:not(.lv-extra)")].findIndex((r) => r.matches(":hover")) : -1;
+      for (let a = 0; j < 0 && a < data.topCount(p); a++) if (data.altId(p, a) !== data.tokenIds[p]) j = a;
+      if (j >= 0) model.send({ event: "alternative", at: p, token_id: data.altId(p, j), token: data.altText(p, j) });
     } else return;
     e.preventDefault();
     e.stopPropagation();
