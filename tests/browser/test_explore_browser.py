@@ -214,6 +214,20 @@ def flow(page, lab_server) -> None:
     assert grown["tokens"][-1] == kernel["next"][1][1]
     assert not page.page_errors, page.page_errors
 
+    # The key "b" on a pinned token branches with its likeliest alternative that was not chosen.
+    page.locator(f"{APP} .widget-select select").select_option(index=0)
+    wait_until(page, lambda s: s["tokens"] == root["tokens"], "switching back to the root", timeout=60)
+    count = len(page_state(page)["branches"])
+    at_b = root["prompt_len"] + 5
+    page.locator(f"{APP} .lv-token[data-index='{at_b}']").click()
+    second = page.locator(f"{APP} .lv-chart[data-index='{at_b}'] .lv-alt-row:not(.lv-extra)").nth(1)
+    second.wait_for(state="visible", timeout=20_000)
+    expected = second.locator(".lv-alt-token").evaluate("e => e.textContent")  # greedy: the first row was chosen
+    page.keyboard.press("b")
+    wait_until(page, lambda s: idle(s) and len(s["branches"]) == count + 1, "the branch from the key b")
+    page.wait_for_function(f"() => ({PAGE_JS})().tokens[{at_b}] === {json.dumps(expected)}", timeout=30_000)
+    assert page.locator(".jp-NotebookPanel:visible .jp-Cell").count() == 3  # "b" was not JupyterLab's "cell below"
+
     # Compare: the branches aligned by bytes, one row each, below the text.
     click_button(page, "Compare")
     compared = page.locator(f"{APP} .lvc-root")
