@@ -15,6 +15,7 @@ import pytest
 
 from browser.lab import (
     MODEL_TIMEOUT,
+    next_frames,
     open_notebook,
     output_text,
     python_prints,
@@ -127,11 +128,19 @@ def branch_from_pinned(page, at: int, option: int) -> str:
     return text
 
 
-def dismiss_news(page) -> None:
-    """JupyterLab's "get notified about news?" toast covers part of the app in screenshots."""
-    no = page.locator(".Toastify button", has_text="No")
+def screenshot(page, name: str) -> None:
+    """A picture of the whole app in tests/artifacts/: a page tall enough that nothing overlaps it."""
+    no = page.locator(".Toastify button", has_text="No")  # JupyterLab's "news?" toast
     if no.count():
         no.first.click()
+    size = page.viewport_size
+    page.set_viewport_size({"width": size["width"], "height": 2200})
+    try:
+        next_frames(page)
+        page.locator(APP).scroll_into_view_if_needed()
+        save_screenshot(page, name, APP)
+    finally:
+        page.set_viewport_size(size)
 
 
 def test_type_generate_stream_stop_branch_switch_and_step(page, lab_server):
@@ -158,8 +167,7 @@ def flow(page, lab_server) -> None:
     click_button(page, "Generate")
     mid = wait_until(page, lambda s: s and s["stopEnabled"] and len(s["tokens"]) >= 14, "tokens arriving")
     assert "tokens/s" in mid["status"], mid["status"]
-    dismiss_news(page)
-    save_screenshot(page, "explore-mid-stream.png", APP)
+    screenshot(page, "explore-mid-stream.png")
     click_button(page, "Stop")
     stopped = wait_until(page, idle, "Stop ending the generation", timeout=120)
     kernel = kernel_state(page)
@@ -197,8 +205,7 @@ def flow(page, lab_server) -> None:
         f"() => [...document.querySelectorAll('{APP} .lv-token.lv-fork')].map((e) => Number(e.dataset.index))"
     )
     assert forks == [root["prompt_len"] + 6], forks  # this branch forks from the root there
-    dismiss_news(page)
-    save_screenshot(page, "explore-three-branches.png", APP)
+    screenshot(page, "explore-three-branches.png")
 
     # Next token: the distribution shows, and no token is appended until one is chosen.
     before = page_state(page)["tokens"]
