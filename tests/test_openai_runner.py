@@ -182,14 +182,20 @@ def recorded_stream():
     return json.loads((Path(__file__).parent / "fixtures" / "vllm" / "completions_stream.json").read_text())["body"]
 
 
+# A server that is not vLLM: the stream is the one request (a vLLM stream first scores the prompt,
+# since vLLM refuses prompt_logprobs in a stream; that path runs in tests/vllm_live/).
+NOT_VLLM = (200, {"object": "list", "data": [{"id": "m", "object": "model", "owned_by": "someone"}]})
+
+
 def test_stream_reads_the_servers_sse_and_grows(fake):
     body = recorded_stream()
-    s = fake({"/v1/completions": (200, body)})
+    s = fake({"/v1/completions": (200, body), "/v1/models": NOT_VLLM})
     runner = lv.connect(s.url)
     snapshots = list(runner.stream("A robot may not injure a human being", max_new_tokens=8, top_logprobs=3,
                                    stream_every=1))
     sent = s.requests[-1][2]
-    assert sent["stream"] is True and sent["echo"] is True and sent["prompt_logprobs"] == 3 and sent["logprobs"] == 3
+    assert sent["stream"] is True and sent["logprobs"] == 3 and "prompt_logprobs" not in sent
+    assert [r[1] for r in s.requests] == ["/v1/models", "/v1/completions"]
     assert [len(t) for t in snapshots] == [1, 2, 3, 4, 5, 6, 7, 8, 8], "a snapshot per chunk, then the final trace"
     final = snapshots[-1]
     # The tokens and logprobs the recording carries, read here without the adapter.
@@ -204,7 +210,7 @@ def test_stream_reads_the_servers_sse_and_grows(fake):
 def test_stream_stop_keeps_what_arrived(fake):
     import threading
 
-    s = fake({"/v1/completions": (200, recorded_stream())})
+    s = fake({"/v1/completions": (200, recorded_stream()), "/v1/models": NOT_VLLM})
     runner = lv.connect(s.url)
     stop, seen = threading.Event(), []
     for t in runner.stream("A robot", max_new_tokens=8, top_logprobs=3, stream_every=1, stop=stop):

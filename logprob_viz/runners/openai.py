@@ -140,10 +140,21 @@ class OpenAIRunner(Runner):
         return "/completions", body
 
     def _run(self, req: Request, snapshots: bool):
-        """One request; when streaming, the server's SSE stream with a snapshot per step."""
+        """One request; when streaming, the server's SSE stream with a snapshot per step.
+
+        vLLM refuses ``prompt_logprobs`` in a stream, so a vLLM stream first scores the prompt
+        (the same request as `score`: its first snapshot) and then streams the completion alone;
+        each snapshot is the scored prompt joined with the completion so far.
+        """
         path, body = self._body(req)
         if not snapshots:
             return self._finish(self._trace(self._request("POST", path, body), req), req)
+        prompt = None
+        if self.server == "vllm":
+            prompt = self._prompt_trace(req, like_generate=True)
+            yield Step(0, lambda: self._finish(prompt, req))
+            for key in ("echo", "prompt_logprobs"):
+                body.pop(key, None)
         chunks: list[dict] = []
         events = request_sse(self.base_url + path, {**body, "stream": True}, api_key=self.api_key,
                              timeout=self.timeout, server=self.base_url, path=path)
@@ -159,7 +170,7 @@ class OpenAIRunner(Runner):
                 if due and n_new:
                     since, shown_at = 0, now
                     seen = list(chunks)
-                    yield Step(n_new, lambda seen=seen: self._finish(self._trace(seen, req), req))
+                    yield Step(n_new, lambda seen=seen: self._streamed(prompt, seen, req))
         except INTERRUPTS as error:
             if not chunks:
                 raise
@@ -167,28 +178,47 @@ class OpenAIRunner(Runner):
             note_interrupt(error)
         finally:
             events.close()  # closes the connection: the server stops generating
-        trace = self._finish(self._trace(chunks, req), req)
+        trace = self._streamed(prompt, chunks, req)
         if interrupted:
             trace.meta["finish_reason"] = "interrupted"
         return trace
 
-    def _score(self, req: Request, bar) -> Trace:
+    def _streamed(self, prompt: Trace | None, chunks: list[dict], req: Request) -> Trace:
+        """The trace of a stream so far: the scored prompt (vLLM) joined with the streamed completion."""
+        completion = self._trace(chunks, req, prompt_given=prompt is not None)
+        if prompt is not None:
+            completion = join(prompt, completion[completion.prompt_len :])
+        return self._finish(completion, req)
+
+    def _prompt_trace(self, req: Request, like_generate: bool = False) -> Trace:
+        """The prompt alone, scored by vLLM (``prompt_logprobs``): every token is a prompt token.
+
+        ``like_generate``: ask for the prompt as `generate` does (the echo's K alternatives, ids
+        as tokens), so that a stream's prompt is the one generate returns.
+        """
         k = req.top_logprobs
+        as_ids = like_generate and self.tokenizer is not None
+        if req.messages is not None:
+            # the chat template is applied by the server; one generated token is dropped
+            body = {"model": self.model, "messages": req.messages, "max_tokens": 1, "temperature": 0,
+                    "prompt_logprobs": k, "return_token_ids": True}
+            if as_ids:
+                body["return_tokens_as_token_ids"] = True
+            return _prompt_only(self._trace(self._request("POST", "/chat/completions", body), req))
+        prompt = req.text if req.prompt_ids is None else req.prompt_ids
+        body = {"model": self.model, "prompt": prompt, "max_tokens": 0, "echo": True,
+                "logprobs": k if like_generate else 0, "prompt_logprobs": k, "return_token_ids": True}
+        if as_ids:
+            body["return_tokens_as_token_ids"] = True
+        return self._trace(self._request("POST", "/completions", body), req)
+
+    def _score(self, req: Request, bar) -> Trace:
         if self.server != "vllm":
             raise ValueError(
                 f"scoring needs the prompt's logprobs, which the server at {self.base_url} ({self.server}) does not "
                 "return; vLLM does (prompt_logprobs)"
             )
-        if req.messages is not None:
-            # the chat template is applied by the server; one generated token is dropped
-            body = {"model": self.model, "messages": req.messages, "max_tokens": 1, "temperature": 0,
-                    "prompt_logprobs": k, "return_token_ids": True}
-            trace = _prompt_only(self._trace(self._request("POST", "/chat/completions", body), req))
-        else:
-            prompt = req.text if req.prompt_ids is None else req.prompt_ids
-            body = {"model": self.model, "prompt": prompt, "max_tokens": 0, "echo": True, "logprobs": 0,
-                    "prompt_logprobs": k, "return_token_ids": True}
-            trace = self._trace(self._request("POST", "/completions", body), req)
+        trace = self._prompt_trace(req)
         bar.update_to(len(trace))
         trace.meta.update({"base_url": self.base_url, "mode": "score", **req.input_meta()})
         return trace
@@ -220,10 +250,10 @@ class OpenAIRunner(Runner):
         trace.meta.update({"base_url": self.base_url, **req.sampling_meta(), **req.input_meta()})
         return trace
 
-    def _trace(self, resp, req: Request) -> Trace:
+    def _trace(self, resp, req: Request, prompt_given: bool = False) -> Trace:
         try:
-            trace = from_openai(resp, top_logprobs=req.top_logprobs, prompt=req.text, tokenizer=self.tokenizer,
-                                source=self.server)
+            trace = from_openai(resp, top_logprobs=req.top_logprobs, prompt=None if prompt_given else req.text,
+                                tokenizer=self.tokenizer, source=self.server)
         except OpenAIResponseError as e:
             raise ServerError(f"the server at {self.base_url} returned an error: {e}", server=self.base_url) from e
         if isinstance(trace, list):
@@ -273,6 +303,37 @@ def _new_tokens(event: dict) -> int:
         if isinstance(lp, dict):
             n += len(lp.get("tokens") or lp.get("content") or [])
     return n
+
+
+def join(prompt: Trace, completion: Trace) -> Trace:
+    """One trace of a scored prompt followed by a completion (K padded to the larger of the two)."""
+    import numpy as np
+
+    k = max(prompt.k, completion.k)
+
+    def wide(t: Trace, name: str, fill):
+        m = getattr(t, name)
+        return np.pad(m, ((0, 0), (0, k - m.shape[1])), constant_values=fill) if m.shape[1] < k else m
+
+    flags = [list(f) for f in prompt.flags] + [list(f) for f in completion.flags]
+    meta = {**prompt.meta, **completion.meta}
+    meta.pop("warnings", None)
+    if flag_warnings(flags):
+        meta["warnings"] = flag_warnings(flags)
+    return Trace(
+        tokens=prompt.tokens + completion.tokens,
+        token_bytes=prompt.token_bytes + completion.token_bytes,
+        token_ids=np.concatenate([prompt.token_ids, completion.token_ids]),
+        logprobs=np.concatenate([prompt.logprobs, completion.logprobs]),
+        ranks=np.concatenate([prompt.ranks, completion.ranks]),
+        entropy=np.concatenate([prompt.entropy, completion.entropy]),
+        top_tokens=list(prompt.top_tokens) + list(completion.top_tokens),
+        top_logprobs=np.concatenate([wide(prompt, "top_logprobs", -np.inf), wide(completion, "top_logprobs", -np.inf)]),
+        top_ids=np.concatenate([wide(prompt, "top_ids", -1), wide(completion, "top_ids", -1)]),
+        flags=flags,
+        prompt_len=len(prompt),
+        meta=meta,
+    )
 
 
 def _prompt_only(trace: Trace) -> Trace:
