@@ -142,6 +142,7 @@ function render({ model, el }) {
     // Rows the measured chart lacks: up to K alternatives, the gap, the chosen token outside the top K and its rank line.
     const missing = data.k === 0 ? 0 : Math.max(0, data.k + 3 - rows.length - 2 * chart.querySelectorAll(".lv-alt-gap").length);
     panel.style.height = `${Math.ceil(height + missing * row + frame)}px`;
+    panel.classList.add("lv-sized"); // (tests wait for it)
     return true;
   }
 
@@ -201,6 +202,7 @@ function render({ model, el }) {
       return;
     }
     sc = newScale();
+    sized = false;
     jumps = null; // found on the first jump: opening the view does only what the first frame needs
     jumpAt = -1;
 
@@ -242,8 +244,18 @@ function render({ model, el }) {
     text = new TokenText(textEl, visibility ? (b) => visibility.observe(b) : null);
     if (data.n === 0) textEl.appendChild(h("span", "lv-chart-empty lv-empty-trace", "(empty trace)"));
     extend(FIRST_SLICE);
-    sized = data.n > 0 && sizePanel();
+    measureLater();
     strip.schedule(data, model.get("palette"));
+  }
+
+  /** sizePanel once the first frame is laid out: then measuring lays out the (contained) panel only. */
+  function measureLater() {
+    const built = data;
+    requestAnimationFrame(() =>
+      setTimeout(() => {
+        if (!sized && data === built && data.n > 0) sized = sizePanel();
+      }, 0),
+    );
   }
 
   /** New tokens from `start` on (a stream): keep the spans before it, add the rest. */
@@ -258,7 +270,7 @@ function render({ model, el }) {
     jumpBtn.hidden = data.n === 0;
     header.textContent = headerText(data);
     extend(SLICE);
-    if (!sized && data.n > 0) sized = sizePanel();
+    if (!sized) measureLater();
     strip.schedule(data, model.get("palette"));
   }
 
@@ -344,7 +356,7 @@ function render({ model, el }) {
   root.addEventListener("mousemove", onMove);
   const redrawStrip = () => data && strip.schedule(data, model.get("palette"));
   const onResize = () => {
-    if (data && data.n > 0 && !sized) sized = sizePanel(); // first laid out now (it was detached)
+    if (data && data.n > 0 && !sized) measureLater(); // laid out now (it was detached): measure after this frame
     if (activeEl) markActive(shown); // the text re-flowed: the hover box follows its token
     redrawStrip();
   };

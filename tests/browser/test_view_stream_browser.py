@@ -149,6 +149,7 @@ def test_a_view_grows_while_the_kernel_streams_and_ends_as_the_whole_trace(page,
         # Hovering a streamed token shows its chart, and never changes the view's size.
         root = page.locator(".jp-NotebookPanel:visible .lv-root").first
         root.scroll_into_view_if_needed()
+        root.locator(".lv-panel.lv-sized").wait_for(timeout=30_000)
         before = page.evaluate(VIEW_JS, [0])["height"]
         root.locator(".lv-token[data-index='7']").hover()
         root.locator(".lv-chart[data-index='7']").wait_for(timeout=10_000)
@@ -211,6 +212,7 @@ def test_the_header_leaves_out_what_the_source_did_not_give_and_hovering_keeps_t
     trace = server_like_trace()
     page.set_content(to_html(trace))
     page.locator(".lv-root .lv-token").first.wait_for(timeout=30_000)
+    page.locator(".lv-root .lv-panel.lv-sized").wait_for(timeout=30_000)  # measured after the first frame
     header = page.evaluate(HEADER_JS)
     known = trace.logprobs[~np.isnan(trace.logprobs)].astype(np.float64)
     assert header.startswith("6 tokens (1 prompt, 5 completion) · perplexity ")
