@@ -31,12 +31,15 @@ _LAZY = {
     "connect": ".runners.openai",
     "to_html": ".export",
     "Tree": ".tree",
-    "explore": ".explore",
+    # the package is "explorer": a submodule named like the function would shadow lv.explore once imported
+    "explore": ".explorer",
+    "Explorer": ".explorer",
     "compare": ".comparison",
     "Comparison": ".comparison",
     "CompareView": ".compare_view",
     "link": ".linked",
     "Lens": ".lens",
+    "LensView": ".lens_view",
 }
 
 __all__ = ["Trace", *_LAZY]

@@ -29,7 +29,7 @@ def tokenizer():
 
 
 def make_app(runner, prompt=PROMPT, **settings):
-    from logprob_viz.explore import explore
+    from logprob_viz.explorer import explore
 
     settings.setdefault("max_new_tokens", 8)
     settings.setdefault("top_logprobs", 5)

@@ -3,23 +3,63 @@
 from pathlib import Path
 
 import nbformat
+import pytest
 from nbclient import NotebookClient
 
 NOTEBOOKS = Path(__file__).parent.parent / "notebooks"
+# Run elsewhere: vllm_openai needs the live server (tests/vllm_live), explore is run by tests/test_explore.py.
+ELSEWHERE = {"vllm_openai.ipynb", "explore.ipynb"}
+LESSONS = sorted(p.name for p in NOTEBOOKS.glob("0*.ipynb"))
 
 
 def run_notebook(name: str, timeout: int = 600) -> nbformat.NotebookNode:
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
-    resources = {"metadata": {"path": str(NOTEBOOKS)}}  # run where the notebook lives, as a user does
+    resources = {"metadata": {"path": str(NOTEBOOKS)}}
     NotebookClient(nb, timeout=timeout, kernel_name="python3", resources=resources).execute()
     return nb
 
 
+def outputs_of(nb) -> list:
+    return [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
+
+
+def widgets_in(outputs) -> list:
+    return [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+
+
+def printed(outputs) -> str:
+    return "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+
+
+def test_every_notebook_is_run_by_some_test():
+    shipped = {p.name for p in NOTEBOOKS.glob("*.ipynb")}
+    assert shipped == {"quickstart.ipynb", "compare.ipynb", *LESSONS, *ELSEWHERE}
+    assert len(LESSONS) == 6
+
+
 def test_quickstart_runs():
-    nb = run_notebook("quickstart.ipynb")
-    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
+    outputs = outputs_of(run_notebook("quickstart.ipynb"))
     assert not [o for o in outputs if o.output_type == "error"]
-    widgets = [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
-    assert len(widgets) >= 4, "each trace (and the view) shows as a widget"
-    text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
-    assert "perplexity" in text
+    assert len(widgets_in(outputs)) >= 4, "each trace (and the view) shows as a widget"
+    assert "perplexity" in printed(outputs)
+
+
+# What a lesson's prose claims about its own outputs, held to it.
+CLAIMS = {
+    "01_next_token.ipynb": ["chosen: ' Paris'", "greedy : perplexity"],
+    "02_sampling.ipynb": ["T=0.5:", "chosen"],
+    "03_what_it_almost_said.ipynb": ["' Neptune'", "' Jupiter'", "is Jupiter."],
+    "04_inside_the_model.ipynb": ["token: ' Paris'", "layer 29"],
+}
+
+
+@pytest.mark.parametrize("name", [*LESSONS, "compare.ipynb"])
+def test_lesson_runs_and_shows_its_views(name):
+    nb = run_notebook(name)
+    outputs = outputs_of(nb)
+    assert not [o for o in outputs if o.output_type == "error"]
+    assert widgets_in(outputs), f"{name} shows at least one view"
+    first = nb.cells[0]
+    assert first.cell_type == "markdown" and ("You will learn" in first.source or name == "compare.ipynb")
+    text = printed(outputs)
+    assert [c for c in CLAIMS.get(name, []) if c not in text] == []
