@@ -206,7 +206,10 @@ def start(
             raise LlamaCppServerError(f"llama-server is not built under {root}; "
                                       "run: python -m logprob_viz.servers.llamacpp build")
         build(root)
-    gguf = Path(model) if model is not None else default_model.gguf_path()
+    try:
+        gguf = Path(model) if model is not None else default_model.gguf_path()
+    except FileNotFoundError as e:  # the default model's package is not installed: say how to install it
+        raise LlamaCppServerError(str(e)) from None
     if not gguf.is_file():
         raise LlamaCppServerError(f"no GGUF file at {gguf}")
     port = int(port or os.environ.get("LOGPROB_VIZ_LLAMACPP_PORT") or process.free_port())

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))  # recordings.py
+# llamacpp_recordings.py; named apart from tests/vllm_live/recordings.py, as one session imports both
+sys.path.insert(0, str(Path(__file__).parent))
 
 
 def pytest_collection_modifyitems(items):

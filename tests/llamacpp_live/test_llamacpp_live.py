@@ -35,9 +35,9 @@ from __future__ import annotations
 import json
 import math
 
+import llamacpp_recordings as recordings
 import numpy as np
 import pytest
-import recordings
 
 import logprob_viz as lv
 

@@ -1,6 +1,6 @@
 """Real llama.cpp responses the tests read: the requests, and a recorder that replays them live.
 
-``python tests/llamacpp_live/recordings.py http://127.0.0.1:PORT`` (re)records every request below
+``python tests/llamacpp_live/llamacpp_recordings.py http://127.0.0.1:PORT`` (re)records every request below
 into ``tests/fixtures/llamacpp/<name>.json`` as ``{"endpoint", "request", "status", "server",
 "body"}`` (the convention of tests/fixtures/vllm/), where ``body`` is the response's raw text
 exactly as received (JSON, or SSE lines for streams). The server is logprob_viz's own
