@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { arrayOf, decodeComparison, divergingColor, percent, visible } from "./decode.js";
+import { arrayOf, decodeComparison, divergingColor, percent, visible } from "../decode.js";
 
 const enc = new TextEncoder();
 const u32 = (xs) => new DataView(new Uint32Array(xs).buffer);
