@@ -2,43 +2,25 @@
 // logprob_viz.compare_view.encode_comparison), the diverging colour scale of the difference
 // mode, and number formats. No DOM here, so `npm test` runs them in node.
 
-const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+import { asBytes, typedArray } from "../payload.js";
+import { decodeTexts } from "../tokens.js";
 
-/** A buffer from the kernel (DataView, ArrayBuffer or typed array) as a Uint8Array view. */
-export function bytesOf(value) {
-  if (value == null) return new Uint8Array(0);
-  if (value instanceof Uint8Array) return value;
-  if (value instanceof ArrayBuffer) return new Uint8Array(value);
-  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
-  throw new TypeError(`expected a binary buffer, got ${Object.prototype.toString.call(value)}`);
-}
-
-/** A little-endian typed array over a kernel buffer; copied once when misaligned (or on big-endian hosts). */
+/** A little-endian typed array over a kernel buffer (payload.js), checked against the length expected. */
 export function arrayOf(value, Ctor, name, length) {
-  const bytes = bytesOf(value);
-  const size = Ctor.BYTES_PER_ELEMENT;
-  if (bytes.byteLength % size !== 0) throw new RangeError(`${name}: ${bytes.byteLength} bytes is not a whole number of ${Ctor.name} items`);
-  const n = bytes.byteLength / size;
-  if (length != null && n !== length) throw new RangeError(`${name}: expected ${length} values, got ${n}`);
-  if (!LITTLE_ENDIAN) {
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    const get = { 4: Ctor === Float32Array ? "getFloat32" : Ctor === Int32Array ? "getInt32" : "getUint32" }[size];
-    const out = new Ctor(n);
-    for (let i = 0; i < n; i++) out[i] = view[get](i * size, true);
-    return out;
+  let out;
+  try {
+    out = typedArray(value, Ctor);
+  } catch (err) {
+    throw new RangeError(`${name}: ${err.message}`);
   }
-  if (bytes.byteOffset % size === 0) return new Ctor(bytes.buffer, bytes.byteOffset, n);
-  return new Ctor(bytes.slice().buffer, 0, n);
+  if (length != null && out.length !== length) throw new RangeError(`${name}: expected ${length} values, got ${out.length}`);
+  return out;
 }
 
-/** Texts stored as one UTF-8 blob and offsets: an array of strings. */
+/** Texts stored as one UTF-8 blob and offsets: an array of strings (tokens.js decodes them). */
 export function textsOf(blob, offsets, name) {
-  const bytes = bytesOf(blob);
   const off = arrayOf(offsets, Uint32Array, name);
-  const decoder = new TextDecoder("utf-8");
-  const out = new Array(Math.max(0, off.length - 1));
-  for (let e = 0; e < out.length; e++) out[e] = decoder.decode(bytes.subarray(off[e], off[e + 1]));
-  return out;
+  return decodeTexts(asBytes(blob), off, Math.max(0, off.length - 1));
 }
 
 function decodeRow(row, nSpans) {

@@ -1,37 +1,17 @@
 // Pure helpers of the lens view: decoding the binary payload written by
 // logprob_viz.lens_view.encode_lens, number formats and the colour scale. No DOM here.
 
-/** The bytes of a buffer from the kernel (DataView, ArrayBuffer or typed array) as a Uint8Array. */
-export function asBytes(value) {
-  if (value == null) return new Uint8Array(0);
-  if (value instanceof Uint8Array) return value;
-  if (value instanceof ArrayBuffer) return new Uint8Array(value);
-  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
-  throw new TypeError(`expected a binary buffer, got ${Object.prototype.toString.call(value)}`);
-}
+import { asBytes, typedArray as typed } from "../payload.js";
+import { decodeTexts } from "../tokens.js";
 
-/**
- * A typed array over a little-endian buffer. Buffers from the kernel are views into one
- * message, so their offset may not be a multiple of the element size: then copy once.
- * (Every platform a browser runs on here is little-endian.)
- */
-export function typed(value, Ctor) {
-  const bytes = asBytes(value);
-  const size = Ctor.BYTES_PER_ELEMENT;
-  if (bytes.byteLength % size !== 0) throw new RangeError(`a ${Ctor.name} buffer must hold a multiple of ${size} bytes`);
-  const length = bytes.byteLength / size;
-  if (bytes.byteOffset % size === 0) return new Ctor(bytes.buffer, bytes.byteOffset, length);
-  return new Ctor(bytes.slice().buffer, 0, length);
-}
+export { typed };
 
 /** The `_payload` trait as typed arrays; [L, N] arrays are row by row (index r * n + i). */
 export function decodeLens(p) {
   if (!p || typeof p.n !== "number") return null;
   const blob = asBytes(p.text);
   const offsets = typed(p.text_offsets, Uint32Array);
-  const decoder = new TextDecoder();
-  const texts = [];
-  for (let e = 0; e + 1 < offsets.length; e++) texts.push(decoder.decode(blob.subarray(offsets[e], offsets[e + 1])));
+  const texts = decodeTexts(blob, offsets, Math.max(0, offsets.length - 1));
   return {
     n: p.n,
     L: p.n_layers,
