@@ -68,6 +68,16 @@ class TransformersRunner(Runner):
             self._vocab = VocabTexts(token_bytes_table(self.tokenizer))
         return self._vocab
 
+    def lens(self, text_or_trace, *, top_logprobs: int = 5, layers=None):
+        """Per-layer next-token predictions (the logit lens) of a text or a trace of this model.
+
+        See `logprob_viz.lens.lens`: row ``l`` reads block ``l``'s output through the final norm
+        and the output embedding; the last row is the model's own output.
+        """
+        from ..lens import lens
+
+        return lens(self, text_or_trace, top_logprobs=top_logprobs, layers=layers)
+
     # -- what base.Runner asks of a runner -----------------------------------------------
 
     def _prepare(self, req: Request) -> None:
