@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -126,12 +127,17 @@ class Trace:
     def _init_listed_alternatives(self, n: int) -> None:
         if self.top_tokens is None:
             self.top_tokens = [[] for _ in range(n)]
-        self.top_tokens = [[str(a) for a in row] for row in _as_list(self.top_tokens, "top_tokens")]
+        rows = _as_list(self.top_tokens, "top_tokens")
+        # Readers build 100,000s of rows: when every entry is already a str, copy the rows in C.
+        if set(map(type, chain.from_iterable(rows))) <= {str}:
+            self.top_tokens = list(map(list, rows))
+        else:
+            self.top_tokens = [[str(a) for a in row] for row in rows]
         _check_len("top_tokens", len(self.top_tokens), n)
-        k = max((len(row) for row in self.top_tokens), default=0)
-        self.top_logprobs = _matrix("top_logprobs", self.top_logprobs, n, k, np.float32, -np.inf)
+        longest = max(map(len, self.top_tokens), default=0)
+        self.top_logprobs = _matrix("top_logprobs", self.top_logprobs, n, longest, np.float32, -np.inf)
         k = self.top_logprobs.shape[1]
-        for i, row in enumerate(self.top_tokens):
+        for i, row in enumerate(self.top_tokens if longest > k else ()):
             if len(row) > k:
                 raise ValueError(
                     f"top_tokens[{i}] has {len(row)} alternatives but top_logprobs has only {k} "
