@@ -319,7 +319,8 @@ class Runner:
         k = self._check_top_logprobs(top_logprobs)
         req = Request(text=text, messages=messages, prompt_ids=prompt_ids, top_logprobs=k, progress=bool(progress))
         self._prepare(req)
-        bar = _Progress(req.progress, len(req.prompt_ids), desc="scoring")
+        # a server runner sends text as it is (no ids until the answer): no bar there
+        bar = _Progress(req.progress and req.prompt_ids is not None, len(req.prompt_ids or ()), desc="scoring")
         started = time.perf_counter()
         try:
             trace = self._score(req, bar)
