@@ -5,6 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LOGPROB_VIZ_SKIP_LLAMACPP=1 bash scripts/setup.sh --browser  # (no server is needed here)
+# Fonts for the pictures' CJK and emoji text (the tests pass without them; the pictures show boxes)
+if ! fc-list 2>/dev/null | grep -qi "noto color emoji"; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq fonts-noto-color-emoji fonts-noto-cjk >/dev/null
+fi
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 
 # screenshot in tests/artifacts/    picture in docs/          the test that takes it
@@ -14,6 +19,11 @@ widget-handmade-dark.png   dark.png                 tests/browser/test_widget_br
 mode-rank.png              color-mode-rank.png      tests/browser/test_explorer_browser.py::test_color_modes_palettes_and_legend_range_from_python_and_the_legend
 mode-logprob.png           color-mode-surprisal.png tests/browser/test_explorer_browser.py::test_color_modes_palettes_and_legend_range_from_python_and_the_legend
 chart-ids.png              chart.png                tests/browser/test_explorer_browser.py::test_chart_other_bar_outside_top_k_ids_and_processed_side_by_side
+explore-mid-stream.png     explorer-stream.png      tests/browser/test_explore_browser.py::test_type_generate_stream_stop_branch_switch_and_step
+explore-three-branches.png explorer-branches.png    tests/browser/test_explore_browser.py::test_type_generate_stream_stop_branch_switch_and_step
+lens.png                   lens.png                 tests/browser/test_lens_browser.py::test_hover_reads_a_layers_alternatives_and_pin_plots_the_token_through_the_layers
+compare-cross-tokenizer.png compare.png             tests/browser/test_compare_browser.py::test_cross_tokenizer_comparison_on_real_models
+compare-linked-plot.png    linked-plot.png          tests/browser/test_compare_browser.py::test_plotly_point_pins_the_token_and_the_reverse
 "
 
 tests=()
