@@ -32,7 +32,10 @@ if ! "$VENV/bin/python" -c "import torch" 2>/dev/null; then
 fi
 
 step "frontend bundle (js/ -> logprob_viz/static/)"
-(cd js && { [ -d node_modules ] || npm ci --no-audit --no-fund --silent; } && npm run --silent build)
+# npm ci again whenever the lock file changed since the last install (e.g. a new dev tool such as eslint)
+(cd js && { cmp -s package-lock.json node_modules/.installed-lock.json \
+  || { npm ci --no-audit --no-fund --silent && cp package-lock.json node_modules/.installed-lock.json; }; } \
+  && npm run --silent build)
 
 step "logprob-viz (editable) with the model and dev extras"
 pip_ install -q -e ".[model,dev]"
