@@ -1,17 +1,19 @@
-"""A runner backed by an OpenAI-compatible server (vLLM, OpenAI, ...): the same generate /
-stream / score API as the local runner, returning the same Trace.
+"""A runner backed by an OpenAI-compatible server (vLLM, llama.cpp, OpenAI, ...): the same
+generate / stream / score API as the local runner, returning the same Trace.
 
     runner = lv.connect("http://127.0.0.1:8011/v1")          # model: the server's first
     t = runner.generate("A robot may not injure a human being", max_new_tokens=32, top_logprobs=5)
     runner.generate(messages=[{"role": "user", "content": "Hi"}], temperature=0.7, seed=0)
     for t in runner.stream("Once upon a time", max_new_tokens=64): ...   # the server's SSE stream
-    runner.generate(prompt_ids=[1, 2, 3])                     # token ids as the prompt (vLLM)
+    runner.generate(prompt_ids=[1, 2, 3])                     # token ids as the prompt (vLLM, llama.cpp)
     runner.score("Text to score, token by token.")            # vLLM's prompt_logprobs
 
 Text and token ids go to ``/completions``, messages to ``/chat/completions``. On a vLLM server
 the prompt's tokens are scored too (``prompt_logprobs``, ``echo``) and token ids come back
 (``return_token_ids``), so a trace holds prompt + completion like the local runner's; other
-servers give the completion only. Requests use the standard library (no ``openai`` package
+servers give the completion only. A llama.cpp server (recognised by its model listing) is
+driven through its native ``/completion`` instead: `llamacpp_server` says how and what it cannot
+do (score). Requests use the standard library (no ``openai`` package
 needed); every failure names the server and the cause.
 """
 
@@ -26,6 +28,7 @@ from typing import Any
 from ..adapters import OpenAIResponseError, from_openai
 from ..flags import flag_warnings
 from ..trace import Trace
+from . import llamacpp_server
 from .base import INTERRUPTS, Request, Runner, Step, check_prompt_ids, is_int, note_interrupt
 from .http import ServerError, request_json, request_sse
 
@@ -78,6 +81,11 @@ class OpenAIRunner(Runner):
         listed = self._request("GET", "/models").get("data") or []
         names = [m.get("id") for m in listed if isinstance(m, dict)]
         self.server = "vllm" if any(m.get("owned_by") == "vllm" for m in listed if isinstance(m, dict)) else "openai"
+        self.vocab_size = None
+        if llamacpp_server.is_llamacpp_listing(listed):
+            self.server = "llama.cpp"
+            sizes = [m.get("meta", {}).get("n_vocab") for m in listed if isinstance(m.get("meta"), dict)]
+            self.vocab_size = next((int(v) for v in sizes if is_int(v)), None)
         if model is None:
             if not names:
                 raise ServerError(f"the server at {self.base_url} lists no models at /models; pass model=",
@@ -95,19 +103,21 @@ class OpenAIRunner(Runner):
 
     @property
     def can_continue_from_ids(self) -> bool:
-        """Whether ``prompt_ids=`` works here: vLLM takes a list of ids as a completions prompt and scores it."""
-        return self.server == "vllm"
+        """Whether ``prompt_ids=`` works here: vLLM and llama.cpp take a list of ids as the prompt."""
+        return self.server in ("vllm", "llama.cpp")
 
     # -- what base.Runner asks of a runner -----------------------------------------------
 
     def _prepare(self, req: Request) -> None:
-        if req.sampling is not None and req.sampling.top_k and self.server != "vllm":
-            raise ValueError(f"top_k is not part of the OpenAI API; the server at {self.base_url} is not vLLM")
+        if req.sampling is not None and req.sampling.top_k and self.server not in ("vllm", "llama.cpp"):
+            raise ValueError(f"top_k is not part of the OpenAI API; the server at {self.base_url} is not vLLM "
+                             "or llama.cpp")
         if req.prompt_ids is not None:
             if not self.can_continue_from_ids:
                 raise ValueError(f"the server at {self.base_url} ({self.server}) cannot continue from token ids: "
-                                 "prompt_ids (and branching) need a vLLM server, which takes ids as the prompt")
-            vocab = len(self.tokenizer) if self.tokenizer is not None else None
+                                 "prompt_ids (and branching) need a vLLM or llama.cpp server, which take ids as the "
+                                 "prompt")
+            vocab = len(self.tokenizer) if self.tokenizer is not None else self.vocab_size
             req.prompt_ids = check_prompt_ids(req.prompt_ids, vocab)
 
     def _body(self, req: Request) -> tuple[str, dict]:
@@ -116,6 +126,8 @@ class OpenAIRunner(Runner):
         body: dict[str, Any] = {"model": self.model}
         if s is None:
             body["temperature"] = 0.0  # explicit: a server applies the model's generation_config defaults otherwise
+        elif self.server == "llama.cpp":
+            body.update(llamacpp_server.sampling_body(req))  # its own default samplers turned off
         else:
             body.update(temperature=s.temperature, top_p=s.top_p)
             if s.top_k:
@@ -146,6 +158,8 @@ class OpenAIRunner(Runner):
         (the same request as `score`: its first snapshot) and then streams the completion alone;
         each snapshot is the scored prompt joined with the completion so far.
         """
+        if self.server == "llama.cpp" and req.messages is None:
+            return (yield from llamacpp_server.run(self, req, snapshots))
         path, body = self._body(req)
         if not snapshots:
             return self._finish(self._trace(self._request("POST", path, body), req), req)
@@ -213,6 +227,8 @@ class OpenAIRunner(Runner):
         return self._trace(self._request("POST", "/completions", body), req)
 
     def _score(self, req: Request, bar) -> Trace:
+        if self.server == "llama.cpp":
+            raise ValueError(f"{llamacpp_server.NO_PROMPT_LOGPROBS} (the server at {self.base_url})")
         if self.server != "vllm":
             raise ValueError(
                 f"scoring needs the prompt's logprobs, which the server at {self.base_url} ({self.server}) does not "
@@ -233,9 +249,11 @@ class OpenAIRunner(Runner):
     # -- helpers -----------------------------------------------------------------------
 
     def token_id(self, text: str) -> int:
-        """The id of `text` when it is exactly one token (the tokenizer's, else vLLM's /tokenize)."""
+        """The id of `text` when it is exactly one token (the tokenizer's, else the server's /tokenize)."""
         if self.tokenizer is not None:
             ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+        elif self.server == "llama.cpp":
+            ids = [t.id for t in llamacpp_server.tokenize(self, text, add_special=False)]
         elif self.server == "vllm":
             body = {"model": self.model, "prompt": text, "add_special_tokens": False}
             ids = self._request("POST", "/tokenize", body, root=True).get("tokens") or []
@@ -248,6 +266,8 @@ class OpenAIRunner(Runner):
 
     def _finish(self, trace: Trace, req: Request) -> Trace:
         trace.meta.update({"base_url": self.base_url, **req.sampling_meta(), **req.input_meta()})
+        if self.server == "llama.cpp":
+            trace.meta["server"] = "llama.cpp"
         return trace
 
     def _trace(self, resp, req: Request, prompt_given: bool = False) -> Trace:
