@@ -87,7 +87,7 @@ def test_connection_refused_names_the_server_and_how_to_start_one():
     url = f"http://127.0.0.1:{free_port()}/v1"
     with pytest.raises(ServerError, match="connection refused") as err:
         lv.connect(url)
-    assert url in str(err.value) and "logprob_viz.vllm_server start" in str(err.value)
+    assert url in str(err.value) and "logprob_viz.servers.vllm start" in str(err.value)
 
 
 def test_a_server_that_never_answers_times_out_with_the_limit_in_the_message():

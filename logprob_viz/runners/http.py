@@ -117,7 +117,8 @@ def error_message(raw: bytes) -> str | None:
 def _cause(reason, timeout: float) -> str:
     if isinstance(reason, ConnectionRefusedError):
         return ("connection refused: nothing listens there. Is the server running? "
-                "(a local vLLM: python -m logprob_viz.vllm_server start)")
+                "(a local vLLM: python -m logprob_viz.servers.vllm start; "
+                "llama.cpp: python -m logprob_viz.servers.llamacpp start)")
     if isinstance(reason, TimeoutError):
         return f"no answer within {timeout:g} s (timeout=)"
     if isinstance(reason, socket.gaierror):
