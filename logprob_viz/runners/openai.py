@@ -242,7 +242,8 @@ class OpenAIRunner(Runner):
     def _check_top_logprobs(self, top_logprobs) -> int:
         cap = self.max_top_logprobs
         if not is_int(top_logprobs) or not 0 <= top_logprobs <= cap:
-            why = "vLLM's --max-logprobs" if self.server == "vllm" else "the OpenAI API's cap"
+            why = {"vllm": "vLLM's --max-logprobs", "llama.cpp": "connect(max_top_logprobs=) raises it"}.get(
+                self.server, "the OpenAI API's cap")
             raise ValueError(f"top_logprobs must be between 0 and {cap} for this server ({why}), got {top_logprobs!r}")
         return int(top_logprobs)
 

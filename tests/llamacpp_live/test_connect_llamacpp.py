@@ -201,3 +201,27 @@ def test_the_explorer_generates_and_branches_on_the_server(llamacpp_url, server)
     expected = [p["id"] for p in native_greedy(llamacpp_url, root.token_ids[:at].tolist() + [alt], len(rest), 5)]
     assert len(rest) > 0 and rest == expected
     assert not math.isnan(float(node.logprobs[-1]))
+
+
+def test_the_explorer_picks_tokens_by_hand_on_the_server(llamacpp_url, server):
+    from logprob_viz.explorer import explore
+
+    prompt = "The capital of France is"
+    app = explore(prompt, runner=server, top_logprobs=5)
+    app.controls.next_token.click()
+    assert app.wait(300) and app.last_error is None, app.controls.status.value
+    ids = served_ids(llamacpp_url, prompt)
+    assert app.view.trace.token_ids.tolist() == ids
+    first = native_greedy(llamacpp_url, ids, 1, 5)[0]["top_logprobs"]
+    offered = app.next_panel.options
+    assert [i for i, _, _ in offered] == [a["id"] for a in first]
+    for (_, _, lp), a in zip(offered, first, strict=True):
+        assert abs(lp - a["logprob"]) < TOL
+    # choosing the second appends it with the server's number for it, and the next distribution follows
+    app.next_panel.buttons[1].click()
+    assert app.wait(300) and app.last_error is None, app.controls.status.value
+    grown = app.view.trace
+    assert grown.token_ids.tolist() == ids + [first[1]["id"]] and grown.prompt_len == len(ids)
+    assert abs(float(grown.logprobs[-1]) - first[1]["logprob"]) < TOL and int(grown.ranks[-1]) == 2
+    following = native_greedy(llamacpp_url, ids + [first[1]["id"]], 1, 5)[0]["top_logprobs"]
+    assert [i for i, _, _ in app.next_panel.options] == [a["id"] for a in following]
