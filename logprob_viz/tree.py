@@ -6,7 +6,7 @@
 
 Every node is a `Trace`. A branch is generated from token ids (``runner.generate(prompt_ids=
 parent's first `at` ids + [token])``), so it is exact at the token level on the local runner
-and on vLLM alike: its first ``at`` tokens are the parent's, token ``at`` is the forced one with
+and on vLLM and llama.cpp alike: its first ``at`` tokens are the parent's, token ``at`` is the forced one with
 the model's own logprob, rank, entropy and alternatives at that position (the numbers the parent
 shows for that alternative), and the rest is what the runner generated from there. The branch's
 ``prompt_len`` is ``at + 1``: the prefix and the forced token are given, the rest generated.
@@ -171,7 +171,7 @@ class Tree:
                              "lv.Tree(trace, runner=lv.load()) or lv.Tree(trace, runner=lv.connect(url))")
         if not getattr(self.runner, "can_continue_from_ids", True):
             raise ValueError(f"{self.runner!r} cannot continue from token ids, which a branch needs "
-                             "(a vLLM server or the local runner can)")
+                             "(the local runner, a vLLM or a llama.cpp server can)")
         return self.runner
 
     @staticmethod
@@ -189,7 +189,7 @@ class Tree:
         unknown = [i for i, t in enumerate(ids) if t < 0]
         if unknown:
             raise ValueError(f"the trace has no token ids at positions {unknown[:8]}; a branch continues from ids "
-                             "(on a server, vLLM with return_token_ids gives them)")
+                             "(on a server: vLLM with return_token_ids, or llama.cpp, gives them)")
         return ids
 
     def _token_id(self, node: Trace, at: int, token) -> int:
