@@ -267,7 +267,9 @@ def test_stop_ends_a_long_branch_and_keeps_it(generated):
     app.controls.max_new_tokens.value = 300
     try:
         at = root.prompt_len + 1
-        app.branch(at=at, token=int(root.top_ids[at][1]))
+        # The third choice there (" making"): its greedy continuation runs 300 tokens without an
+        # EOS (the second, " nor", ends after 11, which a fast machine finishes before Stop).
+        app.branch(at=at, token=int(root.top_ids[at][2]))
         time.sleep(1.0)  # (let it start; nothing below depends on how many tokens it made)
         app.controls.stop.click()
         finish(app)
