@@ -21,10 +21,9 @@ import pytest
 
 import logprob_viz as lv
 from logprob_viz.adapters.openai import OpenAIResponseError, parse_sse
+from vllm_live import recordings  # the requests behind the recorded fixtures
 
 FIXTURES = Path(__file__).parent / "fixtures"
-sys.path.insert(0, str(Path(__file__).parent / "vllm_live"))
-import recordings  # noqa: E402  (tests/vllm_live/recordings.py: the requests behind the fixtures)
 
 SEED_TEXT = " or, through inaction, allow a human being to come to harm.\n"
 

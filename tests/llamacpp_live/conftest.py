@@ -11,13 +11,9 @@ fails with the reason. Set ``LOGPROB_VIZ_SKIP_LLAMACPP=1`` to skip the suite;
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
-
-# llamacpp_recordings.py; named apart from tests/vllm_live/recordings.py, as one session imports both
-sys.path.insert(0, str(Path(__file__).parent))
 
 
 def pytest_collection_modifyitems(items):

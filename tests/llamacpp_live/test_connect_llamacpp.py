@@ -13,11 +13,11 @@ import json
 import math
 import threading
 
-import llamacpp_recordings as recordings
 import numpy as np
 import pytest
 
 import logprob_viz as lv
+from llamacpp_live import llamacpp_recordings as recordings
 
 ROBOT = recordings.ROBOT
 TOL = 1e-5

@@ -39,11 +39,11 @@ from __future__ import annotations
 import json
 import math
 
-import llamacpp_recordings as recordings
 import numpy as np
 import pytest
 
 import logprob_viz as lv
+from llamacpp_live import llamacpp_recordings as recordings
 
 HAS_READ = hasattr(lv, "read")
 needs_read = pytest.mark.skipif(not HAS_READ, reason="lv.read (logprob_viz.adapters) is not there yet")

@@ -10,12 +10,9 @@ serving the default model on 127.0.0.1. Installing takes ~2-3 min the first time
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))  # recordings.py
 
 
 def pytest_collection_modifyitems(items):

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import recordings
 
 import logprob_viz as lv
 from logprob_viz.adapters.openai import OpenAIResponseError
 from logprob_viz.runners.openai import ServerError
+from vllm_live import recordings
 
 # Local runner (transformers, fp32, CPU) vs vLLM 0.32's CPU build (fp32), measured on a 2-core
 # AMD EPYC (AVX-512) with this test: 7 comparisons (4 completions, 1 chat, 2 scores; 213 tokens
