@@ -100,7 +100,10 @@ def _memory_child(route: str, new_tokens: int) -> None:
     if route.startswith("logprob_viz"):
         arrays = [result.logprobs, result.ranks, result.entropy, result.token_ids, result.top_logprobs, result.top_ids]
         kept = sum(a.nbytes for a in arrays) / len(result)
-        lists = sum(8 * len(row) + 56 for row in result.top_tokens) / len(result)  # list headers + pointers
+        # A local trace reads its alternatives' texts from the runner's shared vocabulary (VocabRows):
+        # no per-token lists are kept. Older traces kept a list per token (headers + pointers).
+        listed = isinstance(result.top_tokens, list)
+        lists = sum(8 * len(row) + 56 for row in result.top_tokens) / len(result) if listed else 0.0
         kept = {"arrays": kept, "lists": lists}
     print(json.dumps({"growth_kib": peak - before, "kept": kept}))
 
@@ -123,7 +126,9 @@ def bench_memory(new_tokens: int) -> str:
     text += (
         f"\n\nBytes the trace keeps per token at K={K}: numeric arrays {kept['arrays']:.0f} "
         f"(logprob 4 + rank 4 + entropy 4 + token id 4 + K x (logprob 4 + id 4) = {16 + 8 * K}; goal {goal}), "
-        f"plus the alternatives' text lists {kept['lists']:.0f} (pointers to one shared str per vocabulary id)."
+        + (f"plus the alternatives' text lists {kept['lists']:.0f} (pointers to one shared str per vocabulary id)."
+           if kept["lists"] else "and no per-token lists: the alternatives' texts are read from the runner's shared "
+           "vocabulary on demand (benchmarks/trace_memory.py measures everything a trace keeps).")
     )
     return text
 
