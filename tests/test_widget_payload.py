@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import json
 import math
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -488,7 +487,6 @@ def as_message(payload: dict) -> dict:
     return {"payload": content, "buffer_paths": paths, "buffers": encoded}
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed (the JS reader runs in node)")
 def test_the_browser_s_reader_gives_the_trace_back_from_a_payload_and_its_appends(tmp_path):
     full = robot_trace()
     view = LogprobView(full[:3])

@@ -45,9 +45,6 @@ import pytest
 import logprob_viz as lv
 from llamacpp_live import llamacpp_recordings as recordings
 
-HAS_READ = hasattr(lv, "read")
-needs_read = pytest.mark.skipif(not HAS_READ, reason="lv.read (logprob_viz.adapters) is not there yet")
-
 
 def native(url: str, **body) -> dict:
     status, text = recordings.request(url, "/completion", body)
@@ -155,7 +152,6 @@ def _expect(trace, probs: list[dict], key: str = "logprob", tops: str = "top_log
     assert top_ids == [[t["id"] for t in p[tops]] + [-1] * (k - len(p[tops])) for p in probs]
 
 
-@needs_read
 @pytest.mark.parametrize("name", ["completion_greedy_n5", "completion_stream"])
 def test_read_native_completion(llamacpp_url, name):
     endpoint, request = recordings.REQUESTS[name]
@@ -170,7 +166,6 @@ def test_read_native_completion(llamacpp_url, name):
     assert trace.meta.get("server") == "llama.cpp" or trace.meta.get("source") == "llama.cpp"
 
 
-@needs_read
 def test_read_post_sampling_probs_as_the_processed_distribution(llamacpp_url):
     _, request = recordings.REQUESTS["completion_sampled_post"]
     status, text = recordings.request(llamacpp_url, "/completion", request)
