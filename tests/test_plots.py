@@ -91,9 +91,7 @@ def test_bad_kind_and_bad_input():
         plot([1, 2], "surprisal")
 
 
-def test_trace_plot_method_when_the_trace_has_one(scored):
-    if not hasattr(lv.Trace, "plot"):
-        pytest.skip("Trace.plot is not wired in trace.py yet (the lead's file)")
+def test_trace_plot_method(scored):
     fig = scored.plot(kind="entropy")
     assert same(fig.data[0].y, scored.entropy)
 
