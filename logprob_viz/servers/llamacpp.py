@@ -177,10 +177,7 @@ def is_running(root: Path | None = None) -> bool:
 
 def url(root: Path | None = None) -> str:
     """The root URL (``http://127.0.0.1:PORT``) of the server started from `root`; OpenAI routes are under /v1."""
-    files = _files(root)
-    if not files.port.exists():
-        raise LlamaCppServerError(f"no server was started from {files.root} (no {files.port.name})")
-    return f"http://127.0.0.1:{files.port.read_text().strip()}"
+    return process.root_url(_files(root), LlamaCppServerError)
 
 
 def _ready(port: int) -> bool:

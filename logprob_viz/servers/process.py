@@ -104,6 +104,13 @@ def read_pid(files: ServerFiles) -> int | None:
     return pid
 
 
+def root_url(files: ServerFiles, error: type[LocalServerError] = LocalServerError) -> str:
+    """``http://127.0.0.1:PORT`` of the server started from `files` (its port file)."""
+    if not files.port.exists():
+        raise error(f"no server was started from {files.root} (no {files.port.name})")
+    return f"http://127.0.0.1:{files.port.read_text().strip()}"
+
+
 def log_tail(files: ServerFiles, n: int = 30) -> str:
     try:
         return "\n".join(files.log.read_text(errors="replace").splitlines()[-n:])

@@ -165,10 +165,7 @@ def is_running(root: Path | None = None) -> bool:
 
 def url(root: Path | None = None) -> str:
     """The OpenAI base URL (``http://127.0.0.1:PORT/v1``) of the server started from `root`."""
-    files = _files(root)
-    if not files.port.exists():
-        raise VLLMServerError(f"no server was started from {files.root} (no {files.port.name})")
-    return f"http://127.0.0.1:{files.port.read_text().strip()}/v1"
+    return process.root_url(_files(root), VLLMServerError) + "/v1"
 
 
 def _ready(port: int) -> bool:
