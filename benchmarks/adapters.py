@@ -172,7 +172,7 @@ def reader(name: str):
 
     if name == "from_openai":
         return lv.from_openai
-    from logprob_viz.adapters import read
+    from logprob_viz.sources.readers import read
 
     return read
 

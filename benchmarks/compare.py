@@ -10,7 +10,7 @@ The data: one synthetic text (words, punctuation, multi-byte characters) cut int
 differently for each row (row 0 one token per word, the others split each word into 1-3 pieces
 at random, as tokenizers of other vocabularies do), K=5 alternatives, random logprobs. The page
 state is `CompareView(...).get_state()` split into JSON + binary buffers by the wire codec
-(`logprob_viz.export.state_parts`) and put back as DataViews behind the shared minimal model
+(`logprob_viz.views.page.state_parts`) and put back as DataViews behind the shared minimal model
 (js/model.js), as the notebook and the frontend benchmark do. Nothing here is a test: no thresholds.
 """
 
@@ -124,9 +124,9 @@ def cut(text: str, row: int, rng) -> list[str]:
 
 def state_for(rows: int, n_bytes: int):
     import logprob_viz as lv
-    from logprob_viz.compare_view import CompareView
-    from logprob_viz.comparison import compare
-    from logprob_viz.export import state_parts
+    from logprob_viz.records.comparison import compare
+    from logprob_viz.views.compare_view import CompareView
+    from logprob_viz.views.page import state_parts
 
     rng = np.random.default_rng(0)
     text = make_text(n_bytes, rng)

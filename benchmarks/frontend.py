@@ -16,7 +16,7 @@ Prints Markdown tables:
 The data: a real trace of the default model (300 generated tokens, top_logprobs=20; made once
 and cached in ~/.cache/logprob_viz/), tiled to each size. The page state is built generically:
 `LogprobView(trace).get_state()`, split by the wire codec's `split_buffers` into JSON + binary
-buffers (`logprob_viz.export.state_parts`, as the HTML export does), put back in the page as
+buffers (`logprob_viz.views.page.state_parts`, as the HTML export does), put back in the page as
 DataViews at their paths (as the notebook does), behind a minimal generic model object
 (benchmarks/frontend_harness.html). Nothing here depends on the
 widget's traits; of its DOM only on "tokens carry a data-index attribute" (hover targets skip
@@ -51,7 +51,7 @@ from common import machine, median, table  # noqa: E402
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent
-STATIC = ROOT / "logprob_viz" / "static"
+STATIC = ROOT / "logprob_viz" / "views" / "static"
 HARNESS = HERE / "frontend_harness.html"
 MODEL_JS = HERE.parent / "js" / "model.js"  # the harness's model object, shared with the standalone page
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "logprob_viz" / "bench"
@@ -142,7 +142,7 @@ def widget_state(trace):
 
     view = lv.LogprobView(trace)
     try:
-        from logprob_viz.export import state_parts
+        from logprob_viz.views.page import state_parts
     except ImportError:  # a build from before the wire codec (a --baseline run of an older checkout)
         from ipywidgets.widgets.widget import _remove_buffers
 
@@ -157,7 +157,7 @@ def widget_state(trace):
 def stream_messages(trace, first: int, batch: int, trace_id: str):
     """The "append" messages a view of `trace[:first]` gets while it grows to the whole trace,
     `batch` tokens a message (what the kernel sends every 100 ms while a stream is fast)."""
-    from logprob_viz.payload import append_start, encode_append, split_buffers
+    from logprob_viz.views.codec import append_start, encode_append, split_buffers
 
     messages, sent = [], first
     while sent < len(trace):
@@ -454,7 +454,7 @@ def bundle_id(js: Path = STATIC / "widget.js") -> str:
         return "missing"
     stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(js.stat().st_mtime))
     digest = hashlib.sha256(js.read_bytes()).hexdigest()[:12]
-    return f"logprob_viz/static/widget.js (copied at start) sha256 {digest}, built {stamp}"
+    return f"logprob_viz/views/static/widget.js (copied at start) sha256 {digest}, built {stamp}"
 
 
 def fmt_ms(x) -> str:
@@ -544,7 +544,7 @@ def main() -> None:
 
     if args.stream:
         import logprob_viz as lv
-        from logprob_viz.export import state_parts
+        from logprob_viz.views.page import state_parts
 
         streamed = tile(base, args.stream)
         view = lv.LogprobView(streamed[:STREAM_FIRST])

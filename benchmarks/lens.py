@@ -46,7 +46,7 @@ def text_of(runner, n: int) -> tuple[str, list[int]]:
 def routes(runner, n: int, k: int):
     import torch
 
-    from logprob_viz.lens import find_parts, lens
+    from logprob_viz.sources.local.lens import find_parts, lens
 
     model = runner.model
     text, ids = text_of(runner, n)

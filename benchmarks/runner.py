@@ -165,7 +165,7 @@ def bench_streaming(runner, model, new_tokens: int, repeats: int) -> str:
 
     import numpy as np
 
-    from logprob_viz.runners.recording import Recorder
+    from logprob_viz.sources.local.recording import Recorder
 
     eos = model.generation_config.eos_token_id
 

@@ -27,7 +27,7 @@ PROMPT = "A robot may not injure a human being"
 
 
 def tiled(trace, n: int, listed: bool, vocab):
-    from logprob_viz.trace import Trace
+    from logprob_viz.records.trace import Trace
 
     reps = -(-n // len(trace))
     ids = np.tile(trace.top_ids, (reps, 1))[:n]
@@ -64,7 +64,7 @@ def main() -> None:
     import torch
 
     import logprob_viz as lv
-    from logprob_viz.tokens import VocabTexts, token_bytes_table
+    from logprob_viz.records.tokens import VocabTexts, token_bytes_table
 
     torch.set_num_threads(1)
     runner = lv.load()

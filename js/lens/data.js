@@ -1,5 +1,5 @@
 // Pure helpers of the lens view: decoding the binary payload written by
-// logprob_viz.lens_view.encode_lens, number formats and the colour scale. No DOM here.
+// logprob_viz.views.lens_view.encode_lens, number formats and the colour scale. No DOM here.
 
 import { asBytes, typedArray as typed } from "../payload.js";
 import { decodeTexts } from "../tokens.js";

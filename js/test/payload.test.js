@@ -18,7 +18,7 @@ function bufferAt(typed, offset) {
 
 const DTYPE = new Map([[Float32Array, "float32"], [Int32Array, "int32"], [Uint8Array, "uint8"], [Uint16Array, "uint16"], [Uint32Array, "uint32"]]);
 
-/** `{dtype, shape, buffer}` as payload.py writes it, the buffer at an odd offset of a larger one. */
+/** `{dtype, shape, buffer}` as views/codec.py writes it, the buffer at an odd offset of a larger one. */
 function field(typed, shape = [typed.length], offset = 3) {
   return { dtype: DTYPE.get(typed.constructor), shape, buffer: bufferAt(typed, offset) };
 }

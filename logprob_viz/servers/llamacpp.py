@@ -37,7 +37,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from .. import default_model
+from ..sources.local import default_model
 from . import process
 
 __all__ = ["LlamaCppServerError", "home", "build", "is_built", "server_binary", "start", "stop", "url", "is_running"]

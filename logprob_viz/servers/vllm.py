@@ -30,7 +30,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .. import default_model
+from ..sources.local import default_model
 from . import process
 
 __all__ = ["VLLMServerError", "home", "install", "is_installed", "start", "stop", "url", "is_running"]

@@ -40,7 +40,7 @@ LP_B = [NAN, -0.5, -0.7, -1.5, -0.1, -2.0, -1.0, -1.0, -2.5]
 COMPARE_CELL = f"""\
 import numpy as np
 import logprob_viz as lv
-from logprob_viz.comparison import compare
+from logprob_viz.records.comparison import compare
 nan = float("nan")
 a = lv.Trace(tokens={TOKENS_A!r}, logprobs={LP_A!r}, top_tokens=[[], [], [" sat", " lay", "<b>bold</b>"]] + [[]] * 5,
              top_logprobs=[[-np.inf] * 3] * 2 + [[-0.5, -1.0, -2.0]] + [[-np.inf] * 3] * 5, meta={{"model": "a"}})
@@ -51,7 +51,7 @@ v"""
 LINK_CELL = """\
 import numpy as np
 import logprob_viz as lv
-from logprob_viz.linked import link
+from logprob_viz.views.plot_link import link
 lps = -np.linspace(0.1, 5, 12)
 lps[0] = np.nan
 t = lv.Trace(tokens=[f" w{i}" for i in range(12)], logprobs=lps, ranks=[0] + [1] * 11)
@@ -208,9 +208,9 @@ import plotly.io as pio
 pio.renderers.default = "plotly_mimetype+notebook"  # figures also as HTML with plotly.js inlined, for nbconvert
 import numpy as np
 import logprob_viz as lv
-from logprob_viz.comparison import compare
-from logprob_viz.linked import link
-from logprob_viz.plots import plot
+from logprob_viz.records.comparison import compare
+from logprob_viz.views.plot_link import link
+from logprob_viz.views.plots import plot
 lps = -np.linspace(0.1, 5, 12)
 lps[0] = np.nan
 t = lv.Trace(tokens=[" w0", " <script>window.__pwned=1</script>"] + [f" w{i}" for i in range(2, 12)], logprobs=lps)
@@ -266,7 +266,7 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 import logprob_viz as lv
-from logprob_viz.comparison import compare
+from logprob_viz.records.comparison import compare
 corpus = ("A robot may not injure a human being or, through inaction, allow a human being to come to harm. "
           "Größe café — naïve 東京 über straße.\\n") * 4
 bpe = Tokenizer(models.BPE())

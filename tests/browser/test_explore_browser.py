@@ -33,7 +33,7 @@ PROMPT = "A robot may not injure a human being"
 MAX_NEW = 300  # more than the test lets it make: Stop ends it
 
 APP_CELL = f"""\
-from logprob_viz.explorer import explore
+from logprob_viz.views.explorer import explore
 app = explore(max_new_tokens={MAX_NEW}, top_logprobs=5)
 app"""
 

@@ -33,7 +33,7 @@ TEXT = "The capital of France is Paris, and the capital of Germany is Berlin. <b
 LENS_CELL = f"""\
 import json, pathlib
 import logprob_viz as lv
-from logprob_viz.lens import lens
+from logprob_viz.sources.local.lens import lens
 runner = lv.load()
 L = lens(runner, {TEXT!r}, top_logprobs=5)
 pathlib.Path("lens.json").write_text(json.dumps({{

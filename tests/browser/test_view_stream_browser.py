@@ -40,7 +40,7 @@ MAKE_CELL = f"""\
 import json, pathlib, time
 import numpy as np
 import logprob_viz as lv
-from logprob_viz.tokens import display_token
+from logprob_viz.records.tokens import display_token
 rng = np.random.default_rng(7)
 pieces = [b" the", b" robot", b"\\n", b" \\xf0\\x9f", b"\\xa4", b"\\x96", b" <b>x</b>", b" caf\\xc3\\xa9", b"."]
 raw = [pieces[j] for j in rng.integers(0, 3, {N})]
@@ -207,7 +207,7 @@ SIZE_JS = """() => { const r = document.querySelector('.lv-root').getBoundingCli
 
 def test_the_header_leaves_out_what_the_source_did_not_give_and_hovering_keeps_the_size(page):
     import logprob_viz as lv
-    from logprob_viz.export import to_html
+    from logprob_viz.views.page import to_html
 
     trace = server_like_trace()
     page.set_content(to_html(trace))

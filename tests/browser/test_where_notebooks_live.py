@@ -1,7 +1,7 @@
 """The widget where notebooks live besides JupyterLab: Notebook 7, the standalone offline HTML
 export, nbconvert's HTML export and a saved notebook reopened in JupyterLab.
 
-The offline routes (logprob_viz/export.py): `lv.export.to_html(trace)` is one self-contained page
+The offline routes (logprob_viz/views/page.py): `lv.to_html(trace)` is one self-contained page
 (bundle, CSS and state inlined; a minimal model object instead of a kernel). In a notebook, the
 view's mime bundle also carries that page's body as `text/html`; a frontend shows it where no
 widget manager renders the widget: nbconvert's HTML when the notebook has no saved widget state
@@ -158,7 +158,7 @@ def assert_offline_view(page, trace, root_selector: str = ".lv-root") -> None:
 
 
 def test_standalone_html_export_renders_offline_with_hostile_text_as_text(page, tmp_path):
-    from logprob_viz.export import to_html
+    from logprob_viz.views.page import to_html
 
     trace = offline_trace()
     to_html(trace, tmp_path / "view.html")
@@ -174,7 +174,7 @@ def test_standalone_html_export_renders_offline_with_hostile_text_as_text(page, 
 
 
 def test_standalone_html_export_opens_from_a_file(page, tmp_path):
-    from logprob_viz.export import to_html
+    from logprob_viz.views.page import to_html
 
     trace = offline_trace()
     path = tmp_path / "view.html"

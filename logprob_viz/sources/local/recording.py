@@ -1,0 +1,94 @@
+"""The host-side record of one local generation: per-token arrays filled chunk by chunk, from
+which a growing snapshot or the final `Trace` is built.
+
+Arrays are allocated once for prompt + max_new_tokens in the Trace's own dtypes, so a snapshot
+is numpy views plus copies of two lists of pointers; the alternatives' texts are read from the
+runner's shared vocabulary table (``Trace(vocab=...)``), not stored per token. The cost of a
+snapshot is measured in benchmarks/runner.py (streaming).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...records.trace import Trace
+
+# field -> (dtype, one value per alternative?, value for the unscored first prompt token)
+_FIELDS = {
+    "token_ids": (np.int32, False, -1),  # set to the first prompt id
+    "logprobs": (np.float32, False, np.nan),
+    "ranks": (np.int32, False, 0),
+    "entropy": (np.float32, False, np.nan),
+    "top_logprobs": (np.float32, True, -np.inf),
+    "top_ids": (np.int32, True, -1),
+}
+_PROCESSED = {"processed_logprobs": (np.float32, False, np.nan), "processed_top_logprobs": (np.float32, True, -np.inf)}
+
+
+class Recorder:
+    """Tokens of one trace, added in chunks; ``runner`` gives token bytes, texts and the vocabulary."""
+
+    def __init__(self, runner, prompt_ids: list[int], k: int, capacity: int, processed: bool):
+        self.runner, self.k, self.prompt_len = runner, k, len(prompt_ids)
+        fields = {**_FIELDS, **(_PROCESSED if processed else {})}
+        self.arrays = {
+            name: np.empty((capacity, k) if wide else capacity, dtype) for name, (dtype, wide, _) in fields.items()
+        }
+        self.n = 0
+        self.tokens: list[str] = []
+        self.token_bytes: list[bytes] = []
+        # The first prompt token has no context: it is recorded, not scored.
+        first = {name: np.full((1, k) if wide else 1, fill, dtype) for name, (dtype, wide, fill) in fields.items()}
+        first["token_ids"][0] = prompt_ids[0]
+        self._append(first)
+
+    @property
+    def n_new(self) -> int:
+        return self.n - self.prompt_len
+
+    def add(self, part: dict) -> None:
+        """Append host arrays from `distribution.summarize` (prompt rows lack the processed fields)."""
+        if not part or len(part["token_ids"]) == 0:
+            return
+        m = len(part["token_ids"])
+        for name, (_, wide, fill) in _PROCESSED.items():
+            if name in self.arrays and name not in part:
+                part = {**part, name: np.full((m, self.k) if wide else m, fill)}
+        self._append(part)
+
+    def _append(self, part: dict) -> None:
+        m = len(part["token_ids"])
+        for name, buffer in self.arrays.items():
+            buffer[self.n : self.n + m] = part[name]
+        runner = self.runner
+        for token_id in part["token_ids"].tolist():
+            self.token_bytes.append(runner._bytes_of(token_id))
+            self.tokens.append(runner._text_of(token_id))
+        self.n += m
+
+    def stop_at(self, eos: list[int], since: int) -> bool:
+        """Cut after the first end-of-sequence token at or after position ``since``; True if found."""
+        if not eos:
+            return False
+        hits = np.flatnonzero(np.isin(self.arrays["token_ids"][since : self.n], eos))
+        if not hits.size:
+            return False
+        self.n = since + int(hits[0]) + 1
+        del self.tokens[self.n :], self.token_bytes[self.n :]
+        return True
+
+    def trace(self, meta: dict, *, copy: bool = True) -> Trace:
+        """The trace so far; ``copy=False`` for a snapshot (views of the buffers, cheap)."""
+        n = self.n
+        arrays = {name: (a[:n].copy() if copy else a[:n]) for name, a in self.arrays.items()}
+        if self.n_new == 0:  # nothing was sampled: no processed distribution to show
+            arrays.pop("processed_logprobs", None)
+            arrays.pop("processed_top_logprobs", None)
+        return Trace(
+            tokens=self.tokens[:n],
+            token_bytes=self.token_bytes[:n],
+            vocab=self.runner.vocab,
+            prompt_len=self.prompt_len,
+            meta=dict(meta),
+            **arrays,
+        )

@@ -1,0 +1,27 @@
+"""Readers (`lv.read`): pure functions that turn logprobs returned by servers and APIs into a `Trace`.
+
+    lv.read(response)          # any supported format (reader.read)
+    lv.from_openai(response)   # OpenAI-compatible only (openai.from_openai)
+
+One parser per source format, over one shared intermediate form (`position.Token`), and one
+assembler (`assemble.build_trace`) that builds the trace:
+
+- ``inputs``             dict / JSON text / SDK object / SSE / NDJSON / chunk list -> plain data
+- ``errors``             `LogprobFormatError` (malformed input, with the field's path),
+                         `OpenAIResponseError` (a server's error body), value checks
+- ``position``, ``assemble`` the shared per-token form; the one assembler
+- ``reader``             `read`: recognises the format and calls its parser
+- ``openai``             Completions / Chat choices (``openai_shapes``: the shapes and stream merging;
+                         ``openai_completions``, ``vllm_prompt``: their sections)
+- ``entries``            the ``{token, logprob, bytes, top_logprobs}`` entry that Chat, Ollama,
+                         Responses and llama.cpp's /v1 share
+- ``llamacpp``, ``tgi``, ``sglang``, ``ollama``, ``openai_responses``, ``gemini``: one module each
+"""
+
+from __future__ import annotations
+
+from .errors import LogprobFormatError, OpenAIResponseError
+from .openai import from_openai
+from .reader import KNOWN_FORMATS, read
+
+__all__ = ["read", "from_openai", "LogprobFormatError", "OpenAIResponseError", "KNOWN_FORMATS"]

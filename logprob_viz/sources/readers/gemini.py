@@ -1,0 +1,139 @@
+"""Google Gemini ``generateContent`` with ``responseLogprobs: true`` (and ``logprobs: K``).
+
+Each candidate carries ``logprobsResult: {chosenCandidates: [{token, tokenId, logProbability}],
+topCandidates: [{candidates: [...]}]}`` (one entry per generated token) and ``avgLogprobs``.
+Sources: the Gemini API reference (https://ai.google.dev/api/generate-content, ``LogprobsResult``,
+``Candidate``) and Vertex AI's ``GenerateContentResponse``; the google-genai SDK's
+``model_dump()`` writes the same fields in snake_case (``logprobs_result``, ``chosen_candidates``,
+``log_probability``, ``token_id``), read too. Stream chunks are merged per candidate.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ...records.trace import Trace
+from .assemble import build_trace
+from .entries import rank_alternatives
+from .errors import (
+    LOGPROB_SLACK,
+    NEG_INF_SENTINEL,
+    LogprobFormatError,
+    expect_dict,
+    expect_int,
+    expect_list,
+    expect_str,
+    logprob_at,
+)
+from .position import Token, rank_by_id
+
+__all__ = ["gemini_traces", "is_gemini"]
+
+NAN = math.nan  # alternatives: tuples in form.Alternative's field order
+
+
+def _get(d: dict, camel: str, snake: str):
+    return d[camel] if camel in d else d.get(snake)
+
+
+def is_gemini(data) -> bool:
+    return isinstance(data, dict) and isinstance(data.get("candidates"), list)
+
+
+def _candidate(entry, path: str) -> tuple[str | None, float, int]:
+    if type(entry) is dict:  # the common case, checked without building error paths
+        token, value = entry.get("token"), _get(entry, "logProbability", "log_probability")
+        token_id = _get(entry, "tokenId", "token_id")
+        if type(token) is str and type(value) is float and NEG_INF_SENTINEL < value <= LOGPROB_SLACK \
+                and (token_id is None or type(token_id) is int):
+            return token, value, -1 if token_id is None else token_id
+    entry = expect_dict(entry, path, "an object (token, tokenId, logProbability)")
+    return (expect_str(entry.get("token"), f"{path}.token", optional=True),
+            logprob_at(_get(entry, "logProbability", "log_probability"), f"{path}.logProbability", optional=False),
+            expect_int(_get(entry, "tokenId", "token_id"), f"{path}.tokenId", optional=True))
+
+
+def _trace(candidate: dict, path: str, top_logprobs, table, response: dict, chunks: int | None) -> Trace:
+    result = _get(candidate, "logprobsResult", "logprobs_result")
+    if result is None:
+        raise LogprobFormatError(f"{path}.logprobsResult", "missing: request logprobs with "
+                                                           "generationConfig.responseLogprobs=true (and logprobs=K)")
+    result = expect_dict(result, f"{path}.logprobsResult")
+    chosen = expect_list(_get(result, "chosenCandidates", "chosen_candidates") or [], f"{path}.chosenCandidates")
+    tops = _get(result, "topCandidates", "top_candidates")
+    tops = None if tops is None else expect_list(tops, f"{path}.topCandidates") or None  # [] (merged stream): none
+    if tops is not None and len(tops) != len(chosen):
+        raise LogprobFormatError(f"{path}.topCandidates", f"has {len(tops)} rows for {len(chosen)} tokens")
+    tokens = []
+    for i, entry in enumerate(chosen):
+        raw, logprob, token_id = _candidate(entry, f"{path}.chosenCandidates[{i}]")
+        tok = Token(raw, id=token_id, logprob=logprob)
+        if tops is not None:
+            row = expect_dict(tops[i], f"{path}.topCandidates[{i}]", "an object with candidates")
+            tok.alternatives = [(*_candidate(a, f"{path}.topCandidates[{i}].candidates[{j}]"), None, 0, NAN)
+                                for j, a in enumerate(expect_list(row.get("candidates") or [],
+                                                                  f"{path}.topCandidates[{i}].candidates"))]
+        tokens.append(tok)
+    k = top_logprobs if top_logprobs is not None else max((len(t.alternatives) for t in tokens), default=0)
+    for tok in tokens:
+        if tok.alternatives:
+            if tok.id >= 0:
+                rank_by_id(tok, k)
+            else:
+                rank_alternatives(tok, k, chosen_first=False)
+    content = candidate.get("content") if isinstance(candidate.get("content"), dict) else {}
+    parts = content.get("parts") if isinstance(content.get("parts"), list) else []
+    text = "".join(p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str))
+    meta = {
+        "source": "gemini",
+        "server": "gemini",
+        "format": "gemini.generate_content",
+        "model": _get(response, "modelVersion", "model_version"),
+        "id": _get(response, "responseId", "response_id"),
+        "text": text,
+        "finish_reason": _get(candidate, "finishReason", "finish_reason"),
+        "choice": candidate.get("index", 0),
+        "top_logprobs": k,
+        "stream_chunks": chunks,
+    }
+    meta = {key: value for key, value in meta.items() if isinstance(value, (str, int)) or key == "text"}
+    return build_trace([(tokens, "decoded")], prompt_len=0, meta=meta, table=table)
+
+
+def _merge(chunks: list) -> dict:
+    """Stream chunks merged per candidate: parts and logprobs results concatenated."""
+    merged: dict[int, dict] = {}
+    head: dict = {}
+    for n, chunk in enumerate(chunks):
+        chunk = expect_dict(chunk, f"chunk {n}", "a generateContent stream chunk")
+        head.update({k: v for k, v in chunk.items() if k != "candidates"})
+        for j, cand in enumerate(expect_list(chunk.get("candidates") or [], f"chunk {n}.candidates")):
+            cand = expect_dict(cand, f"chunk {n}.candidates[{j}]", "a candidate")
+            index = cand.get("index", 0) if type(cand.get("index", 0)) is int else 0
+            m = merged.setdefault(index, {"index": index, "content": {"parts": []},
+                                          "logprobsResult": {"chosenCandidates": [], "topCandidates": []}})
+            content = cand.get("content") if isinstance(cand.get("content"), dict) else {}
+            m["content"]["parts"] += content.get("parts") if isinstance(content.get("parts"), list) else []
+            result = _get(cand, "logprobsResult", "logprobs_result")
+            if isinstance(result, dict):
+                m["logprobsResult"]["chosenCandidates"] += expect_list(
+                    _get(result, "chosenCandidates", "chosen_candidates") or [], f"chunk {n}.chosenCandidates")
+                m["logprobsResult"]["topCandidates"] += expect_list(
+                    _get(result, "topCandidates", "top_candidates") or [], f"chunk {n}.topCandidates")
+            for key in ("finishReason", "finish_reason"):
+                if cand.get(key) is not None:
+                    m["finishReason"] = cand[key]
+    return {**head, "candidates": [merged[i] for i in sorted(merged)]}
+
+
+def gemini_traces(data, *, top_logprobs: int | None = None, table=None) -> list[Trace]:
+    """One trace per candidate, from a response (a dict) or its stream chunks (a list)."""
+    chunks = len(data) if isinstance(data, list) else None
+    if isinstance(data, list):
+        data = _merge(data)
+    data = expect_dict(data, "", "a generateContent response")
+    candidates = expect_list(data.get("candidates"), "candidates")
+    if not candidates:
+        raise LogprobFormatError("candidates", "the response has no candidates")
+    return [_trace(expect_dict(c, f"candidates[{i}]", "a candidate"), f"candidates[{i}]", top_logprobs, table,
+                   data, chunks) for i, c in enumerate(candidates)]

@@ -1,0 +1,56 @@
+"""Ollama's native ``/api/generate`` and ``/api/chat`` with ``logprobs: true`` (and ``top_logprobs: K``).
+
+Each answer (or each NDJSON line of a stream) carries ``logprobs``: a list of ``{token, logprob,
+bytes, top_logprobs: [{token, logprob, bytes}]}``, the entry shape of OpenAI's chat logprobs.
+Sources: ollama/ollama ``docs/api.md`` and ollama/ollama-python PR #601 (``ollama/_types.py``
+``Logprob``/``TokenLogprob``, ``examples/generate-logprobs.py``). Ollama's OpenAI-compatible
+routes (``/v1/...``) are read by `openai.from_openai`.
+"""
+
+from __future__ import annotations
+
+from ...records.trace import Trace
+from .assemble import build_trace
+from .entries import entry_tokens
+from .errors import LogprobFormatError, expect_dict, expect_list
+
+__all__ = ["ollama_trace", "is_ollama"]
+
+
+def is_ollama(data) -> bool:
+    return isinstance(data, dict) and "done" in data and ("response" in data or "message" in data) \
+        and "created_at" in data
+
+
+def ollama_trace(data, *, top_logprobs: int | None = None, table=None) -> Trace:
+    """A trace from one answer (a dict) or the NDJSON stream's lines (a list of dicts)."""
+    chunks = data if isinstance(data, list) else [data]
+    entries: list = []
+    text, chat, last = "", False, {}
+    for n, chunk in enumerate(chunks):
+        where = f"line {n}" if isinstance(data, list) else ""
+        chunk = expect_dict(chunk, where, "an /api/generate or /api/chat answer")
+        prefix = f"{where}." if where else ""
+        if isinstance(chunk.get("message"), dict):
+            chat = True
+            content = chunk["message"].get("content")
+        else:
+            content = chunk.get("response")
+        text += content if isinstance(content, str) else ""
+        entries += expect_list(chunk.get("logprobs") or [], f"{prefix}logprobs")
+        last = chunk
+    if not entries:
+        raise LogprobFormatError("logprobs", "this answer has no logprobs: request them with \"logprobs\": true "
+                                             "(and \"top_logprobs\": K for alternatives)")
+    tokens, k = entry_tokens(entries, "logprobs", top_logprobs, chosen_first=False)
+    meta = {
+        "source": "ollama",
+        "server": "ollama",
+        "format": "ollama.chat" if chat else "ollama.generate",
+        "model": last.get("model") if isinstance(last.get("model"), str) else None,
+        "text": text,
+        "finish_reason": last.get("done_reason"),
+        "top_logprobs": k,
+        "stream_chunks": len(chunks) if isinstance(data, list) else None,
+    }
+    return build_trace([(tokens, "decoded")], prompt_len=0, meta=meta, table=table)

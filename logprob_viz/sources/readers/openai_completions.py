@@ -1,0 +1,118 @@
+"""OpenAI Completions ``choices[i].logprobs``: ``tokens``, ``token_logprobs``, ``top_logprobs``.
+
+``top_logprobs`` holds one object per position keyed by the token's *string*, with the top K
+and the chosen token: K+1 entries when the chosen token is outside the top K (the trace keeps
+the top K, rank 0, flagged ``outside_top_k``). vLLM lists the chosen token first, so entries
+are sorted by logprob here. String keys collide (two ``""`` pieces of split characters): a key
+repeated in the JSON text is kept (`inputs.DupKeys`); a collision the server already collapsed
+is detected (the chosen token's key holds another value, or fewer than K entries) and flagged
+``collided``.
+"""
+
+from __future__ import annotations
+
+import math
+from operator import itemgetter
+
+from .errors import LOGPROB_SLACK, NEG_INF_SENTINEL, LogprobFormatError, describe, expect_list, logprob_at
+from .inputs import DupKeys
+from .position import Token, same_logprob  # alternatives: plain tuples in form.Alternative's field order
+
+__all__ = ["completions_tokens"]
+
+_by_logprob = itemgetter(1)
+NAN = math.nan
+_FLOATS = {float}
+
+
+def completions_tokens(lp: dict, path: str, k: int | None) -> tuple[list[Token], int]:
+    """The positions of a Completions ``logprobs`` object, and K (inferred when not given)."""
+    tokens = expect_list(lp.get("tokens") or [], f"{path}.tokens")
+    n = len(tokens)
+    logprobs = lp.get("token_logprobs")
+    logprobs = [None] * n if logprobs is None else expect_list(logprobs, f"{path}.token_logprobs")
+    tops = lp.get("top_logprobs")
+    tops = [None] * n if tops is None else expect_list(tops, f"{path}.top_logprobs")
+    if not (n == len(logprobs) == len(tops)):
+        raise LogprobFormatError(path, f"has {n} tokens, {len(logprobs)} token_logprobs and {len(tops)} "
+                                       "top_logprobs; they must match (was the response cut?)")
+    out: list[Token] = []
+    rows: list[tuple | None] = []  # per position: (entries most likely first, where the chosen one is)
+    inside = 0  # the largest object whose chosen token is inside the top K (see _infer_k)
+    largest = -1
+    for i in range(n):
+        raw = tokens[i]
+        if raw is not None and type(raw) is not str:
+            raise LogprobFormatError(f"{path}.tokens[{i}]", f"expected a token string, got {describe(raw)}")
+        value = logprobs[i]
+        if not (type(value) is float and NEG_INF_SENTINEL < value <= LOGPROB_SLACK):  # the common case, fast
+            value = logprob_at(value, f"{path}.token_logprobs[{i}]")
+        tok = Token(raw, None, -1, value)
+        out.append(tok)
+        top = tops[i]
+        if top is None:
+            rows.append(None)
+            continue
+        if type(top) is dict:
+            values = top.values()
+            # all floats and no NaN (a NaN makes the sum NaN): then the sorted ends show the range
+            plain = _FLOATS >= set(map(type, values)) and (total := sum(values)) == total
+            ranked = sorted(top.items(), key=_by_logprob, reverse=True) if plain else None
+            if ranked is None or (ranked and not (ranked[-1][1] > NEG_INF_SENTINEL and ranked[0][1] <= LOGPROB_SLACK)):
+                ranked = sorted(_checked(list(top.items()), f"{path}.top_logprobs[{i}]"), key=_by_logprob, reverse=True)
+        elif type(top) is DupKeys:
+            pairs = list(dict.fromkeys(_checked(list(top.pairs), f"{path}.top_logprobs[{i}]")))
+            ranked = sorted(pairs, key=_by_logprob, reverse=True)  # stable: ties keep the server's order
+            tok.flag("collided")  # the same key written twice: two tokens' strings collided
+        elif isinstance(top, dict):
+            ranked = sorted(_checked(list(top.items()), f"{path}.top_logprobs[{i}]"), key=_by_logprob, reverse=True)
+        else:
+            raise LogprobFormatError(f"{path}.top_logprobs[{i}]",
+                                     f"expected an object of token -> logprob, got {describe(top)}")
+        where = -1
+        for j, (key, v) in enumerate(ranked):
+            if key == raw and (v == value or same_logprob(v, value)):
+                where = j
+                break
+        rows.append((ranked, where))
+        size = len(ranked)
+        if size > largest:
+            largest = size
+        # the chosen token is not strictly the least likely entry: it is inside the top K
+        if where >= 0 and size > inside and (size == 1 or (where < size - 1 and ranked[-1][1] < ranked[where][1])):
+            inside = size
+    if k is None:
+        k = inside if inside else (0 if largest < 0 else largest - 1 if largest > 1 else largest)
+    for tok, row in zip(out, rows, strict=True):
+        if row is not None:
+            _alternatives(tok, row[0], row[1], k)
+    return out, k
+
+
+def _checked(pairs: list, path: str) -> list:
+    """The (key, logprob) pairs with every value checked; -9999 becomes -inf."""
+    for j, (key, value) in enumerate(pairs):
+        if not (type(value) is float and NEG_INF_SENTINEL < value <= LOGPROB_SLACK):  # the common case, fast
+            pairs[j] = (key, logprob_at(value, f"{path}[{key!r}]", optional=False))
+    return pairs
+
+
+def _alternatives(tok: Token, ranked: list, where: int, k: int) -> None:
+    collided = "collided" in tok.flags
+    if not collided and (len(ranked) < k or (where < 0 and tok.logprob == tok.logprob
+                                             and any(key == tok.raw for key, _ in ranked))):
+        # fewer than K distinct entries (keys collided on the server), or the chosen token's
+        # key holds another token's logprob
+        collided = True
+        tok.flag("collided")
+    if where >= 0:
+        outside = where >= k or (len(ranked) > k and where == len(ranked) - 1)
+        if not outside and not collided:
+            tok.rank = where + 1
+        if outside:
+            ranked = ranked[:where] + ranked[where + 1:]
+    else:
+        outside = not collided and len(ranked) >= k
+    if outside:
+        tok.flag("outside_top_k")
+    tok.alternatives = [(key, v, -1, None, 0, NAN) for key, v in ranked[:k]]

@@ -1,0 +1,79 @@
+"""OpenAI's Responses API with ``include: ["message.output_text.logprobs"]`` (and ``top_logprobs: K``).
+
+A response's ``output[]`` items of type ``message`` hold ``content[]`` parts of type
+``output_text`` with ``logprobs: [{token, logprob, bytes, top_logprobs: [{token, logprob,
+bytes}]}]``. A stream sends ``response.output_text.delta`` events whose ``logprobs`` hold the
+delta's tokens (``{token, logprob, top_logprobs: [{token, logprob}]}``, no bytes), and ends with
+``response.completed`` carrying the whole response (read in preference: it has the bytes).
+Schema: the openai SDK's ``openai/types/responses/response_output_text.py`` and
+``response_text_delta_event.py`` (openai-python 1.x/2.x, generated from OpenAI's OpenAPI spec).
+"""
+
+from __future__ import annotations
+
+from ...records.trace import Trace
+from .assemble import build_trace
+from .entries import entry_tokens
+from .errors import LogprobFormatError, expect_dict, expect_list
+
+__all__ = ["responses_trace", "is_response", "is_response_stream"]
+
+
+def is_response(data) -> bool:
+    return isinstance(data, dict) and data.get("object") == "response" and isinstance(data.get("output"), list)
+
+
+def is_response_stream(data) -> bool:
+    return isinstance(data, list) and bool(data) and all(
+        isinstance(e, dict) and str(e.get("type", "")).startswith("response.") for e in data)
+
+
+def _from_response(resp: dict) -> tuple[list, str]:
+    entries, text = [], ""
+    for i, item in enumerate(expect_list(resp.get("output"), "output")):
+        item = expect_dict(item, f"output[{i}]", "an output item")
+        if item.get("type") != "message":
+            continue  # reasoning, tool calls: no token logprobs
+        for j, part in enumerate(expect_list(item.get("content") or [], f"output[{i}].content")):
+            part = expect_dict(part, f"output[{i}].content[{j}]", "a content part")
+            if part.get("type") == "output_text":
+                text += part.get("text") if isinstance(part.get("text"), str) else ""
+                entries += expect_list(part.get("logprobs") or [], f"output[{i}].content[{j}].logprobs")
+    return entries, text
+
+
+def responses_trace(data, *, top_logprobs: int | None = None, table=None) -> Trace:
+    """A trace from a Responses API response (a dict) or its stream events (a list)."""
+    events = None
+    if isinstance(data, list):
+        events = data
+        done = [e for e in data if isinstance(e, dict) and e.get("type") == "response.completed"]
+        if done:
+            data = expect_dict(done[-1].get("response"), "response.completed.response", "a response")
+    if isinstance(data, list):  # no completed event: the deltas
+        entries, text = [], ""
+        for n, event in enumerate(data):
+            event = expect_dict(event, f"event {n}", "a stream event")
+            if event.get("type") == "response.output_text.delta":
+                text += event.get("delta") if isinstance(event.get("delta"), str) else ""
+                entries += expect_list(event.get("logprobs") or [], f"event {n}.logprobs")
+        model = None
+    else:
+        data = expect_dict(data, "", "a Responses API response")
+        entries, text = _from_response(data)
+        model = data.get("model") if isinstance(data.get("model"), str) else None
+    if not entries:
+        raise LogprobFormatError("output", "this response has no logprobs: request them with "
+                                           "include=[\"message.output_text.logprobs\"] and top_logprobs=K")
+    tokens, k = entry_tokens(entries, "logprobs", top_logprobs, chosen_first=False)
+    meta = {
+        "source": "openai",
+        "server": "openai",
+        "format": "openai.responses",
+        "model": model,
+        "id": data.get("id") if isinstance(data, dict) else None,
+        "text": text,
+        "top_logprobs": k,
+        "stream_chunks": len(events) if events is not None else None,
+    }
+    return build_trace([(tokens, "decoded")], prompt_len=0, meta=meta, table=table)

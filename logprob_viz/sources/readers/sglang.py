@@ -1,0 +1,99 @@
+"""SGLang's native ``/generate`` with ``return_logprob: true``: ``meta_info`` triples.
+
+``meta_info`` holds ``input_token_logprobs`` and ``output_token_logprobs`` as ``[logprob,
+token_id, text]`` triples (text is null unless ``return_text_in_logprobs: true``; the first
+input logprob is null), and with ``top_logprobs_num: K`` the ``input_top_logprobs`` /
+``output_top_logprobs``: per position null or a list of such triples. Source:
+sgl-project/sglang ``python/sglang/srt/managers/tokenizer_manager.py``
+(``detokenize_logprob_tokens``, ``detokenize_top_logprobs_tokens``) and
+``docs/references/sampling_params.md`` (the request fields). A token given only by its id is
+written ``token_id:N`` (flagged ``no_text``); ``tokenizer=`` gives its text.
+"""
+
+from __future__ import annotations
+
+from ...records.trace import Trace
+from .assemble import build_trace
+from .errors import (
+    LOGPROB_SLACK,
+    NEG_INF_SENTINEL,
+    LogprobFormatError,
+    describe,
+    expect_dict,
+    expect_int,
+    expect_list,
+    expect_str,
+    logprob_at,
+)
+from .position import Alternative, Token, rank_by_id
+
+__all__ = ["sglang_trace", "is_sglang"]
+
+
+def is_sglang(data) -> bool:
+    return isinstance(data, dict) and isinstance(data.get("meta_info"), dict)
+
+
+def _triple(value, path: str, *, optional_logprob: bool = False) -> tuple[float, int, str]:
+    if type(value) is list and len(value) == 3:  # the common case, checked without building error paths
+        logprob, token_id, text = value
+        if type(logprob) is float and NEG_INF_SENTINEL < logprob <= LOGPROB_SLACK and type(token_id) is int:
+            if type(text) is str:
+                return logprob, token_id, text
+            if text is None:
+                return logprob, token_id, f"token_id:{token_id}"
+    if not isinstance(value, list) or len(value) < 2:
+        raise LogprobFormatError(path, f"expected a [logprob, token_id, text] triple, got {describe(value)}")
+    logprob = logprob_at(value[0], f"{path}[0]", optional=optional_logprob)
+    token_id = expect_int(value[1], f"{path}[1]")
+    text = expect_str(value[2] if len(value) > 2 else None, f"{path}[2]", optional=True)
+    return logprob, token_id, text if text is not None else f"token_id:{token_id}"
+
+
+def _section(meta_info: dict, part: str) -> list[Token]:
+    chosen_key, top_key = f"{part}_token_logprobs", f"{part}_top_logprobs"
+    rows = expect_list(meta_info.get(chosen_key) or [], f"meta_info.{chosen_key}")
+    tops = meta_info.get(top_key)
+    tops = None if tops is None else expect_list(tops, f"meta_info.{top_key}")
+    if tops is not None and len(tops) != len(rows):
+        raise LogprobFormatError(f"meta_info.{top_key}", f"has {len(tops)} rows for {len(rows)} tokens")
+    out = []
+    for i, value in enumerate(rows):
+        logprob, token_id, text = _triple(value, f"meta_info.{chosen_key}[{i}]", optional_logprob=part == "input")
+        tok = Token(text, id=token_id, logprob=logprob)
+        if tops is not None and tops[i] is not None:
+            alternatives = []
+            for j, alt in enumerate(expect_list(tops[i], f"meta_info.{top_key}[{i}]")):
+                a_logprob, a_id, a_text = _triple(alt, f"meta_info.{top_key}[{i}][{j}]")
+                alternatives.append(Alternative(a_text, a_logprob, id=a_id))
+            tok.alternatives = alternatives
+        out.append(tok)
+    return out
+
+
+def sglang_trace(data: dict, *, top_logprobs: int | None = None, table=None, index: int = 0) -> Trace:
+    """A trace from one ``/generate`` answer (``{text, meta_info}``)."""
+    data = expect_dict(data, "", "an SGLang /generate answer")
+    meta_info = expect_dict(data.get("meta_info"), "meta_info")
+    prompt = _section(meta_info, "input")
+    generated = _section(meta_info, "output")
+    if not prompt and not generated:
+        raise LogprobFormatError("meta_info", "has no token logprobs: request them with return_logprob=true "
+                                              "(and top_logprobs_num=K for alternatives)")
+    k = top_logprobs if top_logprobs is not None else max((len(t.alternatives) for t in prompt + generated),
+                                                          default=0)
+    for tok in prompt + generated:
+        if tok.alternatives:
+            rank_by_id(tok, k)
+    finish = meta_info.get("finish_reason")
+    meta = {
+        "source": "sglang",
+        "server": "sglang",
+        "format": "sglang.generate",
+        "id": meta_info.get("id") if isinstance(meta_info.get("id"), str) else None,
+        "text": data.get("text") if isinstance(data.get("text"), str) else None,
+        "finish_reason": finish.get("type") if isinstance(finish, dict) else finish,
+        "top_logprobs": k,
+        "choice": index,
+    }
+    return build_trace([(prompt, "decoded"), (generated, "decoded")], prompt_len=len(prompt), meta=meta, table=table)

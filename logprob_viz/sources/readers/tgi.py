@@ -1,0 +1,121 @@
+"""Hugging Face Text Generation Inference (TGI): ``/generate`` ``details`` and ``/generate_stream`` events.
+
+``/generate`` with ``parameters: {details: true, decoder_input_details: true, top_n_tokens: K}``
+answers ``{generated_text, details: {finish_reason, generated_tokens, seed, prefill: [{id, text,
+logprob}], tokens: [{id, text, logprob, special}], top_tokens: [[{id, text, logprob, special}]],
+best_of_sequences}}``; the first prefill token's logprob is null. ``/generate_stream`` sends one
+SSE event per token: ``{index, token, top_tokens, generated_text, details}`` (the text and the
+details on the last event only). Schema: TGI's ``docs/openapi.json`` (``GenerateResponse``,
+``Details``, ``PrefillToken``, ``Token``, ``StreamResponse``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from ...records.trace import Trace
+from .assemble import build_trace
+from .errors import (
+    LOGPROB_SLACK,
+    NEG_INF_SENTINEL,
+    LogprobFormatError,
+    expect_dict,
+    expect_int,
+    expect_list,
+    expect_str,
+    logprob_at,
+)
+from .position import Alternative, Token, rank_by_id
+
+__all__ = ["tgi_trace", "is_tgi", "is_tgi_stream"]
+
+NAN = math.nan
+
+
+def is_tgi(data) -> bool:
+    return isinstance(data, dict) and isinstance(data.get("details"), dict) and "generated_text" in data
+
+
+def is_tgi_stream(data) -> bool:
+    return isinstance(data, list) and bool(data) and all(
+        isinstance(e, dict) and "token" in e and "generated_text" in e for e in data)
+
+
+def _token(entry, path: str, *, optional_logprob: bool = False) -> Token:
+    if _plain(entry):
+        return Token(entry.get("text"), None, entry["id"], entry["logprob"])
+    entry = expect_dict(entry, path, "a token object (id, text, logprob)")
+    return Token(expect_str(entry.get("text"), f"{path}.text", optional=True),
+                 id=expect_int(entry.get("id"), f"{path}.id", optional=True),
+                 logprob=logprob_at(entry.get("logprob"), f"{path}.logprob", optional=optional_logprob))
+
+
+def _plain(entry) -> bool:
+    """A well-formed token object (checked without building an error path)."""
+    if type(entry) is not dict:
+        return False
+    value, text = entry.get("logprob"), entry.get("text")
+    return type(entry.get("id")) is int and type(value) is float and NEG_INF_SENTINEL < value <= LOGPROB_SLACK \
+        and (text is None or type(text) is str)
+
+
+def _alternatives(row, path: str) -> list:
+    if type(row) is list and all(map(_plain, row)):  # tuples in Alternative's field order
+        return [(e.get("text"), e["logprob"], e["id"], None, 0, NAN) for e in row]
+    out = []
+    for j, entry in enumerate(expect_list(row, path)):
+        tok = _token(entry, f"{path}[{j}]")
+        out.append(Alternative(tok.raw, tok.logprob, id=tok.id))
+    return out
+
+
+def _from_stream(events: list) -> dict:
+    """Stream events as one ``/generate`` response."""
+    tokens, tops, text, details = [], [], None, {}
+    for n, event in enumerate(events):
+        event = expect_dict(event, f"event {n}", "a /generate_stream event")
+        tokens.append(event.get("token"))
+        tops.append(event.get("top_tokens") or [])
+        if event.get("generated_text") is not None:
+            text = event["generated_text"]
+        if isinstance(event.get("details"), dict):
+            details = dict(event["details"])
+    details.update(tokens=tokens, top_tokens=tops if any(tops) else None)
+    return {"generated_text": text, "details": details, "stream_events": len(events)}
+
+
+def tgi_trace(data, *, top_logprobs: int | None = None, table=None) -> Trace:
+    """A trace from a ``/generate`` response with details (a dict) or ``/generate_stream`` events (a list)."""
+    if isinstance(data, list):
+        data = _from_stream(data)
+    data = expect_dict(data, "", "a TGI /generate response")
+    details = expect_dict(data.get("details"), "details", "an object (request details=true)")
+    prefill = [_token(e, f"details.prefill[{i}]", optional_logprob=True)
+               for i, e in enumerate(expect_list(details.get("prefill") or [], "details.prefill"))]
+    generated = [_token(e, f"details.tokens[{i}]")
+                 for i, e in enumerate(expect_list(details.get("tokens") or [], "details.tokens"))]
+    tops = details.get("top_tokens")
+    if tops is not None:
+        tops = expect_list(tops, "details.top_tokens")
+        if len(tops) != len(generated):
+            raise LogprobFormatError("details.top_tokens", f"has {len(tops)} rows for {len(generated)} tokens")
+        for i, (tok, row) in enumerate(zip(generated, tops, strict=True)):
+            tok.alternatives = _alternatives(row or [], f"details.top_tokens[{i}]")
+    k = top_logprobs if top_logprobs is not None else max((len(t.alternatives) for t in generated), default=0)
+    for tok in generated:
+        if tok.alternatives:
+            rank_by_id(tok, k)
+    best_of = details.get("best_of_sequences")
+    meta = {
+        "source": "tgi",
+        "server": "tgi",
+        "format": "tgi.generate_stream" if "stream_events" in data else "tgi.generate",
+        "text": data.get("generated_text") if isinstance(data.get("generated_text"), str) else None,
+        "finish_reason": details.get("finish_reason"),
+        "seed": details.get("seed"),
+        "top_logprobs": k,
+        "stream_chunks": data.get("stream_events"),
+        "best_of_sequences": len(best_of) if isinstance(best_of, list) else None,
+    }
+    return build_trace([(prefill, "decoded"), (generated, "decoded")], prompt_len=len(prefill), meta=meta,
+                       table=table)

@@ -1,0 +1,92 @@
+"""Static HTML of a comparison, for where no widget manager runs the compare view.
+
+nbconvert's HTML export of a notebook without saved widget state, notebook viewers, and a
+notebook opened without a kernel show a notebook output's ``text/html`` instead of the widget.
+This is that HTML: the header (bits per byte, perplexity) and each row's tokens coloured by
+probability, with no script. Every token text goes through ``html.escape``: it is data, not markup.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+from ..records.tokens import split_groups
+
+__all__ = ["comparison_html", "with_html_fallback"]
+
+# viridis, dark (p = 0) to bright (p = 1), as the live view colours a row
+_VIRIDIS = [
+    (68, 1, 84), (72, 40, 120), (62, 74, 137), (49, 104, 142), (38, 130, 142),
+    (31, 158, 137), (53, 183, 121), (109, 205, 89), (180, 222, 44), (253, 231, 37),
+]
+MAX_COLOURED_TOKENS = 20_000  # beyond it the rows are plain text: each coloured token costs ~90 bytes of HTML
+
+
+def _viridis(p: float) -> tuple[int, int, int]:
+    x = min(1.0, max(0.0, p)) * (len(_VIRIDIS) - 1)
+    lo = int(x)
+    hi = min(lo + 1, len(_VIRIDIS) - 1)
+    f = x - lo
+    return tuple(round(a + (b - a) * f) for a, b in zip(_VIRIDIS[lo], _VIRIDIS[hi], strict=True))
+
+
+def _ink(rgb) -> str:
+    # black or white text, whichever contrasts more (WCAG relative luminance)
+    def lin(c):
+        s = c / 255
+        return s / 12.92 if s <= 0.04045 else ((s + 0.055) / 1.055) ** 2.4
+
+    lum = 0.2126 * lin(rgb[0]) + 0.7152 * lin(rgb[1]) + 0.0722 * lin(rgb[2])
+    return "#000" if (lum + 0.05) / 0.05 > 1.05 / (lum + 0.05) else "#fff"
+
+
+def _num(x: float, digits: int) -> str:
+    return "?" if not math.isfinite(x) else f"{x:.{digits}f}"
+
+
+def comparison_html(cmp) -> str:
+    """The comparison as a static HTML fragment: header table and one coloured row per trace."""
+    bpb, ppl = cmp.bits_per_byte(), cmp.perplexity()
+    colour = sum(len(tr) for tr in cmp.traces) <= MAX_COLOURED_TOKENS
+    out = ['<div class="lvc-static" style="font-family: var(--jp-ui-font-family, sans-serif); font-size: 13px">']
+    out.append("<table><tr><th>label</th><th>bits / byte</th><th>perplexity</th><th>tokens</th></tr>")
+    for label, tr in zip(cmp.labels, cmp.traces, strict=True):
+        out.append(
+            f"<tr><td>{html.escape(label)}</td><td>{_num(bpb[label], 4)}</td>"
+            f"<td>{_num(ppl[label], 2)}</td><td>{len(tr)}</td></tr>"
+        )
+    out.append("</table>")
+    mono = "font-family: var(--jp-code-font-family, monospace); white-space: pre-wrap; overflow-wrap: anywhere"
+    for label, tr in zip(cmp.labels, cmp.traces, strict=True):
+        out.append(f'<div style="margin-top: 6px"><b>{html.escape(label)}</b><div style="{mono}">')
+        if not colour:
+            out.append(html.escape(tr.text))
+        else:
+            shown = list(tr.tokens)
+            for start, _, run in split_groups(tr.token_bytes):  # a split character whole, on its last piece
+                shown[start : start + len(run)] = run
+            for text, lp in zip(shown, tr.logprobs.tolist(), strict=True):
+                if math.isnan(lp):
+                    out.append(f'<span style="outline: 1px dashed #888">{html.escape(text)}</span>')
+                    continue
+                rgb = _viridis(math.exp(lp))
+                out.append(
+                    f'<span style="background: rgb{rgb}; color: {_ink(rgb)}" title="logprob {lp:.3f}">'
+                    f"{html.escape(text)}</span>"
+                )
+        out.append("</div></div>")
+    if not cmp.same_text:
+        where = f"The texts differ from byte {cmp.common_prefix}; the first {cmp.shared_bytes} bytes are aligned."
+        out.append(f"<p>{where}</p>")
+    out.append("</div>")
+    return "".join(out)
+
+
+def with_html_fallback(bundle, fragment: str):
+    """A widget's mime bundle (anywidget's (data, metadata) tuple or a dict) with ``text/html`` added."""
+    if bundle is None:
+        return None
+    data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
+    data = {**data, "text/html": fragment}
+    return (data, metadata) if isinstance(bundle, tuple) else data

@@ -1,0 +1,206 @@
+"""The compare view: traces aligned by bytes, one heatmap row per trace (`lv.CompareView`).
+
+Hovering an aligned span highlights it in every row and lists each row's tokens in it with
+their alternatives side by side; the "difference" colour mode colours each span by the logprob
+difference between two chosen rows. The frontend is ``js/compare/``, bundled into
+``logprob_viz/views/static/compare.js``. Arrays cross as binary buffers; texts as UTF-8 blobs.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import anywidget
+import numpy as np
+import traitlets as t
+
+from ..records.comparison import Comparison
+from ..records.tokens import split_groups
+
+__all__ = ["CompareView", "encode_comparison"]
+
+_BUNDLE = Path(__file__).parent / "static" / "compare.js"
+MAX_ROWS = 8  # more rows than this do not fit a notebook cell side by side
+_MISSING_BUNDLE = (
+    "The compare view's JavaScript bundle is missing: {path}. In a source checkout, build it with "
+    "`npm install && npm run build` in js/ (or `pip install -e .`), then restart the kernel."
+)
+
+
+def _u4(values) -> memoryview:
+    return memoryview(np.ascontiguousarray(values, dtype="<u4")).cast("B")
+
+
+def _i4(values) -> memoryview:
+    return memoryview(np.ascontiguousarray(values, dtype="<i4")).cast("B")
+
+
+def _f4(values) -> memoryview:
+    return memoryview(np.ascontiguousarray(values, dtype="<f4")).cast("B")
+
+
+def _texts(texts: list[str]) -> tuple[bytes, memoryview]:
+    """Texts as one UTF-8 blob and offsets [len + 1]: text e is blob[offsets[e]:offsets[e + 1]]."""
+    encoded = [s.encode("utf-8", errors="surrogatepass") for s in texts]
+    offsets = np.concatenate([[0], np.cumsum([len(b) for b in encoded], dtype=np.int64)])
+    return b"".join(encoded), _u4(offsets)
+
+
+def _encode_row(trace, span_of: np.ndarray) -> dict:
+    counts = [len(row) for row in trace.top_tokens]
+    alt_start = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])  # (N + 1,)
+    alt_texts = [a for row in trace.top_tokens for a in row]
+    has = np.arange(trace.k) < np.asarray(counts, dtype=np.int64)[:, None]  # (N, K)
+    text, offsets = _texts(trace.tokens)
+    alt_text, alt_offsets = _texts(alt_texts)
+    # a character split across tokens is shown whole in the row, on the token that completes it
+    groups = split_groups(trace.token_bytes)
+    split_tokens = [i for start, end, _ in groups for i in range(start, end)]
+    split_text, split_offsets = _texts([shown for _, _, run in groups for shown in run])
+    return {
+        "n": len(trace),
+        "text": text,
+        "text_offsets": offsets,
+        "logprobs": _f4(trace.logprobs),
+        "ranks": _i4(trace.ranks),
+        "span_of": _i4(span_of),
+        "alt_start": _u4(alt_start),
+        "alt_text": alt_text,
+        "alt_offsets": alt_offsets,
+        "alt_logprobs": _f4(trace.top_logprobs[has]),
+        "split_tokens": _i4(split_tokens),
+        "split_text": split_text,
+        "split_offsets": split_offsets,
+    }
+
+
+def encode_comparison(cmp: Comparison) -> dict:
+    """The `_payload` trait: spans and rows as binary buffers (little-endian).
+
+    ``span_starts``/``span_ends`` (uint32 [S]), ``span_logprobs`` (float32 [R*S], row by row, NaN
+    unknown), ``span_text`` + ``span_text_offsets``; ``rows``: per trace its token texts (blob +
+    offsets), ``logprobs``, ``ranks``, ``span_of`` (int32, -1 in the tail) and its alternatives
+    flattened (``alt_start`` [N + 1] says where each token's begin); ``split_tokens`` (int32) and
+    ``split_text``: the tokens of characters split across tokens and what each completes
+    (`logprob_viz.records.tokens.split_groups`), so the row shows the character whole.
+    """
+    span_text, span_offsets = _texts(cmp.span_texts)
+    return {
+        "n_rows": len(cmp.traces),
+        "n_spans": len(cmp),
+        "span_starts": _u4(cmp.span_starts),
+        "span_ends": _u4(cmp.span_ends),
+        "span_logprobs": _f4(cmp.span_logprobs.reshape(-1)),
+        "span_text": span_text,
+        "span_text_offsets": span_offsets,
+        "rows": [_encode_row(tr, cmp.token_spans(i)) for i, tr in enumerate(cmp.traces)],
+    }
+
+
+def _finite_or_none(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+class CompareView(anywidget.AnyWidget):
+    """Two to eight traces aligned by bytes, one heatmap row each.
+
+    Parameters
+    ----------
+    comparison : Comparison or list of Trace
+        What to show; a list is compared first (``labels=`` is passed on).
+    **kwargs
+        Trait values, e.g. ``color_mode="difference", diff_rows=[0, 2]``.
+
+    Attributes
+    ----------
+    selected : int
+        The pinned span's index, -1 for none (click a span; Escape releases it).
+    color_mode : str
+        ``"probability"``: each row's tokens by their own probability; ``"difference"``: each
+        span by logprob(row a) − logprob(row b), on a diverging colour-blind-safe scale.
+    diff_rows : [int, int]
+        The rows a and b of the difference mode.
+    diff_range : float
+        The difference (nats) drawn at full colour; larger ones are clamped.
+    labels, bits_per_byte, perplexity, n_spans, shared_bytes, same_text
+        Read-only summaries for the header.
+    """
+
+    if _BUNDLE.is_file():
+        _esm = _BUNDLE
+
+    _payload = t.Dict().tag(sync=True)
+    labels = t.List(t.Unicode()).tag(sync=True)
+    bits_per_byte = t.List(t.Float(allow_none=True)).tag(sync=True)
+    perplexity = t.List(t.Float(allow_none=True)).tag(sync=True)
+    n_tokens = t.List(t.Int()).tag(sync=True)
+    n_spans = t.Int(0).tag(sync=True)
+    shared_bytes = t.Int(0).tag(sync=True)
+    same_text = t.Bool(True).tag(sync=True)
+    selected = t.Int(-1).tag(sync=True)
+    color_mode = t.Enum(("probability", "difference"), default_value="probability").tag(sync=True)
+    diff_rows = t.List(t.Int(), default_value=[0, 1], minlen=2, maxlen=2).tag(sync=True)
+    diff_range = t.Float(4.0).tag(sync=True)
+
+    def __init__(self, comparison, labels=None, **kwargs) -> None:
+        if not hasattr(type(self), "_esm"):
+            raise FileNotFoundError(_MISSING_BUNDLE.format(path=_BUNDLE))
+        if not isinstance(comparison, Comparison):
+            from ..records.comparison import compare
+
+            comparison = compare(comparison, labels=labels)
+        rows = len(comparison.traces)
+        if rows > MAX_ROWS:
+            raise ValueError(f"the compare view shows 2 to {MAX_ROWS} traces, got {rows}; compare fewer at a time")
+        bpb, ppl = comparison.bits_per_byte(), comparison.perplexity()
+        super().__init__(
+            _payload=encode_comparison(comparison),
+            labels=comparison.labels,
+            bits_per_byte=[_finite_or_none(bpb[x]) for x in comparison.labels],
+            perplexity=[_finite_or_none(ppl[x]) for x in comparison.labels],
+            n_tokens=[len(tr) for tr in comparison.traces],
+            n_spans=len(comparison),
+            shared_bytes=comparison.shared_bytes,
+            same_text=comparison.same_text,
+            **kwargs,
+        )
+        self._comparison = comparison
+
+    @property
+    def comparison(self) -> Comparison:
+        """The comparison on show."""
+        return self._comparison
+
+    @t.validate("selected")
+    def _check_selected(self, proposal):
+        value, n = proposal["value"], self.n_spans
+        if not -1 <= value < max(n, 0):
+            raise t.TraitError(f"selected must be -1 (none) or a span index between 0 and {n - 1}, got {value}")
+        return value
+
+    @t.validate("diff_rows")
+    def _check_diff_rows(self, proposal):
+        a, b = proposal["value"]
+        rows = len(self.labels) or MAX_ROWS
+        if not (0 <= a < rows and 0 <= b < rows and a != b):
+            raise t.TraitError(f"diff_rows must be two different row indices between 0 and {rows - 1}, got {[a, b]}")
+        return [a, b]
+
+    @t.validate("diff_range")
+    def _check_diff_range(self, proposal):
+        value = proposal["value"]
+        if not (math.isfinite(value) and value > 0):
+            raise t.TraitError(f"diff_range must be a positive number of nats, got {value}")
+        return value
+
+    def _repr_mimebundle_(self, **kwargs):
+        # The live view where a widget manager renders it; elsewhere (nbconvert's HTML, viewers)
+        # a static HTML copy: the header and the coloured rows, no script.
+        from .compare_html import comparison_html, with_html_fallback
+
+        return with_html_fallback(super()._repr_mimebundle_(**kwargs), comparison_html(self._comparison))
+
+    def __repr__(self) -> str:
+        cmp = getattr(self, "_comparison", None)
+        return f"CompareView({cmp!r})" if cmp is not None else object.__repr__(self)

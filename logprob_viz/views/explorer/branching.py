@@ -1,0 +1,116 @@
+"""The explorer's branches, free of widgets: fork points, labels, and a token appended by hand.
+
+Plain Python over `Trace` and `Tree` objects, so it can be tested without a notebook.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...records.trace import Trace
+
+__all__ = ["as_trace", "parents_of", "fork_position", "visible", "branch_label", "append_row"]
+
+
+def as_trace(node) -> Trace:
+    """A tree node as a Trace (nodes are traces; a node object holding one also works)."""
+    if isinstance(node, Trace):
+        return node
+    trace = getattr(node, "trace", None)
+    if isinstance(trace, Trace):
+        return trace
+    raise TypeError(f"expected a Trace (a tree node), got {type(node).__name__}")
+
+
+def parents_of(tree) -> dict[int, object]:
+    """{id(child): parent} over the whole tree, from `tree.children`."""
+    parents: dict[int, object] = {}
+    for node in tree.nodes:
+        for child in tree.children(node):
+            parents[id(child)] = node
+    return parents
+
+
+def fork_position(parent: Trace, child: Trace) -> int:
+    """The first position where `child` differs from `parent` (by token id, by bytes where ids are unknown).
+
+    ``len(parent)`` when the child only extends it, ``len(child)`` when it is a prefix of the parent.
+    """
+    n = min(len(parent), len(child))
+    a, b = np.asarray(parent.token_ids[:n]), np.asarray(child.token_ids[:n])
+    known = (a >= 0) & (b >= 0)
+    differ = np.where(known, a != b, [parent.token_bytes[i] != child.token_bytes[i] for i in range(n)])
+    hits = np.flatnonzero(differ)
+    return int(hits[0]) if hits.size else n
+
+
+def visible(token: str, limit: int = 40) -> str:
+    """A token's text with its whitespace made visible (for button and list labels, which are plain text)."""
+    shown = token.replace("\n", "⏎").replace("\t", "⇥").replace(" ", "␣")
+    shown = "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in shown)
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
+def _words(trace: Trace, start: int, limit: int = 48) -> str:
+    text = "".join(trace.tokens[start : start + 12]).replace("\n", " ⏎ ")
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def branch_label(number: int, trace: Trace, fork: int | None, prompt_len: int) -> str:
+    """One line of the branch list: its number, perplexity, and where and how it differs from its parent.
+
+    The perplexity is over everything after the root's prompt (`prompt_len`), so branches compare.
+    """
+    ppl = trace[prompt_len:].perplexity() if len(trace) > prompt_len else math.nan
+    head = f"#{number}  ppl {ppl:.2f}" if math.isfinite(ppl) else f"#{number}  ppl –"
+    if fork is None:
+        return f"{head}  root: {_words(trace, trace.prompt_len) or '(prompt only)'}"
+    return f"{head}  at {fork}: {_words(trace, fork)}"
+
+
+def append_row(trace: Trace, scored: Trace, index: int) -> Trace:
+    """`trace` with row `index` of `scored` (the runner's record of the next token) appended.
+
+    Used when a person picks the next token by hand: the runner scores the text with the chosen
+    token added, and its record of that token (logprob, rank, entropy, alternatives) is appended.
+    The appended row has no processed logprobs (nothing was sampled).
+    """
+    k = max(trace.k, scored.k)
+
+    def widen(m, fill, dtype):
+        m = np.asarray(m, dtype=dtype)
+        return np.pad(m, ((0, 0), (0, k - m.shape[1])), constant_values=fill) if m.shape[1] < k else m
+
+    row = scored[index : index + 1]
+    processed = {}
+    if trace.processed_logprobs is not None:
+        processed = {
+            "processed_logprobs": np.concatenate([trace.processed_logprobs, [np.nan]]),
+            "processed_top_logprobs": np.concatenate(
+                [widen(trace.processed_top_logprobs, -np.inf, np.float32), np.full((1, k), -np.inf, np.float32)]
+            ),
+        }
+    if trace.vocab is not None and trace.vocab is scored.vocab:
+        alternatives = {"vocab": trace.vocab}  # texts read by id from the runner's shared table
+    else:
+        alternatives = {"top_tokens": [list(r) for r in trace.top_tokens] + [list(r) for r in row.top_tokens]}
+    return Trace(
+        tokens=list(trace.tokens) + list(row.tokens),
+        token_bytes=list(trace.token_bytes) + list(row.token_bytes),
+        token_ids=np.concatenate([trace.token_ids, row.token_ids]),
+        logprobs=np.concatenate([trace.logprobs, row.logprobs]),
+        ranks=np.concatenate([trace.ranks, row.ranks]),
+        entropy=np.concatenate([trace.entropy, row.entropy]),
+        top_logprobs=np.concatenate(
+            [widen(trace.top_logprobs, -np.inf, np.float32), widen(row.top_logprobs, -np.inf, np.float32)]
+        ),
+        top_ids=np.concatenate([widen(trace.top_ids, -1, np.int32), widen(row.top_ids, -1, np.int32)]),
+        flags=[list(f) for f in trace.flags] + [list(f) for f in row.flags],
+        prompt_len=trace.prompt_len,
+        meta={**trace.meta, "manual_steps": int(trace.meta.get("manual_steps", 0)) + 1},
+        **alternatives,
+        **processed,
+    )

@@ -1,0 +1,154 @@
+"""The explorer's controls: prompt, sampling settings, the buttons and the status line (ipywidgets).
+
+Plain ipywidgets, so they render in JupyterLab, Notebook 7 and VS Code alike; the app
+(`app.py`) wires them to the runner. Nothing here touches a model.
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as w
+
+from .settings import SETTING_NAMES, Settings
+
+__all__ = ["Controls", "NO_KERNEL_NOTE"]
+
+NO_KERNEL_NOTE = (
+    "Generate, Next token, Stop and Branch run the model in this notebook's kernel: "
+    "in a copy without a running kernel they do nothing; run the cell again to use them."
+)
+
+_LABEL = {"description_width": "initial"}
+
+
+class Controls:
+    """The widgets of the explorer's top bar. ``settings()`` reads them into a `Settings`."""
+
+    def __init__(self, prompt: str, settings: Settings, chat_available: bool) -> None:
+        self.prompt = w.Textarea(
+            value=prompt,
+            placeholder="Type a prompt, then Generate (or Next token to choose tokens yourself)",
+            layout=w.Layout(width="100%", height="4.5em"),
+        )
+        self.chat = w.Checkbox(
+            value=settings.chat and chat_available,
+            description="chat messages",
+            indent=False,
+            disabled=not chat_available,
+            tooltip="wrap the prompt as [{'role': 'user', 'content': prompt}] with the model's chat template",
+            layout=w.Layout(width="auto", margin="0 0 0 1em"),
+        )
+        self.temperature = w.FloatSlider(
+            value=settings.temperature,
+            min=0.0,
+            max=2.0,
+            step=0.05,
+            description="temperature",
+            style=_LABEL,
+            tooltip="0 is greedy",
+            continuous_update=True,
+            readout_format=".2f",
+        )
+        self.top_p = w.FloatSlider(
+            value=settings.top_p,
+            min=0.05,
+            max=1.0,
+            step=0.05,
+            description="top-p",
+            style=_LABEL,
+            readout_format=".2f",
+        )
+        self.top_k = w.BoundedIntText(
+            value=settings.top_k, min=0, max=1_000_000, description="top-k", style=_LABEL, layout=w.Layout(width="9em")
+        )
+        self.max_new_tokens = w.BoundedIntText(
+            value=settings.max_new_tokens,
+            min=1,
+            max=100_000,
+            description="max new tokens",
+            style=_LABEL,
+            layout=w.Layout(width="13em"),
+        )
+        self.top_logprobs = w.BoundedIntText(
+            value=settings.top_logprobs,
+            min=1,
+            max=100,
+            description="top_logprobs",
+            style=_LABEL,
+            layout=w.Layout(width="12em"),
+        )
+        self.seed = w.IntText(value=settings.seed, description="seed", style=_LABEL, layout=w.Layout(width="9em"))
+
+        self.generate = w.Button(
+            description="Generate",
+            button_style="primary",
+            icon="play",
+            tooltip="generate from the prompt, streaming the tokens into the view",
+        )
+        self.next_token = w.Button(
+            description="Next token",
+            icon="step-forward",
+            tooltip="show the next token's distribution, then choose the token yourself",
+        )
+        self.stop = w.Button(
+            description="Stop", icon="stop", disabled=True, tooltip="stop generating; keeps what was generated"
+        )
+        self.status = w.HTML(value=_status_html("Ready: type a prompt, then Generate or Next token.", "info"))
+        # Always there, so a saved copy reopened without a kernel says why its buttons do nothing.
+        self.note = w.HTML(value=f'<small class="lv-explore-note">{html.escape(NO_KERNEL_NOTE)}</small>')
+
+        self.box = w.VBox(
+            [
+                w.HBox([self.prompt]),
+                w.HBox([self.temperature, self.top_p, self.top_k], layout=w.Layout(flex_flow="row wrap")),
+                w.HBox(
+                    [self.max_new_tokens, self.top_logprobs, self.seed, self.chat],
+                    layout=w.Layout(flex_flow="row wrap", align_items="center"),
+                ),
+                w.HBox([self.generate, self.next_token, self.stop]),
+                self.status,
+                self.note,
+            ]
+        )
+
+    def settings(self) -> Settings:
+        return Settings(
+            temperature=float(self.temperature.value),
+            top_p=float(self.top_p.value),
+            top_k=int(self.top_k.value),
+            max_new_tokens=int(self.max_new_tokens.value),
+            top_logprobs=int(self.top_logprobs.value),
+            seed=int(self.seed.value),
+            chat=bool(self.chat.value),
+        )
+
+    def running(self, busy: bool) -> None:
+        """Buttons while a job runs: only Stop is pressable."""
+        self.generate.disabled = busy
+        self.next_token.disabled = busy
+        self.stop.disabled = not busy
+
+    def say(self, message: str, kind: str = "info") -> None:
+        """Show `message` in the status line; kind "error" shows it as an error."""
+        self.status.value = _status_html(message, kind)
+
+
+_COLOURS = {"info": "inherit", "note": "var(--jp-ui-font-color2, #666)", "error": "var(--jp-error-color1, #c62828)"}
+
+
+def _status_html(message: str, kind: str) -> str:
+    # The message can hold token text or an exception's words: escaped, never markup.
+    colour = _COLOURS.get(kind, "inherit")
+    role = ' role="alert"' if kind == "error" else ""
+    return f'<div class="lv-explore-status lv-explore-{kind}"{role} style="color:{colour}">{html.escape(message)}</div>'
+
+
+def settings_from(kwargs: dict) -> Settings:
+    """`lv.explore(**settings)` as a Settings; an unknown name is a TypeError listing the known ones."""
+    unknown = sorted(set(kwargs) - set(SETTING_NAMES))
+    if unknown:
+        raise TypeError(f"lv.explore() got unknown settings {unknown}; the settings are {', '.join(SETTING_NAMES)}")
+    settings = Settings(**kwargs)
+    settings.check()
+    return settings

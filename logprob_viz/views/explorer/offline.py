@@ -1,0 +1,61 @@
+"""The explorer without a kernel: every branch of its tree as self-contained HTML views.
+
+``offline_html`` is the app's ``text/html`` output, which nbconvert's HTML and notebook viewers
+show where no widget manager renders the live app; ``offline_page`` is the same as one standalone
+page (``app.to_html(path)``). Each branch is the view's own offline fragment
+(`logprob_viz.views.page.html_fragment`: hover and pinning work, nothing goes back to Python), with a
+note that generating and branching need the kernel.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from .branching import as_trace
+from .controls import NO_KERNEL_NOTE
+
+__all__ = ["offline_html", "offline_page"]
+
+PAGE_NOTE = (
+    "A saved copy of the explorer: hover and pin tokens here; generating and branching need lv.explore() in a notebook."
+)
+
+
+def offline_html(app, max_branches: int | None = 8, note: str = NO_KERNEL_NOTE) -> str:
+    """The app's branches (at most `max_branches`, None: all; root first) as HTML, labelled as in its list."""
+    from ..page import html_fragment
+
+    shown = f'<p class="lv-explore-note"><i>{html.escape(note)}</i></p>'
+    if app.tree is not None:
+        nodes = list(app.tree.nodes)
+    else:
+        nodes = [app.current] if app.current is not None else []
+    if not nodes:
+        return f"<div class='lv-explore-offline'>{shown}<p>(nothing generated yet)</p></div>"
+    labels = [label for label, _ in app.branches.select.options]
+    limit = len(nodes) if max_branches is None else max_branches
+    parts = [f"<div class='lv-explore-offline'>{shown}"]
+    for i, node in enumerate(nodes[:limit]):
+        label = labels[i] if i < len(labels) else f"#{i}"
+        parts.append(f"<h4 class='lv-explore-branch'>{html.escape(label)}</h4>{html_fragment(as_trace(node))}")
+    if len(nodes) > limit:
+        parts.append(f"<p>({len(nodes) - limit} more branches: save them with app.to_html() or tree.to_dict())</p>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def offline_page(app, path: str | Path | None = None) -> str:
+    """Every branch of the app as one standalone, offline HTML page; written to `path` if given."""
+    page = (
+        '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        # Nothing may load from the network; inline styles and scripts only (as export.to_html).
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
+        "<title>logprob_viz explorer</title>\n"
+        "<style>body { margin: 16px; font-family: system-ui, sans-serif; }</style>\n"
+        f"</head>\n<body>\n{offline_html(app, None, PAGE_NOTE)}\n</body>\n</html>\n"
+    )
+    if path is not None:
+        Path(path).write_text(page, encoding="utf-8")
+    return page

@@ -1,0 +1,26 @@
+"""The explorer's view: the LogprobView with fork points, and how it starts before any text exists."""
+
+from __future__ import annotations
+
+import traitlets as t
+
+from ...records.trace import Trace
+from ..logprob_view import LogprobView
+
+__all__ = ["ExplorerView", "empty_view"]
+
+
+class ExplorerView(LogprobView):
+    """The LogprobView with the explorer's fork points (token positions) marked in the text."""
+
+    forks = t.List(t.Int()).tag(sync=True)
+
+
+def empty_view() -> ExplorerView:
+    try:
+        view = ExplorerView(Trace(tokens=[]))
+    except (TypeError, ValueError):
+        # Views that cannot show zero tokens: a hidden one-token placeholder until the first trace.
+        view = ExplorerView(Trace(tokens=[" "], top_tokens=[[" "]], top_logprobs=[[0.0]]))
+    view.layout.display = "none"
+    return view

@@ -1,0 +1,326 @@
+"""The notebook widget: a trace's text as a heatmap of token probabilities, growing as it streams.
+
+`LogprobView(trace)` shows each token coloured by its probability; hovering a token shows a
+bar chart of the top-K alternatives the model weighed. The frontend is the esbuild bundle of
+``js/`` in ``logprob_viz/views/static``. What crosses to the browser is one trait, ``_payload``,
+written by the wire codec (`logprob_viz.views.codec`): a new trace is one message and one rebuild.
+
+A growing trace (``view.trace = longer`` where ``longer`` extends the trace on show, or
+``view.append(more)``) crosses as custom messages carrying only the new tokens, sent at least
+every ``BATCH_S`` while tokens arrive; once tokens stop for ``FOLD_S``, the whole trace is
+folded into ``_payload`` so that saved widget state holds every token (the browser, which
+already has them, does not rebuild).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import anywidget
+import numpy as np
+import traitlets as t
+
+from ..records.trace import Trace
+from .codec import append_start, encode_append, encode_trace, extends, flag_notes, json_safe, split_buffers, summary
+
+__all__ = ["LogprobView", "encode_trace"]
+
+logger = logging.getLogger(__name__)
+
+_STATIC = Path(__file__).parent / "static"
+_BUNDLE = _STATIC / "widget.js"
+_STYLES = _STATIC / "widget.css"
+
+_MISSING_BUNDLE = (
+    "The widget's JavaScript bundle is missing: {path}. In a source checkout, build it with "
+    "`npm install && npm run build` in js/ (or `pip install -e .`, which runs that build), then "
+    "restart the kernel. An installed wheel ships the bundle: reinstall with "
+    "`pip install --force-reinstall logprob-viz`."
+)
+
+BATCH_S = 0.1  # while tokens arrive, new ones reach the browser at least this often
+FOLD_S = 0.5  # this long without new tokens ends a stream: the whole trace goes into _payload
+
+_MODES = ("probability", "logprob", "entropy", "rank", "ratio")
+_MODE_ALIASES = {"surprisal": "logprob", "prob": "probability"}
+_PALETTES = ("viridis", "cividis", "magma")
+
+
+def _checked(trace) -> Trace:
+    if not isinstance(trace, Trace):
+        raise TypeError(
+            f"LogprobView shows a logprob_viz.Trace, got {type(trace).__name__}; "
+            "make one with lv.generate(...), lv.score(...) or lv.from_openai(...)"
+        )
+    return trace
+
+
+def _concat(head: Trace, tail: Trace) -> Trace:
+    """`head` followed by `tail` (generated tokens: `tail` has no prompt unless `head` is all prompt)."""
+    if tail.prompt_len and head.prompt_len != len(head):
+        raise ValueError(
+            f"cannot append a trace with a prompt of {tail.prompt_len} tokens after generated tokens; "
+            "append the generated part (trace.completion) or assign view.trace = the whole trace"
+        )
+    if (head.processed_logprobs is None) != (tail.processed_logprobs is None) and len(head) and len(tail):
+        raise ValueError("both traces must have processed logprobs (sampling settings) or neither")
+    k = max(head.k, tail.k)
+
+    def pad(a, fill):
+        return np.pad(a, ((0, 0), (0, k - a.shape[1])), constant_values=fill)
+
+    def cat(name, fill=None):
+        a, b = getattr(head, name), getattr(tail, name)
+        if fill is not None:
+            a, b = pad(a, fill), pad(b, fill)
+        return np.concatenate([a, b])
+
+    processed = head.processed_logprobs is not None or tail.processed_logprobs is not None
+    return Trace(
+        tokens=head.tokens + tail.tokens,
+        token_bytes=head.token_bytes + tail.token_bytes,
+        token_ids=cat("token_ids"),
+        logprobs=cat("logprobs"),
+        ranks=cat("ranks"),
+        entropy=cat("entropy"),
+        top_tokens=head.top_tokens + tail.top_tokens,
+        top_logprobs=cat("top_logprobs", -np.inf),
+        top_ids=cat("top_ids", -1),
+        processed_logprobs=cat("processed_logprobs") if processed else None,
+        processed_top_logprobs=cat("processed_top_logprobs", -np.inf) if processed else None,
+        flags=head.flags + tail.flags,
+        prompt_len=head.prompt_len + tail.prompt_len,
+        meta={**head.meta, **tail.meta},
+    )
+
+
+class LogprobView(anywidget.AnyWidget):
+    """A trace shown as a heatmap of token probabilities, with the alternatives on hover.
+
+    Parameters
+    ----------
+    trace : Trace
+        What to show. Assigning ``view.trace = other`` shows another trace; when ``other``
+        extends the trace on show (a stream's next snapshot), only the new tokens are sent.
+    **kwargs
+        Trait values, e.g. ``selected=5``.
+
+    Attributes
+    ----------
+    selected : int
+        The pinned token's index, -1 for none. Clicking a token pins it (and sets this trait);
+        arrow keys move it, Escape releases it; setting it from Python pins that token.
+    color_mode : str
+        What colours a token: ``"probability"``, ``"logprob"`` (surprisal, −logprob in nats;
+        ``"surprisal"`` is accepted), ``"entropy"``, ``"rank"`` (GLTR's buckets: top 1 / 10 /
+        100 / 1000) or ``"ratio"`` (p / p(top-1)).
+    color_range : list of two floats or None
+        The legend's [min, max] (values outside are clamped); None: the mode's default.
+    palette : str
+        ``"viridis"``, ``"cividis"`` or ``"magma"``: all perceptually uniform and colour-blind safe.
+    show_ids : bool
+        Show token ids in the alternatives chart.
+    n_tokens, k, prompt_len, perplexity, mean_logprob, mean_entropy, meta, flag_notes
+        Read-only summaries of the trace on show (None where unknown).
+    """
+
+    if _BUNDLE.is_file():
+        _esm = _BUNDLE
+    if _STYLES.is_file():
+        _css = _STYLES
+
+    _payload = t.Dict().tag(sync=True)  # logprob_viz.views.codec.encode_trace
+    selected = t.Int(-1).tag(sync=True)
+    color_mode = t.Unicode("probability").tag(sync=True)
+    color_range = t.List(t.Float(), default_value=None, allow_none=True, minlen=2, maxlen=2).tag(sync=True)
+    palette = t.Enum(_PALETTES, default_value="viridis").tag(sync=True)
+    show_ids = t.Bool(False).tag(sync=True)
+
+    _timer: threading.Timer | None = None  # the pending batch or fold of a stream
+
+    def __init__(self, trace: Trace, **kwargs) -> None:
+        if not hasattr(type(self), "_esm"):
+            raise FileNotFoundError(_MISSING_BUNDLE.format(path=_BUNDLE))
+        trace = _checked(trace)
+        self._trace = trace
+        self._trace_id = uuid.uuid4().hex
+        self._sent_n = len(trace)  # tokens the browser has (payload + appends)
+        self._last_send = 0.0
+        self._lock = threading.RLock()
+        # The payload in the constructor: the view opens with it in one message.
+        super().__init__(_payload=encode_trace(trace, self._trace_id), **kwargs)
+
+    # -- the trace -------------------------------------------------------------------------
+
+    @property
+    def trace(self) -> Trace:
+        """The trace on show (including tokens not yet sent)."""
+        return self._trace
+
+    @trace.setter
+    def trace(self, trace: Trace) -> None:
+        trace = _checked(trace)
+        with self._lock:
+            if len(trace) >= len(self._trace) and extends(trace, self._trace):
+                self._grow(trace)
+            else:
+                self._replace(trace)
+
+    def append(self, more: Trace) -> None:
+        """Show more tokens: `more` is either a longer trace that extends the one on show, or
+        the tokens that follow it (e.g. ``runner.generate(...)`` of a continuation's completion).
+        Only the new tokens cross to the browser."""
+        more = _checked(more)
+        with self._lock:
+            longer = more if len(more) >= len(self._trace) and extends(more, self._trace) else None
+            longer = longer or _concat(self._trace, more)
+            if extends(longer, self._trace):
+                self._grow(longer)
+            else:  # a wider K than the view's: the whole trace again
+                self._replace(longer)
+
+    def flush(self) -> None:
+        """Send the tokens not sent yet and put the whole trace into the saved state now."""
+        with self._lock:
+            self._cancel_timer()
+            self._send_pending()
+            self._fold()
+
+    def _replace(self, trace: Trace) -> None:
+        self._cancel_timer()
+        self._trace = trace
+        self._trace_id = uuid.uuid4().hex
+        self._sent_n = len(trace)
+        with self.hold_sync():
+            self.set_trait("selected", -1)  # the pinned index may not exist in the new trace
+            self.set_trait("_payload", encode_trace(trace, self._trace_id))
+
+    def _grow(self, trace: Trace) -> None:
+        self._trace = trace
+        if len(trace) == self._sent_n:
+            return
+        wait = self._last_send + BATCH_S - time.monotonic()
+        if wait <= 0:
+            self._send_pending()
+            self._arm(FOLD_S)
+        else:
+            self._arm(wait)
+
+    def _send_pending(self) -> None:
+        trace = self._trace
+        if len(trace) == self._sent_n:
+            return
+        start = append_start(trace, self._sent_n)
+        content, paths, buffers = split_buffers(encode_append(trace, start, self._trace_id))
+        self.send({"type": "append", "buffer_paths": paths, "payload": content}, buffers=buffers)
+        self._sent_n = len(trace)
+        self._last_send = time.monotonic()
+
+    def _fold(self) -> None:
+        if self._payload.get("n") != len(self._trace) or self._payload.get("id") != self._trace_id:
+            self.set_trait("_payload", encode_trace(self._trace, self._trace_id))
+
+    def _arm(self, delay: float) -> None:
+        self._cancel_timer()
+        self._timer = threading.Timer(delay, self._tick)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _tick(self) -> None:
+        # On the timer's thread: the kernel's IOPub socket takes messages from any thread.
+        with self._lock:
+            self._timer = None
+            try:
+                if len(self._trace) > self._sent_n:
+                    self._send_pending()
+                    self._arm(FOLD_S)
+                else:
+                    self._fold()
+            except Exception:  # noqa: BLE001 - a closed comm (the view was closed) ends the stream
+                logger.debug("the view's stream stopped", exc_info=True)
+
+    def close(self) -> None:
+        self._cancel_timer()
+        super().close()
+
+    # -- read-only summaries -----------------------------------------------------------------
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self._trace)
+
+    @property
+    def k(self) -> int:
+        return self._trace.k
+
+    @property
+    def prompt_len(self) -> int:
+        return self._trace.prompt_len
+
+    @property
+    def perplexity(self) -> float | None:
+        return summary(self._trace)["perplexity"]
+
+    @property
+    def mean_logprob(self) -> float | None:
+        return summary(self._trace)["mean_logprob"]
+
+    @property
+    def mean_entropy(self) -> float | None:
+        return summary(self._trace)["mean_entropy"]
+
+    @property
+    def meta(self) -> dict:
+        return json_safe(self._trace.meta)
+
+    @property
+    def flag_notes(self) -> dict[str, list[str]]:
+        """{token index: what the trace's source lost there, in words} (Trace.flags), sparse."""
+        return flag_notes(self._trace)
+
+    # -- checks --------------------------------------------------------------------------------
+
+    @t.validate("selected")
+    def _check_selected(self, proposal):
+        value = proposal["value"]
+        n = len(self._trace)
+        if not -1 <= value < max(n, 0):
+            raise t.TraitError(f"selected must be -1 (none) or a token index between 0 and {n - 1}, got {value}")
+        return value
+
+    @t.validate("color_mode")
+    def _check_color_mode(self, proposal):
+        value = _MODE_ALIASES.get(proposal["value"], proposal["value"])
+        if value not in _MODES:
+            raise t.TraitError(
+                f"color_mode must be one of {', '.join(_MODES)} (or 'surprisal'), got {proposal['value']!r}"
+            )
+        return value
+
+    @t.validate("color_range")
+    def _check_color_range(self, proposal):
+        value = proposal["value"]
+        if value is not None and not (math.isfinite(value[0]) and math.isfinite(value[1]) and value[0] < value[1]):
+            raise t.TraitError(f"color_range must be [min, max] with finite min < max, or None, got {value}")
+        return value
+
+    def _repr_mimebundle_(self, **kwargs):
+        # The live widget where a widget manager renders it; elsewhere (nbconvert's HTML,
+        # notebook viewers) the same view as self-contained HTML.
+        from .page import mimebundle_with_fallback
+
+        return mimebundle_with_fallback(self, super()._repr_mimebundle_(**kwargs))
+
+    def __repr__(self) -> str:
+        trace = getattr(self, "_trace", None)
+        return f"LogprobView({trace!r})" if trace is not None else object.__repr__(self)

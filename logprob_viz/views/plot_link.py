@@ -1,0 +1,171 @@
+"""A plotly figure linked to a view: clicking a point pins its token, pinning a token marks its point.
+
+`link(view, "surprisal")` (or a figure made by `logprob_viz.views.plots`) returns a `Link` that shows
+the view above the figure. The link lives in this small object, which observes the view's
+``selected`` trait (the pinned token's index) and the figure's click events; the view knows
+nothing about the figure. Point ``i`` of the figure's first trace stands for item ``i`` of the view
+(a token in a `LogprobView`, a span in a `CompareView`), which is how `plots` draws them.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+from .plots import PIN_NAME, plot, plot_comparison
+
+__all__ = ["Link", "link"]
+
+logger = logging.getLogger(__name__)
+
+_PLOTLYJS_SENT = False  # whether a linked figure's HTML of this kernel session carried plotly.js
+
+
+class Link:
+    """A view and a plotly ``FigureWidget`` kept in step (made by `link`).
+
+    Attributes
+    ----------
+    view : LogprobView or CompareView
+    figure : plotly.graph_objects.FigureWidget
+    """
+
+    def __init__(self, view, figure):
+        import plotly.graph_objects as go
+
+        if not hasattr(view, "selected") or not hasattr(view, "observe"):
+            raise TypeError(f"link joins a logprob_viz view (LogprobView or CompareView), got {type(view).__name__}")
+        if isinstance(figure, go.Figure):
+            figure = go.FigureWidget(figure)
+        if not isinstance(figure, go.FigureWidget):
+            raise TypeError(
+                f"link needs a plotly figure or a kind name such as 'surprisal', got {type(figure).__name__}"
+            )
+        if not figure.data:
+            raise ValueError("the figure has no data to link")
+        if figure.data[0].type == "histogram":
+            raise ValueError("a histogram's bars hold many tokens, so it cannot pin one; link a per-position figure "
+                             "('surprisal', 'entropy' or 'cumulative')")
+        self.view, self.figure = view, figure
+        self._points = figure.data[0]
+        self._pin = next((d for d in figure.data[1:] if d.name == PIN_NAME), None)
+        if self._pin is None:  # a figure made elsewhere: add the marker that shows the pinned point
+            figure.add_scatter(x=[], y=[], mode="markers", name=PIN_NAME, hoverinfo="skip", showlegend=False,
+                               marker={"size": 14, "symbol": "circle-open", "color": "#d55e00", "line": {"width": 3}})
+            self._pin = figure.data[-1]
+        self._points.on_click(self._clicked, append=True)
+        view.observe(self._pinned, names="selected")
+        self._pinned({"new": view.selected})
+
+    def _clicked(self, trace, points, state) -> None:
+        # plotly calls this for every trace of the figure; only a click on the points counts
+        if not points.point_inds:
+            return
+        i = int(points.point_inds[0])
+        n = _count(self.view)
+        if 0 <= i < n:
+            self.view.selected = i
+
+    def _pinned(self, change) -> None:
+        i = change["new"]
+        xs, ys = self._points.x, self._points.y
+        with self.figure.batch_update():
+            if i is None or i < 0 or xs is None or i >= len(xs) or ys is None or _nan(ys[i]):
+                self._pin.x, self._pin.y = [], []
+            else:
+                self._pin.x, self._pin.y = [xs[i]], [ys[i]]
+
+    @property
+    def pinned_point(self) -> int:
+        """The index of the point marked as pinned, -1 for none."""
+        xs = self._pin.x
+        if not xs:
+            return -1
+        return int(list(self._points.x).index(xs[0]))
+
+    def unlink(self) -> None:
+        """Stop keeping the view and the figure in step."""
+        self.view.unobserve(self._pinned, names="selected")
+        # plotly has no way to remove one click callback; keep the others the user added
+        callbacks = getattr(self._points, "_click_callbacks", [])
+        if self._clicked in callbacks:
+            callbacks.remove(self._clicked)
+
+    def widget(self):
+        """The view above the figure, as one ipywidgets box."""
+        import ipywidgets
+
+        return ipywidgets.VBox([self.view, self.figure])
+
+    def fallback_html(self) -> str:
+        """The view's static HTML and the figure's: what nbconvert's HTML shows.
+
+        plotly.js (≈4.5 MB, from plotly's package) is inlined in the first linked figure's HTML of a
+        kernel session only, as plotly's own notebook renderer does: later figures on the same page
+        use it from there.
+        """
+        global _PLOTLYJS_SENT
+        from .plots import figure_html
+
+        if hasattr(self.view, "comparison"):
+            from .compare_html import comparison_html
+
+            view_html = comparison_html(self.view.comparison)
+        else:
+            from .page import html_fragment
+
+            view_html = html_fragment(self.view)
+        figure = figure_html(self.figure, include_plotlyjs=not _PLOTLYJS_SENT)
+        _PLOTLYJS_SENT = True
+        return view_html + figure
+
+    def _repr_mimebundle_(self, **kwargs):
+        # The live widgets where a widget manager renders them; elsewhere (nbconvert's HTML) both
+        # as HTML that needs nothing from the network. A display must not fail over its fallback.
+        from .compare_html import with_html_fallback
+
+        bundle = self.widget()._repr_mimebundle_(**kwargs)
+        try:
+            return with_html_fallback(bundle, self.fallback_html())
+        except (FileNotFoundError, ValueError, ImportError) as exc:
+            logger.warning("no text/html fallback for the linked figure: %s", exc)
+            return bundle
+
+
+def _nan(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _count(view) -> int:
+    """How many items (tokens of a LogprobView, spans of a CompareView) the view can pin."""
+    if hasattr(view, "comparison"):
+        return int(view.n_spans)
+    return int(view.n_tokens)
+
+
+def link(view, figure="surprisal", **plot_kwargs) -> Link:
+    """Link a view to a plotly figure: click a point to pin its token; pin a token to mark its point.
+
+    Parameters
+    ----------
+    view : LogprobView or CompareView
+    figure : str or plotly figure
+        A kind (``"surprisal"``, ``"entropy"``, ``"cumulative"`` for a `LogprobView`;
+        ``"difference"`` for a `CompareView`), drawn from the view's own trace or comparison,
+        or a figure whose first trace has one point per token (per span) in order.
+    **plot_kwargs
+        Passed to `logprob_viz.views.plots.plot` / `plot_comparison` when `figure` is a kind.
+
+    Returns
+    -------
+    Link
+        Shows the view above the figure as the last expression of a cell.
+    """
+    if isinstance(figure, str):
+        if hasattr(view, "comparison"):
+            figure = plot_comparison(view.comparison, figure, widget=True, **plot_kwargs)
+        elif hasattr(view, "trace"):
+            figure = plot(view.trace, figure, widget=True, **plot_kwargs)
+        else:
+            raise TypeError(f"link joins a logprob_viz view (LogprobView or CompareView), got {type(view).__name__}")
+    return Link(view, figure)

@@ -1,0 +1,339 @@
+"""The explorer app (lv.explore) driven from the kernel side: its buttons pressed with
+``button.click()``, exactly what a click in the browser runs, on the real default model.
+
+Every number is checked against an independent computation: the default model loaded a second
+time with plain transformers (`reference_model`), its own greedy ``generate`` and its own
+softmax over the full vocabulary.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+
+import numpy as np
+import pytest
+
+import paths
+
+PROMPT = "A robot may not injure a human being"
+JOB_TIMEOUT = 600  # s: 2 shared cores
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    from transformers import AutoTokenizer
+
+    from logprob_viz.sources.local.default_model import default_model_path
+
+    return AutoTokenizer.from_pretrained(default_model_path())
+
+
+def make_app(runner, prompt=PROMPT, **settings):
+    from logprob_viz.views.explorer import explore
+
+    settings.setdefault("max_new_tokens", 8)
+    settings.setdefault("top_logprobs", 5)
+    return explore(prompt, runner=runner, **settings)
+
+
+def finish(app):
+    assert app.wait(JOB_TIMEOUT), "the app's job did not finish"
+    return app
+
+
+def status(app) -> str:
+    return app.controls.status.value
+
+
+def ref_greedy(model, ids: list[int], n: int) -> list[int]:
+    import torch
+
+    with torch.inference_mode():
+        out = model.generate(torch.tensor([ids]), max_new_tokens=n, do_sample=False, pad_token_id=0)
+    return out[0, len(ids) :].tolist()
+
+
+def ref_logprobs(model, ids: list[int], temperature: float = 1.0):
+    """log softmax(logits / T) of the next token after every prefix of `ids`: (N, V)."""
+    import torch
+
+    with torch.inference_mode():
+        logits = model(torch.tensor([ids])).logits[0].double()
+    return torch.log_softmax(logits / temperature, dim=-1).numpy()
+
+
+def eos_cut(tokens: list[int], eos: int) -> list[int]:
+    return tokens[: tokens.index(eos) + 1] if eos in tokens else tokens
+
+
+@pytest.fixture(scope="module")
+def generated(runner):
+    app = make_app(runner, max_new_tokens=10)
+    app.controls.generate.click()
+    finish(app)
+    assert app.last_error is None, status(app)
+    return app
+
+
+def test_generate_streams_greedy_tokens_of_the_model(generated, reference_model, tokenizer):
+    app = generated
+    trace = app.view.trace
+    ids = tokenizer(PROMPT)["input_ids"]
+    assert trace.token_ids[: trace.prompt_len].tolist() == ids
+    expected = eos_cut(ref_greedy(reference_model, ids, 10), tokenizer.eos_token_id)
+    assert trace.token_ids[trace.prompt_len :].tolist() == expected
+    # the recorded logprobs are the model's own, position by position
+    full = ref_logprobs(reference_model, trace.token_ids.tolist())
+    for i in range(trace.prompt_len, len(trace)):
+        assert abs(trace.logprobs[i] - full[i - 1, trace.token_ids[i]]) < 1e-4
+    assert app.tree is not None and app.tree.nodes[0] is trace
+    assert "Generated" in status(app) and "tokens/s" in status(app)
+    assert not app.controls.generate.disabled and app.controls.stop.disabled
+
+
+def test_tokens_reach_the_view_before_generation_ends_and_stop_keeps_them(runner, reference_model, tokenizer):
+    app = make_app(runner, max_new_tokens=300)
+    seen: list[int] = []
+    app.controls.generate.click()
+    deadline = time.monotonic() + JOB_TIMEOUT
+    while time.monotonic() < deadline and app.running:
+        n = len(app.view.trace) - app.view.trace.prompt_len if app.current is None else -1
+        if n > 0 and (not seen or seen[-1] != n):
+            seen.append(n)
+        if len(seen) >= 3:
+            assert "tokens/s" in status(app)  # the running rate while generating
+            app.controls.stop.click()
+            break
+        time.sleep(0.02)
+    finish(app)
+    assert len(seen) >= 3, f"the view grew only through {seen} tokens while generating"
+    final = app.view.trace
+    kept = len(final) - final.prompt_len
+    assert seen[-1] <= kept < 300, f"Stop kept {kept} tokens after seeing {seen}"
+    assert "stopped" in status(app)
+    ids = tokenizer(PROMPT)["input_ids"]
+    assert final.token_ids[final.prompt_len :].tolist() == ref_greedy(reference_model, ids, kept)
+    assert app.tree.nodes[0] is final
+
+
+def test_branch_from_an_alternative_and_switch_back(generated, reference_model):
+    app = generated
+    root = app.tree.nodes[0]
+    at = root.prompt_len + 2
+    alt = int(root.top_ids[at][1])  # the model's second choice there
+    app.view.selected = at
+    assert app.branch_here.alternative.options, "no alternatives offered for the pinned token"
+    app.branch_here.alternative.value = alt
+    app.branch_here.branch.click()
+    finish(app)
+    assert app.last_error is None, status(app)
+    node = app.current
+    assert app.view.trace is node and len(app.tree.nodes) == 2
+    assert node.token_ids[:at].tolist() == root.token_ids[:at].tolist()
+    assert int(node.token_ids[at]) == alt
+    assert abs(float(node.logprobs[at]) - float(root.top_logprobs[at][1])) < 1e-4
+    prefix = root.token_ids[:at].tolist() + [alt]
+    rest = node.token_ids[at + 1 :].tolist()
+    assert len(rest) > 0 and rest == ref_greedy(reference_model, prefix, len(rest))
+    assert at in app.view.forks  # the fork point is marked on the branch
+    # the list: two entries with perplexities; the root's text up to the fork shown once
+    labels = [label for label, _ in app.branches.select.options]
+    assert len(labels) == 2 and labels[1].startswith("#1") and f"at {at}:" in labels[1]
+    ppl = math.exp(-np.mean(node.logprobs[root.prompt_len :].astype(np.float64)))  # after the prompt
+    assert f"ppl {ppl:.2f}" in labels[1]
+    assert f"({at} tokens)" in app.branches.prefix.value
+    # switching back shows the root, with its fork marked too
+    app.branches.select.value = 0
+    assert app.view.trace is root and app.current is root and at in app.view.forks
+
+
+def test_a_click_in_the_view_branches_like_the_fallback(generated):
+    app = generated
+    root = app.tree.nodes[0]
+    app.branches.select.value = 0
+    at = root.prompt_len + 4
+    alt = int(root.top_ids[at][2])
+    before = len(app.tree.nodes)
+    # the message the view sends when an alternative's bar is clicked
+    app._on_view_message(app.view, {"event": "alternative", "at": at, "token_id": alt, "token": "x"}, [])
+    finish(app)
+    assert app.last_error is None, status(app)
+    assert len(app.tree.nodes) == before + 1 and int(app.current.token_ids[at]) == alt
+    assert app.current.token_ids[:at].tolist() == root.token_ids[:at].tolist()
+    assert len(app.branches.select.options) == before + 1
+
+
+def test_bad_input_is_a_visible_message_and_the_tree_is_unchanged(runner, generated):
+    app = generated
+    nodes = list(app.tree.nodes)
+    shown = app.view.trace
+    n = len(shown)
+    with pytest.raises(Exception) as direct:  # the same call on the Tree directly
+        app.tree.branch(at=n + 5, token=" the", max_new_tokens=4, parent=shown)
+    app.branch(at=n + 5, token=" the")
+    finish(app)
+    assert str(direct.value) in app.last_error and "error" in status(app)
+    assert list(app.tree.nodes) == nodes and app.view.trace is shown
+
+    with pytest.raises(Exception) as direct:
+        app.tree.branch(at=n - 2, token="no such token, surely", max_new_tokens=4, parent=shown)
+    app.view.selected = n - 2
+    app.branch_here.typed.value = "no such token, surely"
+    app.branch_here.branch.click()
+    finish(app)
+    app.branch_here.typed.value = ""
+    assert str(direct.value) in app.last_error
+    assert list(app.tree.nodes) == nodes
+
+    empty = make_app(runner, prompt="   ")
+    empty.controls.generate.click()
+    assert "prompt is empty" in status(empty) and empty.tree is None
+    with pytest.raises(TypeError, match="unknown settings"):
+        make_app(runner, temprature=0.5)
+
+
+def test_next_token_shows_the_distribution_before_a_token_is_chosen(runner, reference_model, tokenizer):
+    app = make_app(runner, prompt="The capital of France is", top_logprobs=5)
+    app.controls.next_token.click()
+    finish(app)
+    assert app.last_error is None, status(app)
+    ids = tokenizer("The capital of France is")["input_ids"]
+    # nothing chosen yet: the view shows the prompt only
+    assert app.view.trace.token_ids.tolist() == ids
+    logp = ref_logprobs(reference_model, ids)[-1]
+    top = np.argsort(-logp)[:5]
+    offered = app.next_panel.options
+    assert [i for i, _, _ in offered] == top.tolist()
+    for (token_id, _, lp), button in zip(offered, app.next_panel.buttons, strict=True):
+        assert abs(lp - logp[token_id]) < 1e-4
+        assert button.description.endswith(f"{math.exp(logp[token_id]):.1%}")
+    # choose the second: it is appended with the model's numbers, and the next distribution follows
+    app.next_panel.buttons[1].click()
+    finish(app)
+    assert app.last_error is None, status(app)
+    grown = app.view.trace
+    assert grown.token_ids.tolist() == ids + [int(top[1])] and grown.prompt_len == len(ids)
+    assert abs(float(grown.logprobs[-1]) - logp[top[1]]) < 1e-4
+    assert int(grown.ranks[-1]) == 2
+    following = ref_logprobs(reference_model, ids + [int(top[1])])[-1]
+    assert [i for i, _, _ in app.next_panel.options] == np.argsort(-following)[:5].tolist()
+    # a new Generate closes the panel: its distribution was for a text no longer on show
+    app.controls.generate.click()
+    finish(app)
+    assert app.next_panel.box.layout.display == "none"
+    app.choose(int(top[0]))
+    assert "Next token first" in app.last_error
+
+
+def test_temperature_readout_approximate_then_exact(generated, reference_model):
+    app = generated
+    app.branches.select.value = 0
+    root = app.view.trace
+    at = root.prompt_len + 1
+    app.view.selected = at
+    app.controls.temperature.value = 0.5
+    raw = root.top_logprobs[at].astype(np.float64)
+    approx = np.exp(raw / 0.5) / np.exp(raw / 0.5).sum()  # over the top K, as the readout says
+    readout = app.readout.html.value
+    assert "approximation" in readout
+    cells = re.findall(r"<td>([0-9.]+%)</td>", readout)
+    assert cells[1::2] == [f"{p:.1%}" for p in approx]
+    assert cells[0::2] == [f"{math.exp(lp):.1%}" for lp in raw]
+    app.readout.exact.click()
+    finish(app)
+    assert app.last_error is None, status(app)
+    exact = np.exp(ref_logprobs(reference_model, root.token_ids[: at + 1].tolist(), temperature=0.5)[at - 1])
+    readout = app.readout.html.value
+    assert "exact" in readout
+    cells = re.findall(r"<td>([0-9.]+%)</td>", readout)
+    assert cells[1::2] == [f"{exact[i]:.1%}" for i in root.top_ids[at]]
+    app.controls.temperature.value = 0.0
+
+
+def test_offline_html_holds_every_branch(generated):
+    app = generated
+    data = app._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data
+    page = data["text/html"]
+    assert "kernel" in page  # the note that the controls need one
+    assert page.count('class="lv-standalone"') == len(app.tree.nodes)
+
+
+def test_stop_ends_a_long_branch_and_keeps_it(generated):
+    app = generated
+    root = app.tree.nodes[0]
+    app.branches.select.value = 0
+    before = len(app.tree.nodes)
+    app.controls.max_new_tokens.value = 300
+    try:
+        at = root.prompt_len + 1
+        # The third choice there (" making"): its greedy continuation runs 300 tokens without an
+        # EOS (the second, " nor", ends after 11, which a fast machine finishes before Stop).
+        app.branch(at=at, token=int(root.top_ids[at][2]))
+        time.sleep(1.0)  # (let it start; nothing below depends on how many tokens it made)
+        app.controls.stop.click()
+        finish(app)
+    finally:
+        app.controls.max_new_tokens.value = 10
+    assert app.last_error is None, status(app)
+    node = app.current
+    assert len(app.tree.nodes) == before + 1 and node is app.tree.nodes[-1]
+    assert len(node) - (at + 1) < 300 and node.meta.get("finish_reason") == "interrupted"
+    assert "stopped" in status(app)
+
+
+def test_compare_shows_the_branches_aligned(generated):
+    app = generated
+    nodes = app.tree.nodes
+    app.branches.compare_button.click()
+    assert app.last_error is None, status(app)
+    (view,) = app.branches.comparison.children
+    assert view.labels == [f"#{i}" for i in range(len(nodes))]
+    assert view.n_tokens == [len(n) for n in nodes]
+    assert view.same_text is False  # the branches differ after their forks
+
+
+def test_sampling_settings_reach_the_runner_and_the_view_shows_both_distributions(runner, reference_model):
+    app = make_app(runner, temperature=0.7, seed=3, max_new_tokens=6)
+    app.controls.generate.click()
+    finish(app)
+    assert app.last_error is None, status(app)
+    trace = app.view.trace
+    assert trace.meta["temperature"] == 0.7 and trace.meta["seed"] == 3
+    raw = ref_logprobs(reference_model, trace.token_ids.tolist())
+    tempered = ref_logprobs(reference_model, trace.token_ids.tolist(), temperature=0.7)
+    for i in range(trace.prompt_len, len(trace)):
+        token = trace.token_ids[i]
+        assert abs(trace.logprobs[i] - raw[i - 1, token]) < 1e-4  # what the model gave
+        assert abs(trace.processed_logprobs[i] - tempered[i - 1, token]) < 1e-4  # what was sampled from
+
+
+def test_chat_messages_use_the_chat_template(runner, tokenizer):
+    app = make_app(runner, prompt="Hi", chat=True, max_new_tokens=2)
+    app.controls.generate.click()
+    finish(app)
+    assert app.last_error is None, status(app)
+    messages = [{"role": "user", "content": "Hi"}]
+    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    trace = app.view.trace
+    assert trace.token_ids[: trace.prompt_len].tolist() == ids
+
+
+def test_the_explore_notebook_runs_top_to_bottom():
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    folder = paths.NOTEBOOKS
+    nb = nbformat.read(folder / "explore.ipynb", as_version=4)
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
+    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
+    assert not [o for o in outputs if o.output_type == "error"], [o for o in outputs if o.output_type == "error"]
+    printed = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    assert "#0" in printed and "#1" in printed
+    last = nb.cells[-1].outputs[-1]["data"]
+    assert "application/vnd.jupyter.widget-view+json" in last
+    assert last["text/html"].count('class="lv-standalone"') == 2  # both branches, viewable without a kernel

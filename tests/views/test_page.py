@@ -1,0 +1,255 @@
+"""The standalone offline HTML export (logprob_viz.views.page): one file, nothing fetched, the state intact.
+
+The page's behaviour in a real browser is tested in tests/browser/test_where_notebooks_live.py;
+here: what the file holds, read back with the standard library alone.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from html.parser import HTMLParser
+
+import anywidget
+import numpy as np
+import pytest
+
+import logprob_viz as lv
+from logprob_viz.views import page as export
+from logprob_viz.views.logprob_view import LogprobView
+from logprob_viz.views.page import STATE_TYPE, html_fragment, mimebundle_with_fallback, to_html
+
+BREAKOUT = "</script><script>window.__pwned=1</script>"
+HOSTILE_IMG = '<img src=x onerror="window.__pwned=2">'
+STATIC = export._STATIC
+
+
+def hostile_trace() -> lv.Trace:
+    tokens = ["Say", " hi", BREAKOUT, HOSTILE_IMG, "</STYLE><!--", " 🤖"]
+    top_tokens = [[], [" hi", " hello"], [BREAKOUT, "<b>x</b>"], [HOSTILE_IMG], ["</style>"], [" 🤖", " robot"]]
+    k = 2
+    top = np.full((len(tokens), k), -np.inf, dtype=np.float32)
+    ids = np.full((len(tokens), k), -1)
+    for i, row in enumerate(top_tokens):
+        top[i, : len(row)] = [-0.25, -1.5][: len(row)]
+        ids[i, : len(row)] = [10 * i + j for j in range(len(row))]
+    return lv.Trace(
+        tokens=tokens,
+        token_ids=[1, 10, 20, 30, 40, 50],
+        logprobs=[np.nan, -0.25, -0.25, -0.25, -0.25, -0.25],
+        ranks=[0, 1, 1, 1, 1, 1],
+        top_tokens=top_tokens,
+        top_logprobs=top,
+        top_ids=ids,
+        prompt_len=1,
+        meta={"model": "</script><b>model</b>", "source": "test"},
+    )
+
+
+class Elements(HTMLParser):
+    """Every start tag with its attributes, and the text of each <script>."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict]] = []
+        self.scripts: list[tuple[dict, str]] = []
+        self._in_script: dict | None = None
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        if tag == "script":
+            self._in_script = dict(attrs)
+            self.scripts.append((self._in_script, ""))
+
+    def handle_data(self, data):
+        if self._in_script is not None:
+            attrs, text = self.scripts[-1]
+            self.scripts[-1] = (attrs, text + data)
+
+    def handle_endtag(self, tag):
+        if tag == "script":
+            self._in_script = None
+
+
+def parse(page: str) -> Elements:
+    p = Elements()
+    p.feed(page)
+    p.close()
+    return p
+
+
+def decode_state(page: str) -> dict:
+    [(_, b64)] = [(a, t) for a, t in parse(page).scripts if a.get("type") == STATE_TYPE]
+    assert re.fullmatch(r"[A-Za-z0-9+/=]+", b64.strip()), "the state is plain base64"
+    return json.loads(base64.b64decode(b64).decode("utf-8"))
+
+
+@pytest.fixture(scope="module")
+def page_html(tmp_path_factory):
+    path = tmp_path_factory.mktemp("export") / "view.html"
+    page = to_html(hostile_trace(), path, color_mode="entropy", palette="magma", selected=2)
+    assert path.read_text(encoding="utf-8") == page
+    return page
+
+
+def test_the_page_is_self_contained(page_html):
+    elements = parse(page_html)
+    # Nothing to load: no src/href attribute at all, no URL the browser would fetch.
+    loading = [(tag, attrs) for tag, attrs in elements.tags if {"src", "href", "srcset", "data", "action"} & set(attrs)]
+    assert loading == []
+    assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", page_html, re.IGNORECASE)
+    assert not re.search(r"@import|url\(\s*['\"]?(?:https?:)?//", page_html, re.IGNORECASE)
+    state = [t for a, t in elements.scripts if a.get("type") == STATE_TYPE][0]
+    markup = page_html.replace(state, "")  # base64 may spell anything by chance
+    assert not re.search(r"unpkg|jsdelivr|cdnjs|https?://", markup, re.IGNORECASE)
+    # The CSP forbids any fetch, should something try.
+    assert "default-src 'none'" in page_html
+    # The bundle and the CSS are inlined, whole.
+    bundle = (STATIC / "standalone.js").read_text(encoding="utf-8")
+    css = (STATIC / "widget.css").read_text(encoding="utf-8")
+    assert [t for a, t in elements.scripts if not a.get("type")] == [bundle]
+    assert f"<style>{css}</style>" in page_html
+    assert len(page_html.encode()) < 60_000  # ~21 KB bundle + ~9 KB CSS + the state
+
+
+def payload_of(state: dict, paths: list, buffers: list[bytes]) -> dict:
+    """The page's `_payload` with its buffers back at their paths (as standalone.js does)."""
+    for path, buf in zip(paths, buffers, strict=False):
+        target = state
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = buf
+    return state["_payload"]
+
+
+def column(payload: dict, name: str) -> np.ndarray:
+    field = payload["arrays"][name]
+    dtype = {"float32": "<f4", "int32": "<i4", "uint8": "u1", "uint16": "<u2", "uint32": "<u4"}[field["dtype"]]
+    return np.frombuffer(field["buffer"], dtype=dtype).reshape(field["shape"])
+
+
+def test_the_state_round_trips(page_html):
+    got = decode_state(page_html)
+    assert got["state"]["color_mode"] == "entropy" and got["state"]["selected"] == 2
+    assert got["state"]["palette"] == "magma"
+    assert not {"_esm", "_css", "layout"} & set(got["state"])
+    buffers = [base64.b64decode(b) for b in got["buffers"]]
+    payload = payload_of(got["state"], got["buffer_paths"], buffers)
+    trace = hostile_trace()
+    assert (payload["n"], payload["k"], payload["prompt_len"]) == (6, 2, 1)
+    # The tokens' texts, read back from the table of distinct texts, byte for byte.
+    blob, offsets = column(payload, "text").tobytes(), column(payload, "text_offsets")
+    table = [blob[offsets[e] : offsets[e + 1]].decode("utf-8") for e in range(len(offsets) - 1)]
+    assert [table[r - 1] for r in column(payload, "token_text")] == trace.tokens
+    top = column(payload, "top_text")
+    assert [[table[r - 1] for r in row if r] for row in top] == trace.top_tokens
+    np.testing.assert_array_equal(column(payload, "logprobs"), trace.logprobs)
+    np.testing.assert_array_equal(column(payload, "top_logprobs"), trace.top_logprobs)
+    assert payload["summary"]["perplexity"] == pytest.approx(trace.perplexity())
+
+
+def test_hostile_text_never_reaches_the_markup(page_html):
+    # Token text only exists base64-encoded: no literal copy of it anywhere in the page.
+    for s in (BREAKOUT, HOSTILE_IMG, "<b>x</b>", "window.__pwned", "</STYLE><!--"):
+        assert s not in page_html
+    # The page has exactly the scripts we put there: the state (not run) and the bundle.
+    assert [a.get("type") for a, _ in parse(page_html).scripts] == [STATE_TYPE, None]
+    assert page_html.lower().count("<script") == 2 and page_html.lower().count("</script") == 2
+    # The model name (meta) is in the title, escaped.
+    assert "<title>logprob_viz: &lt;/script&gt;&lt;b&gt;model&lt;/b&gt;</title>" in page_html
+
+
+def test_a_view_is_exported_with_its_current_traits():
+    view = LogprobView(hostile_trace())
+    try:
+        view.selected = 4
+        view.color_mode = "rank"
+        state = decode_state(to_html(view))["state"]
+    finally:
+        view.close()
+    assert (state["selected"], state["color_mode"]) == (4, "rank")
+    with pytest.raises(TypeError, match="Trace"):
+        to_html({"tokens": []})
+    with pytest.raises(Exception, match="color_mode"):
+        to_html(hostile_trace(), color_mode="nope")
+
+
+def test_mimebundle_with_fallback_adds_the_view_as_html():
+    view = LogprobView(hostile_trace())
+    try:
+        bundle = anywidget.AnyWidget._repr_mimebundle_(view)  # the widget's own, without the fallback
+        data, metadata = mimebundle_with_fallback(view, bundle)
+        plain = mimebundle_with_fallback(view, bundle[0])
+    finally:
+        view.close()
+    assert data["application/vnd.jupyter.widget-view+json"] == bundle[0]["application/vnd.jupyter.widget-view+json"]
+    assert data["text/plain"] == bundle[0]["text/plain"]
+    assert metadata == bundle[1]
+    fragment = data["text/html"]
+    assert fragment.startswith('<div class="lv-standalone"') and fragment.endswith("</div>")
+    assert "<html" not in fragment.lower()
+    assert decode_state(fragment)["state"]["_payload"]["n"] == 6
+    assert set(plain) == set(data) and "text/html" not in bundle[0]  # the input is not changed
+    assert mimebundle_with_fallback(view, None) is None
+
+
+def test_fragment_size_is_bundle_plus_state():
+    trace = hostile_trace()
+    fixed = len((STATIC / "standalone.js").read_bytes()) + len((STATIC / "widget.css").read_bytes())
+    size = len(html_fragment(trace).encode())
+    assert fixed < size < fixed + 4000
+
+
+def test_a_large_state_gets_a_text_note_instead_of_the_view():
+    view = LogprobView(hostile_trace())
+    try:
+        data, _ = mimebundle_with_fallback(view, view._repr_mimebundle_(), max_state_bytes=100)
+    finally:
+        view.close()
+    fragment = data["text/html"]
+    assert "<script" not in fragment and "too large to embed" in fragment
+    assert "&lt;/script&gt;&lt;b&gt;model&lt;/b&gt;" in fragment  # the repr, escaped
+
+
+def test_without_the_standalone_bundle_the_widget_shows_alone(monkeypatch, tmp_path):
+    monkeypatch.setattr(export, "_STANDALONE", tmp_path / "missing.js")
+    view = LogprobView(hostile_trace())
+    try:
+        bundle = view._repr_mimebundle_()
+        assert mimebundle_with_fallback(view, bundle) is bundle
+        with pytest.raises(FileNotFoundError, match="npm run build"):
+            to_html(view)
+    finally:
+        view.close()
+
+
+def test_a_bundle_that_would_end_its_script_early_is_refused(monkeypatch, tmp_path):
+    bad = tmp_path / "standalone.js"
+    bad.write_text('console.log("</SCRIPT><script>alert(1)//")')
+    monkeypatch.setattr(export, "_STANDALONE", bad)
+    with pytest.raises(ValueError, match="cannot be inlined"):
+        to_html(hostile_trace())
+
+
+def test_a_trace_shown_in_a_notebook_carries_the_html_fallback():
+    data, _ = hostile_trace()._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data
+    assert decode_state(data["text/html"])["state"]["_payload"]["n"] == 6
+
+
+def test_a_view_exported_mid_stream_holds_every_token():
+    trace = hostile_trace()
+    view = LogprobView(trace[:2])
+    try:
+        view.send = lambda *args, **kwargs: None  # no kernel in a unit test: the appends go nowhere
+        view.trace = trace[:4]
+        view.trace = trace  # held for the next batch: not in the widget's state yet
+        assert view._payload["n"] == 2
+        got = decode_state(to_html(view))
+    finally:
+        view.close()
+    payload = payload_of(got["state"], got["buffer_paths"], [base64.b64decode(b) for b in got["buffers"]])
+    blob, offsets = column(payload, "text").tobytes(), column(payload, "text_offsets")
+    table = [blob[offsets[e] : offsets[e + 1]].decode("utf-8") for e in range(len(offsets) - 1)]
+    assert payload["n"] == 6 and [table[r - 1] for r in column(payload, "token_text")] == trace.tokens
