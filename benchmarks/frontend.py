@@ -1,6 +1,6 @@
 """Frontend benchmarks: the widget in headless chromium, side by side with CircuitsVis.
 
-    python benchmarks/frontend.py [--repeats 3] [--sizes 1000,10000,100000] [--hovers 50]
+    python -m benchmarks.frontend [--repeats 3] [--sizes 1000,10000,100000] [--hovers 50]
 
 Prints Markdown tables:
 1. first render (render() called -> second animation frame after) for 1k/10k/100k tokens at
@@ -45,9 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from common import machine, median, table  # noqa: E402
+from benchmarks.common import machine, median, table
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent
