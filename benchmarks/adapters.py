@@ -1,6 +1,6 @@
 """Adapter benchmarks: reading a server's response costs how many json.loads of the same text?
 
-    python benchmarks/adapters.py [--repeats 3] [--sizes 1000,100000] [--profile FORMAT]
+    python -m benchmarks.adapters [--repeats 3] [--sizes 1000,100000] [--profile FORMAT] [--quick]
 
 Builds one response per format with N tokens and K=3 alternatives (token strings drawn from a
 real recorded response's vocabulary, logprobs from a fixed seed), as the JSON (or stream) text a
@@ -15,13 +15,10 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from common import alternate, machine, median, table  # noqa: E402
+from benchmarks.common import alternate, machine, median, parse_args, table
 
 K = 3
 FIXTURES = Path(__file__).parent.parent / "tests" / "fixtures"
@@ -220,7 +217,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--sizes", default="1000,100000")
     parser.add_argument("--profile", default=None, help="a format name from the table")
-    args = parser.parse_args()
+    args = parse_args(parser, quick={"repeats": 1, "sizes": "1000,10000"})
     if args.profile:
         profile(args.profile, 100_000)
         return

@@ -6,6 +6,7 @@ process; tables quote medians and ratios measured in that one run.
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import statistics
@@ -27,6 +28,17 @@ def alternate(candidates: dict[str, Callable[[], object]], repeats: int, warmup:
             candidates[name]()
             times[name].append(time.perf_counter() - start)
     return times
+
+
+def parse_args(parser: argparse.ArgumentParser, quick: dict[str, object]) -> argparse.Namespace:
+    """`parser.parse_args()` with a `--quick` flag: the defaults in `quick` (fewer repeats, smaller
+    sizes) replace the full run's, so a change can be checked to run in seconds; the tables then
+    measure less and are not the figures to quote. Flags given explicitly still win."""
+    shown = ", ".join(f"--{name.replace('_', '-')} {value}" for name, value in quick.items())
+    parser.add_argument("--quick", action="store_true", help=f"a short run to check it works: {shown}")
+    if parser.parse_known_args()[0].quick:
+        parser.set_defaults(**quick)
+    return parser.parse_args()
 
 
 def median(values: list[float]) -> float:

@@ -1,6 +1,6 @@
 """The compare view in headless chromium: 2 to 8 rows of 10,000 bytes each.
 
-    python benchmarks/compare.py [--bytes 10000] [--rows 2,4,8] [--repeats 3] [--hovers 40]
+    python -m benchmarks.compare [--bytes 10000] [--rows 2,4,8] [--repeats 3] [--hovers 40] [--quick]
 
 Prints a Markdown table: first render (render() -> second animation frame after), switching to the
 difference colour mode (set -> painted frame), and hover (dispatch on a random span -> painted
@@ -22,19 +22,16 @@ import http.server
 import json
 import shutil
 import statistics
-import sys
 import tempfile
 import threading
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from common import table  # noqa: E402
+from benchmarks.common import parse_args, table
 
 ROOT = Path(__file__).parent.parent
-STATIC = ROOT / "logprob_viz" / "static"
+STATIC = ROOT / "logprob_viz" / "views" / "static"
 MODEL_JS = ROOT / "js" / "model.js"
 WORDS = ["the", "robot", "may", "not", "injure", "a", "human", "being", "café", "naïve", "東京", "🙂", "größe", "über"]
 
@@ -161,7 +158,7 @@ def main() -> None:
     ap.add_argument("--rows", default="2,4,8")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--hovers", type=int, default=40)
-    args = ap.parse_args()
+    args = parse_args(ap, quick={"bytes": 2000, "rows": "2,4", "repeats": 1, "hovers": 5})
     from playwright.sync_api import sync_playwright
 
     results = {}

@@ -1,6 +1,6 @@
 """Logit-lens benchmark: what reading every layer costs, against one bare forward pass.
 
-    python benchmarks/lens.py [--repeats 3] [--tokens 512] [--k 10]
+    python -m benchmarks.lens [--repeats 3] [--tokens 512] [--k 10] [--quick]
 
 Prints Markdown tables:
 1. time: the lens over N tokens, all 30 blocks of the default model, K alternatives, as a ratio
@@ -20,9 +20,9 @@ import sys
 import tracemalloc
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+from benchmarks.common import alternate, machine, median, parse_args, rss_kib, rss_peak_reset, table
 
-from common import alternate, machine, median, rss_kib, rss_peak_reset, table  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent  # the memory children run `-m benchmarks.lens` from here
 
 SENTENCE = "A robot may not injure a human being, or, through inaction, allow a human being to come to harm. "
 
@@ -126,8 +126,8 @@ def bench_memory(n: int, k: int) -> str:
     rows, kept = [], None
     for route in ["bare forward", f"lens, all layers, K={k}", f"score, K={k}"]:
         proc = subprocess.run(
-            [sys.executable, __file__, "--memory-child", route, "--tokens", str(n), "--k", str(k)],
-            capture_output=True, text=True,
+            [sys.executable, "-m", "benchmarks.lens", "--memory-child", route, "--tokens", str(n), "--k", str(k)],
+            capture_output=True, text=True, cwd=ROOT,
         )
         if proc.returncode:
             raise RuntimeError(f"memory run of {route!r} failed:\n{proc.stderr[-3000:]}")
@@ -160,7 +160,7 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--only", choices=["time", "memory"], help="run one table")
     parser.add_argument("--memory-child", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parse_args(parser, quick={"repeats": 1, "tokens": 64})
     if args.memory_child:
         _memory_child(args.memory_child, args.tokens, args.k)
         return

@@ -1,6 +1,6 @@
 """Runner benchmarks: what recording logprobs costs in time and memory, on the default model.
 
-    python benchmarks/runner.py [--repeats 5] [--new-tokens 256]
+    python -m benchmarks.runner [--repeats 5] [--new-tokens 256] [--quick]
 
 Prints Markdown tables:
 1. generation: our runner (top_logprobs=20) vs plain `model.generate`, and vs the way people
@@ -20,9 +20,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+from benchmarks.common import alternate, machine, median, parse_args, rss_kib, rss_peak_reset, table
 
-from common import alternate, machine, median, rss_kib, rss_peak_reset, table  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent  # the memory children run `-m benchmarks.runner` from here
 
 PROMPT = "A robot may not injure a human being"
 K = 20
@@ -112,8 +112,8 @@ def bench_memory(new_tokens: int) -> str:
     rows, kept = [], None
     for route in ["logprob_viz (K=20)", "generate+output_scores+topk"]:
         out = subprocess.run(
-            [sys.executable, __file__, "--memory-child", route, "--new-tokens", str(new_tokens)],
-            capture_output=True, text=True, check=True,
+            [sys.executable, "-m", "benchmarks.runner", "--memory-child", route, "--new-tokens", str(new_tokens)],
+            capture_output=True, text=True, check=True, cwd=ROOT,
         ).stdout.strip().splitlines()[-1]
         result = json.loads(out)
         rows.append([route, f"{result['growth_kib'] / 1024:.1f}"])
@@ -133,13 +133,13 @@ def bench_memory(new_tokens: int) -> str:
     return text
 
 
-def bench_scoring(runner, model, tokenizer, repeats: int) -> str:
+def bench_scoring(runner, model, tokenizer, repeats: int, lengths: tuple[int, ...] = (512, 2048)) -> str:
     import torch
 
     rows = []
     words = (PROMPT + ", or, through inaction, allow a human being to come to harm. ") * 400
     all_ids = tokenizer(words)["input_ids"]
-    for n in (512, 2048):
+    for n in lengths:
         ids = all_ids[:n]
         text = tokenizer.decode(ids)
         n_scored = len(tokenizer(text)["input_ids"])
@@ -218,9 +218,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--new-tokens", type=int, default=256)
     parser.add_argument("--memory-tokens", type=int, default=1024)
+    parser.add_argument("--score-tokens", default="512,2048", help="lengths of the scored texts")
     parser.add_argument("--only", choices=["generation", "scoring", "memory", "streaming"], help="run one table")
     parser.add_argument("--memory-child", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parse_args(parser, quick={"repeats": 1, "new_tokens": 16, "memory_tokens": 64, "score_tokens": "64,128"})
     if args.memory_child:
         _memory_child(args.memory_child, args.new_tokens)
         return
@@ -229,7 +230,8 @@ def main() -> None:
     if args.only in (None, "generation"):
         print(bench_generation(runner, model, tokenizer, args.new_tokens, args.repeats), end="\n\n", flush=True)
     if args.only in (None, "scoring"):
-        print(bench_scoring(runner, model, tokenizer, args.repeats), end="\n\n", flush=True)
+        lengths = tuple(int(n) for n in args.score_tokens.split(","))
+        print(bench_scoring(runner, model, tokenizer, args.repeats, lengths), end="\n\n", flush=True)
     if args.only in (None, "streaming"):
         print(bench_streaming(runner, model, args.new_tokens, args.repeats), end="\n\n", flush=True)
     if args.only in (None, "memory"):

@@ -1,6 +1,6 @@
 """Bytes a local trace keeps per token (issue: lighter traces), measured with tracemalloc.
 
-    python benchmarks/trace_memory.py
+    python -m benchmarks.trace_memory [--tokens 1000000] [--new-tokens 200] [--quick]
 
 A real trace from the default model (greedy, K=5 and K=20) is tiled to 1,000,000 tokens in two
 forms: alternatives listed per token (`top_tokens=` lists of str, the old form) and read from the
@@ -11,16 +11,13 @@ numeric arrays alone are 16 + 8K bytes per token.
 
 from __future__ import annotations
 
+import argparse
 import gc
-import sys
 import tracemalloc
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from common import table  # noqa: E402
+from benchmarks.common import parse_args, table
 
 N = 1_000_000
 PROMPT = "A robot may not injure a human being"
@@ -61,6 +58,11 @@ def measure(build) -> int:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tokens", type=int, default=N, help="length of the tiled trace")
+    parser.add_argument("--new-tokens", type=int, default=200, help="length of the real trace it is tiled from")
+    args = parse_args(parser, quick={"tokens": 10_000, "new_tokens": 20})
+
     import torch
 
     import logprob_viz as lv
@@ -71,14 +73,14 @@ def main() -> None:
     vocab = VocabTexts(token_bytes_table(runner.tokenizer))
     rows = []
     for k in (5, 20):
-        trace = runner.generate(PROMPT, max_new_tokens=200, top_logprobs=k)
+        trace = runner.generate(PROMPT, max_new_tokens=args.new_tokens, top_logprobs=k)
         for i in trace.top_ids.ravel().tolist():  # the shared texts exist before we measure
             vocab[i]
         for listed in (True, False):
-            kept = measure(lambda: tiled(trace, N, listed, vocab))  # noqa: B023 (measured at once)
+            kept = measure(lambda: tiled(trace, args.tokens, listed, vocab))  # noqa: B023 (measured at once)
             form = "listed top_tokens (before)" if listed else "vocab= (now)"
-            rows.append([k, form, f"{kept / N:.0f}", 16 + 8 * k, f"{kept / 2**20:.0f} MiB"])
-    print(f"A {N:,}-token trace, tiled from a real greedy trace of the default model:\n")
+            rows.append([k, form, f"{kept / args.tokens:.0f}", 16 + 8 * k, f"{kept / 2**20:.0f} MiB"])
+    print(f"A {args.tokens:,}-token trace, tiled from a real greedy trace of the default model:\n")
     print(table(["K", "alternatives' texts", "bytes/token kept", "arrays alone", "total"], rows))
 
 

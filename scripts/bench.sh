@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The benchmarks: set-up, then each script in benchmarks/, their tables collected into
-# benchmarks/RESULTS.md (with the machine and the date). Arguments go to benchmarks/runner.py.
+# The benchmarks: set-up, then each module of the benchmarks package (python -m benchmarks.NAME,
+# from the repository root), their tables collected into benchmarks/RESULTS.md (with the machine
+# and the date). Arguments go to benchmarks.runner.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --browser
@@ -17,28 +18,28 @@ out=benchmarks/RESULTS.md
   echo
   echo "## Runner"
   echo
-  .venv/bin/python benchmarks/runner.py "$@"
+  .venv/bin/python -m benchmarks.runner "$@"
   echo
   echo "## Trace memory"
   echo
-  .venv/bin/python benchmarks/trace_memory.py
+  .venv/bin/python -m benchmarks.trace_memory
   echo
   echo "## Frontend (headless chromium)"
   echo
-  .venv/bin/python benchmarks/frontend.py
+  .venv/bin/python -m benchmarks.frontend
   echo
   echo "## Reading server responses"
   echo
-  .venv/bin/python benchmarks/adapters.py
+  .venv/bin/python -m benchmarks.adapters
   echo
   echo "## Compare view (headless chromium)"
   echo
-  .venv/bin/python benchmarks/compare.py
+  .venv/bin/python -m benchmarks.compare
   echo
   echo "## Logit lens"
   echo
   # two rounds: one lens over 512 tokens and 30 layers takes most of a minute on this CPU
-  .venv/bin/python benchmarks/lens.py --repeats 2
+  .venv/bin/python -m benchmarks.lens --repeats 2
   echo
   echo "## GPU"
   echo
@@ -47,7 +48,7 @@ out=benchmarks/RESULTS.md
   else
     echo "No CUDA device on the machine this ran on, so the GPU figures (tokens/s vs model.generate on a ~1B model"
     echo "in bf16, host syncs per token) are not measured. The decode loop's host reads are counted on the CPU by"
-    echo "tests/test_runner.py (once per chunk of 16 steps, not per step)."
+    echo "tests/sources/local/test_runner.py (once per chunk of 16 steps, not per step)."
   fi
 } | tee "$out.partial" 2> >(grep -v "Loading weights" >&2)
 mv "$out.partial" "$out"

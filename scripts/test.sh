@@ -11,8 +11,10 @@
 #   LOGPROB_VIZ_SKIP_LLAMACPP=1  skip the live llama.cpp suite (tests/llamacpp_live) and the
 #                                llama-server build in set-up (~9 min once, on 2 cores)
 #
-# Lint errors fail the command: `ruff check .` (config: [tool.ruff] in pyproject.toml) and the
-# JS linter (`npm run lint` in js/, when js/package.json has that script).
+# Lint errors fail the command: `ruff check .` (config: [tool.ruff] in pyproject.toml), the size
+# limits (scripts/check_sizes.py: no Python module over 400 lines, no function over 80, in
+# logprob_viz/ and benchmarks/) and the JS linter (`npm run lint` in js/, when js/package.json has
+# that script).
 # A run leaves the checkout as it found it: tests write only to tests/artifacts/ (ignored);
 # the pictures in docs/ change only through scripts/screenshots.sh.
 set -euo pipefail
@@ -22,6 +24,8 @@ export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 
 printf '\n== lint: ruff check\n'
 .venv/bin/ruff check .
+printf '\n== lint: sizes (scripts/check_sizes.py)\n'
+.venv/bin/python scripts/check_sizes.py
 if (cd js && node -e 'process.exit(require("./package.json").scripts?.lint ? 0 : 1)'); then
   printf '\n== lint: js (npm run lint)\n'
   (cd js && npm run --silent lint)
