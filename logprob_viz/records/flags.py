@@ -37,7 +37,7 @@ def order_flags(codes) -> list[str]:
 
 
 def flag_warnings(flags: list[list[str]]) -> list[str]:
-    """``meta["warnings"]`` sentences for a trace's flags: one per lost kind, with positions."""
+    """`Trace.warnings` sentences for a trace's flags: one per lost kind, with positions."""
     warnings = []
     for code, meaning in TOKEN_FLAGS.items():
         if code in SHOWN_BY_THE_CHART:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .fields import FIELDS
 from .tokens import display_token
 from .trace import Trace
 
@@ -28,10 +29,9 @@ def check_top_logprobs(top_logprobs) -> int:
 
 def _pad_first(name: str, arr: np.ndarray) -> np.ndarray:
     """Prepend the first position, which nothing predicts (unknown, as in a Trace)."""
-    fill = {"logprobs": np.nan, "ranks": 0, "entropy": np.nan, "top_logprobs": -np.inf, "top_ids": -1}[name]
-    dtype = {"ranks": np.int32, "top_ids": np.int32}.get(name, np.float32)
-    first = np.full((1, *arr.shape[1:]), fill, dtype=dtype)
-    return np.concatenate([first, arr.astype(dtype, copy=False)])
+    field = FIELDS[name]
+    first = field.empty(1, *arr.shape[1:])
+    return np.concatenate([first, arr.astype(field.dtype, copy=False)])
 
 
 class Lens:
