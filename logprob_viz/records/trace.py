@@ -60,7 +60,11 @@ class Trace:
     prompt_len : int
         The first ``prompt_len`` tokens are the prompt (scored, not generated).
     meta : dict
-        Model, sampling settings, source ("transformers", "vllm", "openai"), ...
+        Model, sampling settings, source ("transformers", "vllm", "openai"), ...;
+        ``meta["warnings"]``: the source's notes about the response as a whole (`warnings` adds
+        the flags' words to them).
+
+    The numeric fields' dtypes and "unknown" values are `logprob_viz.records.fields.FIELDS`.
     """
 
     tokens: list[str]
