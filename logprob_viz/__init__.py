@@ -25,7 +25,7 @@ _LAZY = {
     "score": ".sources.local.loading",
     "TransformersRunner": ".sources.local.runner",
     "default_model_path": ".sources.local.default_model",
-    "connect": ".sources.remote.openai",
+    "connect": ".sources.remote",
     "read": ".sources.readers",
     "from_openai": ".sources.readers",
     "LogprobFormatError": ".sources.readers",

@@ -1,9 +1,9 @@
 """The per-token flag vocabulary of a `Trace`: what a source lost or left ambiguous.
 
 A trace's ``flags[i]`` lists codes from `TOKEN_FLAGS` for token ``i``. Producers (adapters,
-runners) add codes; views mark the tokens and say what each code means. The words in
-``trace.meta["warnings"]`` are derived from the codes by `flag_warnings`, so code that needs to
-know what was lost reads the codes, never the words.
+runners) add codes; views mark the tokens and say what each code means. `Trace.warnings` derives
+the words from the codes (`flag_warnings`) when asked, so they follow slices and joins; code that
+needs to know what was lost reads the codes, never the words.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def order_flags(codes) -> list[str]:
 
 
 def flag_warnings(flags: list[list[str]]) -> list[str]:
-    """``meta["warnings"]`` sentences for a trace's flags: one per lost kind, with positions."""
+    """`Trace.warnings` sentences for a trace's flags: one per lost kind, with positions."""
     warnings = []
     for code, meaning in TOKEN_FLAGS.items():
         if code in SHOWN_BY_THE_CHART:

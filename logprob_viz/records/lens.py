@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import numpy as np
 
+# the one top_logprobs rule lives with the runners (sources/base.py: no torch, nothing heavy)
+from ..sources.base import check_top_logprobs as check_count
+from .fields import FIELDS
 from .tokens import display_token
 from .trace import Trace
 
 __all__ = ["Lens", "MAX_TOP_LOGPROBS", "check_top_logprobs"]
 
-MAX_TOP_LOGPROBS = 20  # as the runners and OpenAI-compatible servers allow
+# The lens keeps K alternatives per layer and token: O(layers x tokens x K), so K stays small.
+MAX_TOP_LOGPROBS = 20
 
 
 def _is_int(x) -> bool:
@@ -21,17 +25,15 @@ def _is_int(x) -> bool:
 
 
 def check_top_logprobs(top_logprobs) -> int:
-    if not _is_int(top_logprobs) or not 0 <= top_logprobs <= MAX_TOP_LOGPROBS:
-        raise ValueError(f"top_logprobs must be an int between 0 and {MAX_TOP_LOGPROBS}, got {top_logprobs!r}")
-    return int(top_logprobs)
+    """The runners' one top_logprobs rule (the lens is a runner's method), with the lens's own limit."""
+    return check_count(top_logprobs, MAX_TOP_LOGPROBS, "for the logit lens")
 
 
 def _pad_first(name: str, arr: np.ndarray) -> np.ndarray:
     """Prepend the first position, which nothing predicts (unknown, as in a Trace)."""
-    fill = {"logprobs": np.nan, "ranks": 0, "entropy": np.nan, "top_logprobs": -np.inf, "top_ids": -1}[name]
-    dtype = {"ranks": np.int32, "top_ids": np.int32}.get(name, np.float32)
-    first = np.full((1, *arr.shape[1:]), fill, dtype=dtype)
-    return np.concatenate([first, arr.astype(dtype, copy=False)])
+    field = FIELDS[name]
+    first = field.empty(1, *arr.shape[1:])
+    return np.concatenate([first, arr.astype(field.dtype, copy=False)])
 
 
 class Lens:

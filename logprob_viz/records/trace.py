@@ -9,23 +9,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import chain, pairwise
 from typing import Any
 
 import numpy as np
 
+from .fields import FIELDS, PER_TOKEN, PROCESSED, check_len, matrix, vector
+from .flags import flag_warnings
 from .tokens import display_token
 from .vocab_rows import NO_FLAGS, VocabRows
 
 __all__ = ["Trace"]
-
-# name -> (dtype, fill value used when the field is omitted)
-_PER_TOKEN = {
-    "token_ids": (np.int32, -1),  # int32: vocabularies are far below 2**31; halves the per-token cost
-    "logprobs": (np.float32, np.nan),
-    "ranks": (np.int32, 0),
-    "entropy": (np.float32, np.nan),
-}
 
 
 @dataclass(eq=False, repr=False)
@@ -66,7 +60,11 @@ class Trace:
     prompt_len : int
         The first ``prompt_len`` tokens are the prompt (scored, not generated).
     meta : dict
-        Model, sampling settings, source ("transformers", "vllm", "openai"), ...
+        Model, sampling settings, source ("transformers", "vllm", "openai"), ...;
+        ``meta["warnings"]``: the source's notes about the response as a whole (`warnings` adds
+        the flags' words to them).
+
+    The numeric fields' dtypes and "unknown" values are `logprob_viz.records.fields.FIELDS`.
     """
 
     tokens: list[str]
@@ -91,9 +89,9 @@ class Trace:
         if self.token_bytes is None:
             self.token_bytes = [t.encode("utf-8") for t in self.tokens]
         self.token_bytes = [bytes(b) for b in _as_list(self.token_bytes, "token_bytes")]
-        _check_len("token_bytes", len(self.token_bytes), n)
-        for name, (dtype, fill) in _PER_TOKEN.items():
-            setattr(self, name, _vector(name, getattr(self, name), n, dtype, fill))
+        check_len("token_bytes", len(self.token_bytes), n)
+        for name in PER_TOKEN:
+            setattr(self, name, vector(name, getattr(self, name), n))
 
         if self.vocab is not None and self.top_tokens is None:
             self._init_vocab_alternatives(n)
@@ -105,16 +103,14 @@ class Trace:
         if (self.processed_logprobs is None) != (self.processed_top_logprobs is None):
             raise ValueError("processed_logprobs and processed_top_logprobs go together: give both or neither")
         if self.processed_logprobs is not None:
-            self.processed_logprobs = _vector("processed_logprobs", self.processed_logprobs, n, np.float32, np.nan)
-            self.processed_top_logprobs = _matrix(
-                "processed_top_logprobs", self.processed_top_logprobs, n, k, np.float32, -np.inf
-            )
+            self.processed_logprobs = vector("processed_logprobs", self.processed_logprobs, n)
+            self.processed_top_logprobs = matrix("processed_top_logprobs", self.processed_top_logprobs, n, k)
 
         if self.flags is None:
             self.flags = [NO_FLAGS] * n
         # one shared empty row for the (usual) tokens where nothing was lost: 8 bytes, not 64
         self.flags = [[str(f) for f in row] if row else NO_FLAGS for row in _as_list(self.flags, "flags")]
-        _check_len("flags", len(self.flags), n)
+        check_len("flags", len(self.flags), n)
 
         if not isinstance(self.prompt_len, (int, np.integer)) or not 0 <= self.prompt_len <= n:
             raise ValueError(
@@ -133,9 +129,9 @@ class Trace:
             self.top_tokens = list(map(list, rows))
         else:
             self.top_tokens = [[str(a) for a in row] for row in rows]
-        _check_len("top_tokens", len(self.top_tokens), n)
+        check_len("top_tokens", len(self.top_tokens), n)
         longest = max(map(len, self.top_tokens), default=0)
-        self.top_logprobs = _matrix("top_logprobs", self.top_logprobs, n, longest, np.float32, -np.inf)
+        self.top_logprobs = matrix("top_logprobs", self.top_logprobs, n, longest)
         k = self.top_logprobs.shape[1]
         for i, row in enumerate(self.top_tokens if longest > k else ()):
             if len(row) > k:
@@ -143,18 +139,18 @@ class Trace:
                     f"top_tokens[{i}] has {len(row)} alternatives but top_logprobs has only {k} "
                     "columns; give one logprob per alternative"
                 )
-        self.top_ids = _matrix("top_ids", self.top_ids, n, k, np.int32, -1)
+        self.top_ids = matrix("top_ids", self.top_ids, n, k)
 
     def _init_vocab_alternatives(self, n: int) -> None:
         if self.top_ids is None:
             raise ValueError("vocab= reads the alternatives' texts by id: give top_ids too")
         if isinstance(self.vocab, (str, bytes)) or not hasattr(self.vocab, "__getitem__"):
             raise TypeError(f"vocab must be a sequence of token texts indexed by id, got {type(self.vocab).__name__}")
-        self.top_ids = np.asarray(self.top_ids, dtype=np.int32)
+        self.top_ids = np.asarray(self.top_ids, dtype=FIELDS["top_ids"].dtype)
         if self.top_ids.ndim != 2 or self.top_ids.shape[0] != n:
             raise ValueError(f"top_ids must have shape [N={n}, K], got shape {self.top_ids.shape}")
         k = self.top_ids.shape[1]
-        self.top_logprobs = _matrix("top_logprobs", self.top_logprobs, n, k, np.float32, -np.inf)
+        self.top_logprobs = matrix("top_logprobs", self.top_logprobs, n, k)
         if self.top_logprobs.shape[1] != k:
             raise ValueError(f"top_logprobs has {self.top_logprobs.shape[1]} columns but top_ids has {k}")
         self.top_tokens = VocabRows(self.top_ids, self.vocab)
@@ -175,23 +171,63 @@ class Trace:
         start, stop, step = index.indices(len(self))
         if step != 1:
             raise ValueError("a Trace slice must be contiguous (step 1)")
-        processed = self.processed_logprobs is not None
         return Trace(
             tokens=self.tokens[start:stop],
             token_bytes=self.token_bytes[start:stop],
-            token_ids=self.token_ids[start:stop],
-            logprobs=self.logprobs[start:stop],
-            ranks=self.ranks[start:stop],
-            entropy=self.entropy[start:stop],
             top_tokens=None if self.vocab is not None else self.top_tokens[start:stop],
-            top_logprobs=self.top_logprobs[start:stop],
-            top_ids=self.top_ids[start:stop],
-            processed_logprobs=self.processed_logprobs[start:stop] if processed else None,
-            processed_top_logprobs=self.processed_top_logprobs[start:stop] if processed else None,
             flags=self.flags[start:stop],
             prompt_len=min(max(self.prompt_len - start, 0), stop - start),
             meta=dict(self.meta),
             vocab=self.vocab,
+            **{name: getattr(self, name)[start:stop] for name in self._array_names()},
+        )
+
+    def _array_names(self) -> tuple[str, ...]:
+        """The numeric fields this trace holds (the processed pair only when it has one)."""
+        names = (*PER_TOKEN, "top_logprobs", "top_ids")
+        return names if self.processed_logprobs is None else (*names, *PROCESSED)
+
+    @classmethod
+    def concat(cls, *traces: Trace) -> Trace:
+        """One trace of `traces` in order: a scored prompt and its completion, a stream's chunks,
+        a token appended by hand.
+
+        K becomes the largest K, shorter rows padded as a trace pads them (-inf, id -1). The
+        sampled-from logprobs are kept when any part has them (NaN / -inf for the rows of a part
+        that has none). The shared vocabulary is kept when every part reads its alternatives from
+        the same one; otherwise the alternatives' texts are copied. ``meta`` is merged (later
+        parts win), the source's warnings kept from every part. A part with prompt tokens may only
+        follow parts that are all prompt: a trace's prompt comes first.
+        """
+        if not traces or not all(isinstance(t, Trace) for t in traces):
+            raise TypeError("Trace.concat joins one or more Traces: Trace.concat(head, tail, ...)")
+        for before, part in pairwise(traces):
+            if part.prompt_len and before.prompt_len != len(before):
+                raise ValueError(f"cannot append a trace with a prompt of {part.prompt_len} tokens after generated "
+                                 "tokens (a trace's prompt comes first); append its generated part (trace.completion)")
+        k = max(t.k for t in traces)
+        arrays = {}
+        for name in (*PER_TOKEN, "top_logprobs", "top_ids", *PROCESSED):
+            if name in PROCESSED and all(t.processed_logprobs is None for t in traces):
+                continue
+            field = FIELDS[name]
+            parts = [getattr(t, name) if name in t._array_names() else field.empty(len(t), k) for t in traces]
+            arrays[name] = np.concatenate([field.widen(p, k) if field.per_alternative else p for p in parts])
+        vocabs = {id(t.vocab): t.vocab for t in traces if len(t)}
+        (vocab,) = vocabs.values() if len(vocabs) == 1 else (None,)
+        meta = {key: value for t in traces for key, value in t.meta.items()}
+        notes = list(dict.fromkeys(w for t in traces for w in t.meta.get("warnings", ())))
+        if notes:
+            meta["warnings"] = notes
+        return cls(
+            tokens=list(chain.from_iterable(t.tokens for t in traces)),
+            token_bytes=list(chain.from_iterable(t.token_bytes for t in traces)),
+            top_tokens=None if vocab is not None else [list(row) for t in traces for row in t.top_tokens],
+            flags=list(chain.from_iterable(t.flags for t in traces)),
+            prompt_len=sum(t.prompt_len for t in traces),
+            meta=meta,
+            vocab=vocab,
+            **arrays,
         )
 
     # -- derived numbers ---------------------------------------------------------------
@@ -205,6 +241,13 @@ class Trace:
     def completion(self) -> Trace:
         """The generated part (everything after the prompt)."""
         return self[self.prompt_len :]
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the source lost or left ambiguous, in words: the source's own notes
+        (``meta["warnings"]``, about the response as a whole) and one sentence per kind of flag,
+        with its positions, derived from ``flags`` when asked (so it follows slices and joins)."""
+        return [*self.meta.get("warnings", ()), *flag_warnings(self.flags)]
 
     def mean_logprob(self) -> float:
         """Mean logprob over the tokens whose logprob is known (NaN if none is)."""
@@ -236,7 +279,8 @@ class Trace:
             "k": self.k,
             "flags": [list(row) for row in self.flags],
             "prompt_len": self.prompt_len,
-            "meta": self.meta,
+            # for whoever reads the JSON without logprob_viz: the flags' words too
+            "meta": {**self.meta, "warnings": self.warnings} if self.warnings else self.meta,
         }
         if self.processed_logprobs is not None:
             d["processed_logprobs"] = _floats_out(self.processed_logprobs)
@@ -264,7 +308,7 @@ class Trace:
             else np.array([_floats_in(r) for r in d["processed_top_logprobs"]], dtype=np.float32).reshape(n, k),
             flags=d.get("flags"),
             prompt_len=d["prompt_len"],
-            meta=d.get("meta", {}),
+            meta=_source_notes(d.get("meta", {}), d.get("flags")),
         )
 
     def to_pandas(self):
@@ -321,32 +365,12 @@ def _as_list(value, name: str) -> list:
     return list(value)
 
 
-def _check_len(name: str, got: int, n: int) -> None:
-    if got != n:
-        raise ValueError(f"{name} has {got} entries but there are {n} tokens; give one per token")
-
-
-def _vector(name: str, value, n: int, dtype, fill) -> np.ndarray:
-    if value is None:
-        return np.full(n, fill, dtype=dtype)
-    arr = np.asarray(value, dtype=dtype)
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional (one value per token), got shape {arr.shape}")
-    _check_len(name, arr.shape[0], n)
-    return arr
-
-
-def _matrix(name: str, value, n: int, k: int, dtype, fill) -> np.ndarray:
-    if value is None:
-        return np.full((n, k), fill, dtype=dtype)
-    arr = np.asarray(value, dtype=dtype)
-    if arr.ndim == 1 and arr.size == 0:
-        arr = arr.reshape(n, 0) if n == 0 else arr
-    if arr.ndim != 2 or arr.shape[0] != n:
-        raise ValueError(f"{name} must have shape [N={n}, K], got shape {arr.shape}")
-    if arr.shape[1] < k:
-        raise ValueError(f"{name} has {arr.shape[1]} columns but some token has {k} alternatives")
-    return arr
+def _source_notes(meta: dict, flags) -> dict:
+    """`meta` without the warnings that `to_dict` derived from the flags (the trace derives them again)."""
+    derived = set(flag_warnings(flags or []))
+    notes = [w for w in meta.get("warnings", ()) if w not in derived]
+    meta = {key: value for key, value in meta.items() if key != "warnings"}
+    return {**meta, "warnings": notes} if notes else meta
 
 
 def _floats_out(arr: np.ndarray) -> list:

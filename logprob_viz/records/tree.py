@@ -11,6 +11,8 @@ the model's own logprob, rank, entropy and alternatives at that position (the nu
 shows for that alternative), and the rest is what the runner generated from there. The branch's
 ``prompt_len`` is ``at + 1``: the prefix and the forced token are given, the rest generated.
 ``node.meta["branch"]`` records the parent's index, the fork position and the forced token.
+The runner is a `logprob_viz.sources.base.Runner` (local or remote): a tree asks it
+``can_continue_from_ids``, ``vocab_size`` and ``token_id(text)``, which every runner declares.
 """
 
 from __future__ import annotations
@@ -169,7 +171,7 @@ class Tree:
         if self.runner is None:
             raise ValueError("this tree has no runner to generate branches: "
                              "lv.Tree(trace, runner=lv.load()) or lv.Tree(trace, runner=lv.connect(url))")
-        if not getattr(self.runner, "can_continue_from_ids", True):
+        if not self.runner.can_continue_from_ids:
             raise ValueError(f"{self.runner!r} cannot continue from token ids, which a branch needs "
                              "(the local runner, a vLLM or a llama.cpp server can)")
         return self.runner
@@ -195,7 +197,7 @@ class Tree:
     def _token_id(self, node: Trace, at: int, token) -> int:
         """The id of `token` at position `at`: an id, an alternative's text there, or one token's text."""
         if isinstance(token, numbers.Integral) and not isinstance(token, bool):
-            size = getattr(self.runner, "vocab_size", None)
+            size = self.runner.vocab_size
             if token < 0 or (size is not None and token >= size):
                 raise ValueError(f"token id {token} is outside the vocabulary (0 to {size - 1 if size else '?'})")
             return int(token)
@@ -209,10 +211,7 @@ class Tree:
                 j = row.index(token)
                 if j < node.k and node.top_ids[at, j] >= 0:
                     return int(node.top_ids[at, j])
-        finder = getattr(self.runner, "token_id", None)
-        if finder is None:
-            raise ValueError(f"{token!r} is not an alternative at position {at}; give its token id")
         try:
-            return finder(token)
+            return self.runner.token_id(token)
         except ValueError as error:
             raise ValueError(f"{token!r} is neither an alternative at position {at} nor one token: {error}") from None

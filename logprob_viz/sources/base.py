@@ -23,7 +23,7 @@ from typing import Any
 
 from ..records.trace import Trace
 
-__all__ = ["Runner", "Request", "Sampling", "Step", "Interrupted", "INTERRUPTS", "parse_sampling"]
+__all__ = ["Runner", "Request", "Sampling", "Step", "Interrupted", "INTERRUPTS", "parse_sampling", "check_top_logprobs"]
 
 # generate / score show a progress bar only once they have run this long (tqdm's `delay`).
 PROGRESS_AFTER_S = 2.0
@@ -172,6 +172,13 @@ def check_prompt_ids(prompt_ids, vocab_size: int | None = None) -> list[int]:
     return [int(i) for i in ids]
 
 
+def check_top_logprobs(top_logprobs, maximum: int, where: str = "for this runner") -> int:
+    """The one rule for ``top_logprobs``: 0 to the runner's `max_top_logprobs`; `where` names whose limit."""
+    if not is_int(top_logprobs) or not 0 <= top_logprobs <= maximum:
+        raise ValueError(f"top_logprobs must be an int between 0 and {maximum} {where}, got {top_logprobs!r}")
+    return int(top_logprobs)
+
+
 def check_max_new_tokens(max_new_tokens) -> int:
     if not is_int(max_new_tokens) or max_new_tokens < 0:
         raise ValueError(f"max_new_tokens must be an int >= 0, got {max_new_tokens!r}")
@@ -222,14 +229,27 @@ class _Progress:
 
 
 class Runner:
-    """The shared public API of the local and the server runner."""
+    """The shared public API of the local and the server runners, with what a tree and the explorer
+    ask of any runner: `max_top_logprobs`, `vocab_size`, `can_continue_from_ids`, `token_id`."""
 
     name: str = "?"
+    can_continue_from_ids: bool = True  # prompt_ids= works (a branch needs it); a plain OpenAI API cannot
+    vocab_size: int | None = None  # token ids are below it; None where the runner cannot know it
+    top_logprobs_limit: str = "for this runner"  # whose limit check_top_logprobs's message names
+
+    @property
+    def max_top_logprobs(self) -> int:
+        """The most alternatives per token this runner records (top_logprobs from 0 to this)."""
+        raise NotImplementedError
+
+    def token_id(self, text: str) -> int:
+        """The id of `text` when it is exactly one token of the model; else a ValueError."""
+        raise ValueError(f"{self!r} cannot tell which token {text!r} is; give its id")
 
     # -- what a runner implements ------------------------------------------------------
 
     def _check_top_logprobs(self, top_logprobs) -> int:
-        raise NotImplementedError
+        return check_top_logprobs(top_logprobs, self.max_top_logprobs, self.top_logprobs_limit)
 
     def _prepare(self, req: Request) -> None:
         raise NotImplementedError

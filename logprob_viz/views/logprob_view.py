@@ -22,7 +22,6 @@ import uuid
 from pathlib import Path
 
 import anywidget
-import numpy as np
 import traitlets as t
 
 from ..records.trace import Trace
@@ -58,45 +57,6 @@ def _checked(trace) -> Trace:
             "make one with lv.generate(...), lv.score(...) or lv.from_openai(...)"
         )
     return trace
-
-
-def _concat(head: Trace, tail: Trace) -> Trace:
-    """`head` followed by `tail` (generated tokens: `tail` has no prompt unless `head` is all prompt)."""
-    if tail.prompt_len and head.prompt_len != len(head):
-        raise ValueError(
-            f"cannot append a trace with a prompt of {tail.prompt_len} tokens after generated tokens; "
-            "append the generated part (trace.completion) or assign view.trace = the whole trace"
-        )
-    if (head.processed_logprobs is None) != (tail.processed_logprobs is None) and len(head) and len(tail):
-        raise ValueError("both traces must have processed logprobs (sampling settings) or neither")
-    k = max(head.k, tail.k)
-
-    def pad(a, fill):
-        return np.pad(a, ((0, 0), (0, k - a.shape[1])), constant_values=fill)
-
-    def cat(name, fill=None):
-        a, b = getattr(head, name), getattr(tail, name)
-        if fill is not None:
-            a, b = pad(a, fill), pad(b, fill)
-        return np.concatenate([a, b])
-
-    processed = head.processed_logprobs is not None or tail.processed_logprobs is not None
-    return Trace(
-        tokens=head.tokens + tail.tokens,
-        token_bytes=head.token_bytes + tail.token_bytes,
-        token_ids=cat("token_ids"),
-        logprobs=cat("logprobs"),
-        ranks=cat("ranks"),
-        entropy=cat("entropy"),
-        top_tokens=head.top_tokens + tail.top_tokens,
-        top_logprobs=cat("top_logprobs", -np.inf),
-        top_ids=cat("top_ids", -1),
-        processed_logprobs=cat("processed_logprobs") if processed else None,
-        processed_top_logprobs=cat("processed_top_logprobs", -np.inf) if processed else None,
-        flags=head.flags + tail.flags,
-        prompt_len=head.prompt_len + tail.prompt_len,
-        meta={**head.meta, **tail.meta},
-    )
 
 
 class LogprobView(anywidget.AnyWidget):
@@ -178,7 +138,7 @@ class LogprobView(anywidget.AnyWidget):
         more = _checked(more)
         with self._lock:
             longer = more if len(more) >= len(self._trace) and extends(more, self._trace) else None
-            longer = longer or _concat(self._trace, more)
+            longer = longer or Trace.concat(self._trace, more)
             if extends(longer, self._trace):
                 self._grow(longer)
             else:  # a wider K than the view's: the whole trace again

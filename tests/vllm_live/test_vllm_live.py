@@ -15,7 +15,7 @@ import pytest
 
 import logprob_viz as lv
 from logprob_viz.sources.readers.openai import OpenAIResponseError
-from logprob_viz.sources.remote.openai import ServerError
+from logprob_viz.sources.remote import ServerError
 from vllm_live import recordings
 
 # Local runner (transformers, fp32, CPU) vs vLLM 0.32's CPU build (fp32), measured on a 2-core

@@ -16,8 +16,7 @@ import logging
 import time
 import weakref
 
-import numpy as np
-
+from ...records.fields import empty
 from ...records.lens import Lens, check_top_logprobs
 from ...records.tokens import VocabTexts, token_bytes_table
 from ...records.trace import Trace
@@ -168,13 +167,7 @@ def _run(model, ids: list[int], rows: list[int], k: int, positions=None) -> dict
             # one device -> host copy per field and block
             out[b] = {name: torch.cat([p[name] for p in parts]).cpu().numpy() for name in parts[0]}
         else:  # a one-token text: nothing to predict
-            out[b] = {
-                "logprobs": np.zeros(0, np.float32),
-                "ranks": np.zeros(0, np.int32),
-                "entropy": np.zeros(0, np.float32),
-                "top_logprobs": np.zeros((0, k), np.float32),
-                "top_ids": np.zeros((0, k), np.int32),
-            }
+            out[b] = {name: empty(name, 0, k) for name in ("logprobs", "ranks", "entropy", "top_logprobs", "top_ids")}
     return out
 
 

@@ -11,18 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...records.fields import ALTERNATIVES, FIELDS, PER_TOKEN, PROCESSED
 from ...records.trace import Trace
-
-# field -> (dtype, one value per alternative?, value for the unscored first prompt token)
-_FIELDS = {
-    "token_ids": (np.int32, False, -1),  # set to the first prompt id
-    "logprobs": (np.float32, False, np.nan),
-    "ranks": (np.int32, False, 0),
-    "entropy": (np.float32, False, np.nan),
-    "top_logprobs": (np.float32, True, -np.inf),
-    "top_ids": (np.int32, True, -1),
-}
-_PROCESSED = {"processed_logprobs": (np.float32, False, np.nan), "processed_top_logprobs": (np.float32, True, -np.inf)}
 
 
 class Recorder:
@@ -30,15 +20,13 @@ class Recorder:
 
     def __init__(self, runner, prompt_ids: list[int], k: int, capacity: int, processed: bool):
         self.runner, self.k, self.prompt_len = runner, k, len(prompt_ids)
-        fields = {**_FIELDS, **(_PROCESSED if processed else {})}
-        self.arrays = {
-            name: np.empty((capacity, k) if wide else capacity, dtype) for name, (dtype, wide, _) in fields.items()
-        }
+        fields = [FIELDS[name] for name in (*PER_TOKEN, *ALTERNATIVES, *(PROCESSED if processed else ()))]
+        self.arrays = {f.name: np.empty((capacity, k) if f.per_alternative else capacity, f.dtype) for f in fields}
         self.n = 0
         self.tokens: list[str] = []
         self.token_bytes: list[bytes] = []
-        # The first prompt token has no context: it is recorded, not scored.
-        first = {name: np.full((1, k) if wide else 1, fill, dtype) for name, (dtype, wide, fill) in fields.items()}
+        # The first prompt token has no context: it is recorded, not scored ("unknown" but its id).
+        first = {f.name: f.empty(1, k) for f in fields}
         first["token_ids"][0] = prompt_ids[0]
         self._append(first)
 
@@ -51,9 +39,9 @@ class Recorder:
         if not part or len(part["token_ids"]) == 0:
             return
         m = len(part["token_ids"])
-        for name, (_, wide, fill) in _PROCESSED.items():
+        for name in PROCESSED:
             if name in self.arrays and name not in part:
-                part = {**part, name: np.full((m, self.k) if wide else m, fill)}
+                part = {**part, name: FIELDS[name].empty(m, self.k)}
         self._append(part)
 
     def _append(self, part: dict) -> None:

@@ -62,6 +62,11 @@ class TransformersRunner(Runner):
         return int(self.model.get_output_embeddings().weight.shape[0])
 
     @property
+    def max_top_logprobs(self) -> int:
+        """Every token of the vocabulary can be an alternative here."""
+        return self.vocab_size
+
+    @property
     def vocab(self) -> VocabTexts:
         """The display text of every token id, shared by every trace of this runner."""
         if self._vocab is None:

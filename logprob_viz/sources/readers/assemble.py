@@ -1,4 +1,4 @@
-"""The one assembler: lists of `form.Token` -> a `Trace`, with flags and ``meta["warnings"]``.
+"""The one assembler: lists of `form.Token` -> a `Trace`, with flags (whose words `Trace.warnings` derives).
 
 Every format's parser ends here. Token strings become exact bytes and readable text through
 `logprob_viz.records.tokens` (the only module that decodes token bytes), once per distinct string:
@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ...records.flags import SHOWN_BY_THE_CHART, flag_warnings, order_flags
+from ...records.fields import empty
+from ...records.flags import order_flags
 from ...records.tokens import byte_level_bytes, display_token, legacy_bytes, sentencepiece_bytes, token_id_of
 from ...records.trace import Trace
 from .position import LN_HALF, Token
@@ -98,8 +99,8 @@ def build_trace(sections: list[tuple[list[Token], str]], *, prompt_len: int, met
     """A `Trace` from sections of tokens, each with the string encoding its strings use.
 
     ``sections`` is e.g. ``[(prompt_tokens, "decoded"), (generated_tokens, "byte_level")]``;
-    ``meta`` is copied (entries that are None dropped) and gets ``warnings`` plus the words
-    for every flag code that was set.
+    ``meta`` is copied (entries that are None dropped) and gets ``warnings``: the source's notes
+    about the response as a whole (what each flag code means is derived by `Trace.warnings`).
     """
     texts: list[str] = []
     data_out: list[bytes] = []
@@ -146,9 +147,9 @@ def build_trace(sections: list[tuple[list[Token], str]], *, prompt_len: int, met
 
     n = len(texts)
     k = max(map(len, rows), default=0)
-    top_lp = np.full((n, k), -np.inf, np.float32)
-    top_ids = np.full((n, k), -1, np.int64)
-    top_processed = np.full((n, k), -np.inf, np.float32) if processed else None
+    top_lp = empty("top_logprobs", n, k)
+    top_ids = empty("top_ids", n, k)
+    top_processed = empty("processed_top_logprobs", n, k) if processed else None
     if k:
         counts = np.fromiter(map(len, rows), np.int64, n)
         row_index = np.repeat(np.arange(n), counts)
@@ -158,12 +159,9 @@ def build_trace(sections: list[tuple[list[Token], str]], *, prompt_len: int, met
         top_ids[row_index, col_index] = alt_ids
         if processed:
             top_processed[row_index, col_index] = [a[5] for a in flat]
-    warnings = list(warnings or [])
-    if any(flags) and not set().union(*ordered) <= SHOWN_BY_THE_CHART:  # words only for what a view cannot show
-        warnings.extend(flag_warnings(flags))
     meta = {key: value for key, value in meta.items() if value is not None}
-    if warnings:
-        meta["warnings"] = warnings
+    if warnings:  # the source's own notes; the flags' words are derived by Trace.warnings
+        meta["warnings"] = list(warnings)
     return Trace(
         tokens=texts,
         token_bytes=data_out,

@@ -1,6 +1,19 @@
 """Remote runners behind `lv.connect`: the same generate / stream / score on a model behind a server.
 
-    openai.py    `connect` and the OpenAI-compatible runner (vLLM first)
-    llamacpp.py  llama.cpp's llama-server through its native /completion
-    http.py      JSON requests, SSE streams and error bodies, standard library only
+    connection.py  `connect`: asks the server what it is and returns its runner
+    base.py        what every server's runner shares: address and model, requests, the one streaming loop
+    openai.py      `OpenAIRunner`: the OpenAI API (OpenAI and any other compatible server)
+    vllm.py        `VLLMRunner`: plus prompt logprobs, token ids, tokens as ids, score
+    llamacpp.py    `LlamaCppRunner`: llama-server through its native /completion
+    http.py        JSON requests, SSE streams and error bodies, standard library only
 """
+
+from __future__ import annotations
+
+from .connection import connect
+from .http import ServerError
+from .llamacpp import LlamaCppRunner
+from .openai import OpenAIRunner
+from .vllm import VLLMRunner
+
+__all__ = ["connect", "ServerError", "OpenAIRunner", "VLLMRunner", "LlamaCppRunner"]

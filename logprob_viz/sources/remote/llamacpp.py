@@ -1,4 +1,4 @@
-"""llama.cpp's llama-server behind `lv.connect`: generations through its native ``/completion``.
+"""The runner for llama.cpp's llama-server: generations through its native ``/completion``.
 
 Why the native route rather than ``/v1/completions``: it takes token ids as the prompt, returns
 every generated token's id and exact bytes (``n_probs`` + ``return_tokens``), and accepts
@@ -18,17 +18,17 @@ is the server's).
 
 from __future__ import annotations
 
-import time
-
+from ...records.fields import empty
 from ...records.trace import Trace
-from ..base import INTERRUPTS, Request, Step, note_interrupt
+from ..base import Request, Step, is_int
 from ..readers import LogprobFormatError
 from ..readers.assemble import build_trace
 from ..readers.llamacpp import llamacpp_trace
 from ..readers.position import Token
-from .http import ServerError, request_sse
+from .http import ServerError
+from .openai import OpenAIRunner
 
-__all__ = ["is_llamacpp_listing", "run", "tokenize", "NO_PROMPT_LOGPROBS"]
+__all__ = ["LlamaCppRunner", "is_llamacpp_listing", "NO_PROMPT_LOGPROBS"]
 
 NO_PROMPT_LOGPROBS = ("llama.cpp's server returns no logprobs for prompt tokens; score with lv.load(...) "
                       "locally or a vLLM server")
@@ -41,7 +41,7 @@ def is_llamacpp_listing(listed: list) -> bool:
     return any(isinstance(m, dict) and m.get("owned_by") == "llamacpp" for m in listed)
 
 
-def sampling_body(req: Request) -> dict:
+def llama_sampling(req: Request) -> dict:
     """llama.cpp's sampler settings for `req`, with its own defaults (top_k 40, top_p 0.95,
     min_p 0.05) turned off: the distribution sampled from is the one the settings say."""
     s = req.sampling
@@ -53,123 +53,123 @@ def sampling_body(req: Request) -> dict:
     return body
 
 
-def tokenize(runner, content, add_special: bool) -> list[Token]:
-    """``content`` (text or ids) as unscored prompt tokens with ids and exact bytes (``/tokenize``)."""
-    out = runner._request("POST", "/tokenize", {"content": content, "add_special": add_special,
-                                                "with_pieces": True}, root=True).get("tokens")
-    if not isinstance(out, list):
-        raise ServerError(f"the server at {runner.base_url} answered /tokenize without a token list",
-                          server=runner.base_url)
-    tokens = []
-    for n, entry in enumerate(out):
-        piece = entry.get("piece") if isinstance(entry, dict) else None
-        tid = entry.get("id") if isinstance(entry, dict) else None
-        if not isinstance(tid, int) or not isinstance(piece, (str, list)):
-            raise ServerError(f"the server at {runner.base_url} answered /tokenize with an unexpected entry "
-                              f"tokens[{n}] = {entry!r}", server=runner.base_url)
-        data = piece.encode("utf-8") if isinstance(piece, str) else bytes(piece)  # a list: bytes of split UTF-8
-        tokens.append(Token(data.decode("utf-8", "replace"), given=data, id=tid))
-    return tokens
+class LlamaCppRunner(OpenAIRunner):
+    """Generates or streams text on llama-server, recording a Trace of prompt + completion with ids."""
+
+    server = "llama.cpp"
+    can_continue_from_ids = True
+    takes_top_k = True
+    top_logprobs_limit = "for this server (connect(max_top_logprobs=) raises it)"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        sizes = [m.get("meta", {}).get("n_vocab") for m in self.listed if isinstance(m.get("meta"), dict)]
+        self.vocab_size = next((int(v) for v in sizes if is_int(v)), None)
+
+    # -- what base.Runner asks of a runner -----------------------------------------------
+
+    def _run(self, req: Request, snapshots: bool):
+        """A text or ids prompt through ``/completion``; messages through the OpenAI chat route."""
+        if req.messages is not None:
+            return (yield from super()._run(req, snapshots))
+        ids, prompt = self._prompt(req)
+        body = _native_body(req, ids, req.max_new_tokens)
+        if not snapshots:
+            resp = self._request("POST", "/completion", body, root=True)
+            return self._whole(prompt, self._read(resp, req), req)
+        yield Step(0, lambda: self._whole(prompt, self._read([], req), req))
+        return (yield from self._stream("/completion", body, req, _new_tokens_in,
+                                        lambda chunks: self._whole(prompt, self._read(chunks, req), req), root=True))
+
+    def _score(self, req: Request, bar) -> Trace:
+        raise ValueError(f"{NO_PROMPT_LOGPROBS} (the server at {self.base_url})")
+
+    def token_id(self, text: str) -> int:
+        """The id of `text` when it is exactly one token (the tokenizer's, else the server's /tokenize)."""
+        if self.tokenizer is not None:
+            return super().token_id(text)
+        return self._one_token(text, [t.id for t in self._tokenize(text, add_special=False)])
+
+    def _sampling_body(self, req: Request) -> dict:
+        return super()._sampling_body(req) if req.sampling is None else llama_sampling(req)
+
+    def _finish(self, trace: Trace, req: Request) -> Trace:
+        trace.meta["server"] = "llama.cpp"
+        return super()._finish(trace, req)
+
+    # -- the native route ------------------------------------------------------------------
+
+    def _tokenize(self, content, add_special: bool) -> list[Token]:
+        """``content`` (text or ids) as unscored prompt tokens with ids and exact bytes (``/tokenize``)."""
+        body = {"content": content, "add_special": add_special, "with_pieces": True}
+        out = self._request("POST", "/tokenize", body, root=True).get("tokens")
+        if not isinstance(out, list):
+            raise ServerError(f"the server at {self.base_url} answered /tokenize without a token list",
+                              server=self.base_url)
+        tokens = []
+        for n, entry in enumerate(out):
+            piece = entry.get("piece") if isinstance(entry, dict) else None
+            tid = entry.get("id") if isinstance(entry, dict) else None
+            if not isinstance(tid, int) or not isinstance(piece, (str, list)):
+                raise ServerError(f"the server at {self.base_url} answered /tokenize with an unexpected entry "
+                                  f"tokens[{n}] = {entry!r}", server=self.base_url)
+            data = piece.encode("utf-8") if isinstance(piece, str) else bytes(piece)  # a list: bytes of split UTF-8
+            tokens.append(Token(data.decode("utf-8", "replace"), given=data, id=tid))
+        return tokens
+
+    def _prompt(self, req: Request) -> tuple[list[int], Trace]:
+        """The prompt's ids and its trace (unscored, but for a prompt given as ids its last token)."""
+        k = req.top_logprobs
+        if req.prompt_ids is None:
+            tokens = self._tokenize(req.text, add_special=True)  # as /completion would tokenize the text
+            if not tokens:
+                raise ValueError("the prompt makes no tokens on this server: give some text to continue")
+            return [t.id for t in tokens], _unscored(tokens, k)
+        ids = list(req.prompt_ids)
+        tokens = self._tokenize(ids, add_special=False)
+        if [t.id for t in tokens] != ids:
+            raise ValueError(f"the server at {self.base_url} does not know some of the token ids {ids[:8]}...")
+        if len(ids) < 2:
+            return ids, _unscored(tokens, k)
+        return ids, Trace.concat(_unscored(tokens[:-1], k), self._forced_last(req, ids))
+
+    def _forced_last(self, req: Request, ids: list[int]) -> Trace:
+        """The last prompt token scored as a one-token generation on the rest, forced by logit_bias."""
+        greedy = Request(top_logprobs=req.top_logprobs)
+        body = {**_native_body(greedy, ids[:-1], 1), "logit_bias": [[ids[-1], FORCE_BIAS]]}
+        row = self._read(self._request("POST", "/completion", body, root=True), req)
+        if len(row) != 1 or int(row.token_ids[0]) != ids[-1]:
+            raise ServerError(f"the server at {self.base_url} did not score the forced token {ids[-1]} "
+                              f"(it gave {row.token_ids.tolist()})", server=self.base_url)
+        row.prompt_len = 1  # given, not generated: it is the prompt's last token
+        return row
+
+    def _read(self, resp, req: Request) -> Trace:
+        try:
+            return llamacpp_trace(resp, top_logprobs=req.top_logprobs)
+        except LogprobFormatError as e:
+            raise ServerError(f"the server at {self.base_url} returned an unexpected /completion answer: {e}",
+                              server=self.base_url) from e
+
+    def _whole(self, prompt: Trace, completion: Trace, req: Request) -> Trace:
+        trace = Trace.concat(prompt, completion)
+        trace.meta["model"] = self.model
+        return self._finish(trace, req)
 
 
 def _unscored(tokens: list[Token], k: int) -> Trace:
-    meta = {"server": "llama.cpp", "source": "llama.cpp"}
-    trace = build_trace([(tokens, "decoded")], prompt_len=len(tokens), meta=meta)
-    if trace.k < k:  # no alternatives: K columns of nothing, so it joins the completion's K
-        from .openai import join
-
-        return join(trace, llamacpp_trace({"completion_probabilities": []}, top_logprobs=k))
-    return trace
+    trace = build_trace([(tokens, "decoded")], prompt_len=len(tokens), meta={"server": "llama.cpp",
+                                                                             "source": "llama.cpp"})
+    # no alternatives: K columns of nothing, so a stream's first snapshot has the K asked for
+    return Trace.concat(trace, Trace(tokens=[], top_logprobs=empty("top_logprobs", 0, k)))
 
 
-def _body(runner, req: Request, prompt: list[int], n: int) -> dict:
-    k = req.top_logprobs
-    return {"prompt": prompt, "n_predict": n, "n_probs": max(k, 1), "return_tokens": True,
-            "cache_prompt": True, **sampling_body(req)}
+def _native_body(req: Request, prompt: list[int], n: int) -> dict:
+    """A ``/completion`` request: ``n`` tokens after `prompt` (ids), each with its id, bytes and top-K."""
+    return {"prompt": prompt, "n_predict": n, "n_probs": max(req.top_logprobs, 1), "return_tokens": True,
+            "cache_prompt": True, **llama_sampling(req)}
 
 
-def _read(runner, resp, req: Request) -> Trace:
-    try:
-        return llamacpp_trace(resp, top_logprobs=req.top_logprobs)
-    except LogprobFormatError as e:
-        raise ServerError(f"the server at {runner.base_url} returned an unexpected /completion answer: {e}",
-                          server=runner.base_url) from e
-
-
-def _forced_last(runner, req: Request, ids: list[int]) -> Trace:
-    """The last prompt token scored as a one-token generation on the rest, forced by logit_bias."""
-    body = {**_body(runner, req, ids[:-1], 1), **sampling_body(Request()), "logit_bias": [[ids[-1], FORCE_BIAS]]}
-    body.pop("seed", None)
-    row = _read(runner, runner._request("POST", "/completion", body, root=True), req)
-    if len(row) != 1 or int(row.token_ids[0]) != ids[-1]:
-        raise ServerError(f"the server at {runner.base_url} did not score the forced token {ids[-1]} "
-                          f"(it gave {row.token_ids.tolist()})", server=runner.base_url)
-    return row
-
-
-def _prompt(runner, req: Request) -> tuple[list[int], Trace]:
-    """The prompt's ids and its trace (unscored, but for a prompt given as ids its last token)."""
-    from .openai import join
-
-    k = req.top_logprobs
-    if req.prompt_ids is None:
-        tokens = tokenize(runner, req.text, add_special=True)  # as /completion would tokenize the text
-        if not tokens:
-            raise ValueError("the prompt makes no tokens on this server: give some text to continue")
-        return [t.id for t in tokens], _unscored(tokens, k)
-    ids = list(req.prompt_ids)
-    tokens = tokenize(runner, ids, add_special=False)
-    if [t.id for t in tokens] != ids:
-        raise ValueError(f"the server at {runner.base_url} does not know some of the token ids {ids[:8]}...")
-    if len(ids) < 2:
-        return ids, _unscored(tokens, k)
-    head = join(_unscored(tokens[:-1], k), _forced_last(runner, req, ids))
-    return ids, head
-
-
-def _whole(runner, prompt: Trace, completion: Trace, req: Request) -> Trace:
-    from .openai import join
-
-    trace = join(prompt, completion)
-    trace.meta.update({"server": "llama.cpp", "model": runner.model})
-    return runner._finish(trace, req)
-
-
-def run(runner, req: Request, snapshots: bool):
-    """`Runner._run` for a text or ids prompt on llama-server (a generator, as base.Runner drives it)."""
-    from .openai import STREAM_SNAPSHOT_S
-
-    ids, prompt = _prompt(runner, req)
-    body = _body(runner, req, ids, req.max_new_tokens)
-    if not snapshots:
-        resp = runner._request("POST", "/completion", body, root=True)
-        return _whole(runner, prompt, _read(runner, resp, req), req)
-    yield Step(0, lambda: _whole(runner, prompt, _read(runner, [], req), req))
-    root = runner.base_url.removesuffix("/v1")
-    events = request_sse(root + "/completion", {**body, "stream": True}, api_key=runner.api_key,
-                         timeout=runner.timeout, server=runner.base_url, path="/completion")
-    chunks: list[dict] = []
-    n_new, shown_at, since, interrupted = 0, time.perf_counter(), 0, False
-    try:
-        for event in events:
-            chunks.append(event)
-            got = event.get("completion_probabilities")
-            n_new += len(got) if isinstance(got, list) else 0
-            since += 1
-            now = time.perf_counter()
-            due = since >= req.stream_every if req.stream_every else now - shown_at >= STREAM_SNAPSHOT_S
-            if due and n_new:
-                since, shown_at = 0, now
-                seen = list(chunks)
-                yield Step(n_new, lambda seen=seen: _whole(runner, prompt, _read(runner, seen, req), req))
-    except INTERRUPTS as error:
-        if not chunks:
-            raise
-        interrupted = True
-        note_interrupt(error)
-    finally:
-        events.close()  # closes the connection: the server stops generating
-    trace = _whole(runner, prompt, _read(runner, chunks, req), req)
-    if interrupted:
-        trace.meta["finish_reason"] = "interrupted"
-    return trace
+def _new_tokens_in(event: dict) -> int:
+    got = event.get("completion_probabilities")
+    return len(got) if isinstance(got, list) else 0

@@ -21,7 +21,7 @@ from .branches import BranchHere, BranchList
 from .branching import append_row, as_trace
 from .controls import Controls, settings_from
 from .panels import NextTokenPanel, TemperatureReadout
-from .settings import Settings, default_runner, has_chat_template
+from .settings import Settings, default_runner
 from .temperature import exact_at
 from .view import ExplorerView, empty_view
 
@@ -51,7 +51,7 @@ class Explorer:
         self._busy = threading.Lock()
         self.last_error: str | None = None
 
-        self.controls = Controls(prompt or "", settings, chat_available=has_chat_template(self.runner))
+        self.controls = Controls(prompt or "", settings, self.runner)  # its limits are the runner's
         self.view = empty_view()
         self.branches = BranchList()
         self.branch_here = BranchHere()
@@ -279,7 +279,7 @@ class Explorer:
 
     def _settings(self) -> Settings:
         settings = self.controls.settings()
-        settings.check()
+        settings.check(*self.controls.top_logprobs_limit)
         return settings
 
     def _input(self) -> dict:

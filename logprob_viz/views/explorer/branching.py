@@ -76,41 +76,11 @@ def append_row(trace: Trace, scored: Trace, index: int) -> Trace:
 
     Used when a person picks the next token by hand: the runner scores the text with the chosen
     token added, and its record of that token (logprob, rank, entropy, alternatives) is appended.
-    The appended row has no processed logprobs (nothing was sampled).
+    The appended row is generated, not prompt, and has no processed logprobs (nothing was sampled).
     """
-    k = max(trace.k, scored.k)
-
-    def widen(m, fill, dtype):
-        m = np.asarray(m, dtype=dtype)
-        return np.pad(m, ((0, 0), (0, k - m.shape[1])), constant_values=fill) if m.shape[1] < k else m
-
     row = scored[index : index + 1]
-    processed = {}
-    if trace.processed_logprobs is not None:
-        processed = {
-            "processed_logprobs": np.concatenate([trace.processed_logprobs, [np.nan]]),
-            "processed_top_logprobs": np.concatenate(
-                [widen(trace.processed_top_logprobs, -np.inf, np.float32), np.full((1, k), -np.inf, np.float32)]
-            ),
-        }
-    if trace.vocab is not None and trace.vocab is scored.vocab:
-        alternatives = {"vocab": trace.vocab}  # texts read by id from the runner's shared table
-    else:
-        alternatives = {"top_tokens": [list(r) for r in trace.top_tokens] + [list(r) for r in row.top_tokens]}
-    return Trace(
-        tokens=list(trace.tokens) + list(row.tokens),
-        token_bytes=list(trace.token_bytes) + list(row.token_bytes),
-        token_ids=np.concatenate([trace.token_ids, row.token_ids]),
-        logprobs=np.concatenate([trace.logprobs, row.logprobs]),
-        ranks=np.concatenate([trace.ranks, row.ranks]),
-        entropy=np.concatenate([trace.entropy, row.entropy]),
-        top_logprobs=np.concatenate(
-            [widen(trace.top_logprobs, -np.inf, np.float32), widen(row.top_logprobs, -np.inf, np.float32)]
-        ),
-        top_ids=np.concatenate([widen(trace.top_ids, -1, np.int32), widen(row.top_ids, -1, np.int32)]),
-        flags=[list(f) for f in trace.flags] + [list(f) for f in row.flags],
-        prompt_len=trace.prompt_len,
-        meta={**trace.meta, "manual_steps": int(trace.meta.get("manual_steps", 0)) + 1},
-        **alternatives,
-        **processed,
-    )
+    row.prompt_len = 0
+    row.processed_logprobs = row.processed_top_logprobs = None
+    grown = Trace.concat(trace, row)
+    grown.meta = {**trace.meta, "manual_steps": int(trace.meta.get("manual_steps", 0)) + 1}
+    return grown

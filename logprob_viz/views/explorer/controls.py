@@ -10,7 +10,7 @@ import html
 
 import ipywidgets as w
 
-from .settings import SETTING_NAMES, Settings
+from .settings import MIN_TOP_LOGPROBS, SETTING_NAMES, Settings, has_chat_template
 
 __all__ = ["Controls", "NO_KERNEL_NOTE"]
 
@@ -23,9 +23,18 @@ _LABEL = {"description_width": "initial"}
 
 
 class Controls:
-    """The widgets of the explorer's top bar. ``settings()`` reads them into a `Settings`."""
+    """The widgets of the explorer's top bar. ``settings()`` reads them into a `Settings`.
 
-    def __init__(self, prompt: str, settings: Settings, chat_available: bool) -> None:
+    Their limits are the runner's they drive: the top_logprobs box goes up to what the runner can
+    record (``runner.max_top_logprobs``), so it never offers more than Generate can ask for, and
+    the chat toggle is off without a chat template. Starting settings beyond them are refused.
+    """
+
+    def __init__(self, prompt: str, settings: Settings, runner) -> None:
+        # (the most alternatives, whose limit that is): Settings.check's arguments for this runner
+        self.top_logprobs_limit = (int(runner.max_top_logprobs), runner.top_logprobs_limit)
+        settings.check(*self.top_logprobs_limit)
+        chat_available = has_chat_template(runner)
         self.prompt = w.Textarea(
             value=prompt,
             placeholder="Type a prompt, then Generate (or Next token to choose tokens yourself)",
@@ -39,6 +48,27 @@ class Controls:
             tooltip="wrap the prompt as [{'role': 'user', 'content': prompt}] with the model's chat template",
             layout=w.Layout(width="auto", margin="0 0 0 1em"),
         )
+        self._sampling_controls(settings)
+        self._length_controls(settings, self.top_logprobs_limit[0])
+        self._buttons()
+        self.status = w.HTML(value=_status_html("Ready: type a prompt, then Generate or Next token.", "info"))
+        # Always there, so a saved copy reopened without a kernel says why its buttons do nothing.
+        self.note = w.HTML(value=f'<small class="lv-explore-note">{html.escape(NO_KERNEL_NOTE)}</small>')
+        self.box = w.VBox(
+            [
+                w.HBox([self.prompt]),
+                w.HBox([self.temperature, self.top_p, self.top_k], layout=w.Layout(flex_flow="row wrap")),
+                w.HBox(
+                    [self.max_new_tokens, self.top_logprobs, self.seed, self.chat],
+                    layout=w.Layout(flex_flow="row wrap", align_items="center"),
+                ),
+                w.HBox([self.generate, self.next_token, self.stop]),
+                self.status,
+                self.note,
+            ]
+        )
+
+    def _sampling_controls(self, settings: Settings) -> None:
         self.temperature = w.FloatSlider(
             value=settings.temperature,
             min=0.0,
@@ -62,6 +92,9 @@ class Controls:
         self.top_k = w.BoundedIntText(
             value=settings.top_k, min=0, max=1_000_000, description="top-k", style=_LABEL, layout=w.Layout(width="9em")
         )
+        self.seed = w.IntText(value=settings.seed, description="seed", style=_LABEL, layout=w.Layout(width="9em"))
+
+    def _length_controls(self, settings: Settings, max_top_logprobs: int) -> None:
         self.max_new_tokens = w.BoundedIntText(
             value=settings.max_new_tokens,
             min=1,
@@ -72,14 +105,15 @@ class Controls:
         )
         self.top_logprobs = w.BoundedIntText(
             value=settings.top_logprobs,
-            min=1,
-            max=100,
+            min=MIN_TOP_LOGPROBS,
+            max=max_top_logprobs,
             description="top_logprobs",
+            tooltip=f"alternatives per token: {MIN_TOP_LOGPROBS} to {max_top_logprobs} (what the runner can record)",
             style=_LABEL,
             layout=w.Layout(width="12em"),
         )
-        self.seed = w.IntText(value=settings.seed, description="seed", style=_LABEL, layout=w.Layout(width="9em"))
 
+    def _buttons(self) -> None:
         self.generate = w.Button(
             description="Generate",
             button_style="primary",
@@ -93,23 +127,6 @@ class Controls:
         )
         self.stop = w.Button(
             description="Stop", icon="stop", disabled=True, tooltip="stop generating; keeps what was generated"
-        )
-        self.status = w.HTML(value=_status_html("Ready: type a prompt, then Generate or Next token.", "info"))
-        # Always there, so a saved copy reopened without a kernel says why its buttons do nothing.
-        self.note = w.HTML(value=f'<small class="lv-explore-note">{html.escape(NO_KERNEL_NOTE)}</small>')
-
-        self.box = w.VBox(
-            [
-                w.HBox([self.prompt]),
-                w.HBox([self.temperature, self.top_p, self.top_k], layout=w.Layout(flex_flow="row wrap")),
-                w.HBox(
-                    [self.max_new_tokens, self.top_logprobs, self.seed, self.chat],
-                    layout=w.Layout(flex_flow="row wrap", align_items="center"),
-                ),
-                w.HBox([self.generate, self.next_token, self.stop]),
-                self.status,
-                self.note,
-            ]
         )
 
     def settings(self) -> Settings:

@@ -5,7 +5,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["Settings", "SETTING_NAMES", "default_runner", "has_chat_template"]
+from ...sources.base import check_top_logprobs
+
+__all__ = ["Settings", "SETTING_NAMES", "MIN_TOP_LOGPROBS", "default_runner", "has_chat_template"]
+
+# The explorer shows alternatives to branch from and to choose the next token among: at least one.
+MIN_TOP_LOGPROBS = 1
 
 
 @dataclass
@@ -31,8 +36,11 @@ class Settings:
             args["top_k"] = int(self.top_k)
         return args
 
-    def check(self) -> None:
-        """Raise ValueError saying which setting is out of range and what it may be."""
+    def check(self, max_top_logprobs: int | None = None, where: str = "for this runner") -> None:
+        """Raise ValueError saying which setting is out of range and what it may be.
+
+        ``max_top_logprobs`` (and ``where``, whose limit it is): the runner's, which the app knows.
+        """
         if not (math.isfinite(self.temperature) and 0 <= self.temperature):
             raise ValueError(f"temperature must be a number >= 0 (0 means greedy), got {self.temperature!r}")
         if not 0 < self.top_p <= 1:
@@ -41,10 +49,12 @@ class Settings:
             raise ValueError(f"top_k must be >= 0 (0 means no top-k), got {self.top_k!r}")
         if self.max_new_tokens < 1:
             raise ValueError(f"max new tokens must be at least 1, got {self.max_new_tokens!r}")
-        if self.top_logprobs < 1:
+        if self.top_logprobs < MIN_TOP_LOGPROBS:
             raise ValueError(
                 f"top_logprobs must be at least 1 (the alternatives to branch from), got {self.top_logprobs!r}"
             )
+        if max_top_logprobs is not None:  # the runner's own rule, with its own message
+            check_top_logprobs(self.top_logprobs, max_top_logprobs, where)
 
 
 SETTING_NAMES = tuple(Settings.__dataclass_fields__)

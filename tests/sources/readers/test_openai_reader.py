@@ -163,7 +163,7 @@ def test_echo_with_prompt_logprobs_keeps_what_string_keys_collapsed():
     assert empty == [2, 3, 6, 8, 11, 13]
     assert [i for i, f in enumerate(t.flags) if "no_bytes" in f] == empty
     assert t.tokens[4] == " 🤖"  # the whole character, on the token that completed it
-    assert any("no text or bytes" in w for w in t.meta["warnings"])
+    assert any("no text or bytes" in w for w in t.warnings)
 
 
 def test_collided_string_keys_are_detected_without_prompt_logprobs():
@@ -180,7 +180,7 @@ def test_collided_string_keys_are_detected_without_prompt_logprobs():
     collided = [i for i, f in enumerate(flags) if "collided" in f]
     short = [i for i, d in enumerate(c["logprobs"]["top_logprobs"]) if d is not None and len(d) < 2]
     assert set(short) <= set(collided)
-    assert any("collided" in w for w in t.meta["warnings"])
+    assert any("collided" in w for w in t.warnings)
 
 
 def test_text_offset_counts_characters_and_tells_where_the_prompt_ends():

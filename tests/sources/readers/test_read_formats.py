@@ -158,7 +158,7 @@ def test_real_llamacpp_chat_merges_the_pieces_of_a_split_character():
     assert all(bytes(e["top_logprobs"][0]["bytes"]) == "🤖".encode()[-1:] for e in content)
     t = read(data)
     assert t.text == "🤖🤖" and all("pieces_merged" in f for f in t.flags) and t.ranks.tolist() == [1, 1]
-    assert any("pieces" in w for w in t.meta["warnings"])
+    assert any("pieces" in w for w in t.warnings)
 
 
 # -- TGI ----------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import pytest
 
 import logprob_viz as lv
 import paths
-from logprob_viz.sources.remote.openai import ServerError
+from logprob_viz.sources.remote import ServerError
 
 
 def free_port() -> int:
@@ -129,7 +129,7 @@ def test_top_logprobs_over_the_cap_fails_before_any_request(fake):
     before = len(s.requests)
     for call in (lambda: runner.generate("hi", top_logprobs=21), lambda: runner.score("hi", top_logprobs=50),
                  lambda: runner.generate(messages=[{"role": "user", "content": "hi"}], top_logprobs=-1)):
-        with pytest.raises(ValueError, match="top_logprobs must be between 0 and 20 for this server"):
+        with pytest.raises(ValueError, match="top_logprobs must be an int between 0 and 20 for this server"):
             call()
     assert len(s.requests) == before
 
@@ -232,3 +232,48 @@ def test_prompt_ids_go_to_completions_as_a_list_on_vllm_only(fake):
     with pytest.raises(ValueError, match="cannot continue from token ids"):
         runner.generate(prompt_ids=[7])
     assert len(other.requests) == before
+
+
+# -- one runner per server, each declaring what a tree and the explorer ask of it -----------------
+
+LLAMACPP_MODELS = (200, {"object": "list", "data": [{"id": "smol.gguf", "object": "model", "owned_by": "llamacpp",
+                                                     "meta": {"n_vocab": 49152}}]})
+
+
+def test_connect_returns_the_runner_of_the_server_its_listing_names(fake):
+    from logprob_viz.sources.remote import LlamaCppRunner, OpenAIRunner, VLLMRunner
+
+    vllm, llama, other = fake({}), fake({"/v1/models": LLAMACPP_MODELS}), fake({"/v1/models": NOT_VLLM})
+    runners = [lv.connect(vllm.url), lv.connect(llama.url), lv.connect(other.url)]
+    assert [type(r) for r in runners] == [VLLMRunner, LlamaCppRunner, OpenAIRunner]
+    assert [r.server for r in runners] == ["vllm", "llama.cpp", "openai"]
+    assert [r.can_continue_from_ids for r in runners] == [True, True, False]
+    assert [r.vocab_size for r in runners] == [None, 49152, None]  # only llama.cpp's listing says it
+    assert [r.max_top_logprobs for r in runners] == [20, 20, 20]
+    assert lv.connect(other.url, max_top_logprobs=5).max_top_logprobs == 5
+    # the listing was asked for once per connect: detection and the runner share the answer
+    assert [path for _, path, _ in vllm.requests] == ["/v1/models"]
+    with pytest.raises(ValueError, match="cannot tell which token ' robot' is; give its id"):
+        runners[2].token_id(" robot")
+
+
+def test_the_top_logprobs_rule_is_the_runners_own_and_names_why(fake):
+    llama = lv.connect(fake({"/v1/models": LLAMACPP_MODELS}).url, max_top_logprobs=40)
+    with pytest.raises(ValueError, match=r"between 0 and 40 for this server \(connect\(max_top_logprobs=\)"):
+        llama.generate("hi", top_logprobs=41)
+    vllm = lv.connect(fake({}).url)
+    with pytest.raises(ValueError, match=r"between 0 and 20 for this server \(vLLM's --max-logprobs\), got 25"):
+        vllm.generate("hi", top_logprobs=25)
+
+
+def test_the_explorer_takes_its_top_logprobs_limit_from_the_server_it_drives(fake):
+    from logprob_viz.views.explorer import explore
+
+    server = lv.connect(fake({}).url)
+    with pytest.raises(ValueError, match="top_logprobs must be an int between 0 and 20 for this server"):
+        explore("hi", runner=server, top_logprobs=50)  # refused at once, not when Generate fails
+    app = explore("hi", runner=server, top_logprobs=5)
+    box = app.controls.top_logprobs
+    assert (box.min, box.max) == (1, 20)
+    box.value = 50  # what a person types into the box
+    assert box.value == 20

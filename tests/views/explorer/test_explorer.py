@@ -165,6 +165,13 @@ def test_a_click_in_the_view_branches_like_the_fallback(generated):
     assert len(app.branches.select.options) == before + 1
 
 
+def test_the_top_logprobs_box_goes_up_to_what_the_runner_records(runner, generated, reference_model):
+    vocab = reference_model.config.vocab_size  # the local model: any token can be an alternative
+    assert (generated.controls.top_logprobs.min, generated.controls.top_logprobs.max) == (1, vocab)
+    with pytest.raises(ValueError, match=f"top_logprobs must be an int between 0 and {vocab} for this runner"):
+        make_app(runner, top_logprobs=vocab + 1)
+
+
 def test_bad_input_is_a_visible_message_and_the_tree_is_unchanged(runner, generated):
     app = generated
     nodes = list(app.tree.nodes)
@@ -272,7 +279,9 @@ def test_stop_ends_a_long_branch_and_keeps_it(generated):
         # The third choice there (" making"): its greedy continuation runs 300 tokens without an
         # EOS (the second, " nor", ends after 11, which a fast machine finishes before Stop).
         app.branch(at=at, token=int(root.top_ids[at][2]))
-        time.sleep(1.0)  # (let it start; nothing below depends on how many tokens it made)
+        # Stop while the job runs, however fast the machine: the runner checks for it after every
+        # token, so the branch ends early whenever it is pressed (how many tokens it made is free).
+        assert app.running and "Branch" in status(app), "the branch job did not start"
         app.controls.stop.click()
         finish(app)
     finally:

@@ -1,0 +1,143 @@
+"""What every runner behind a server shares: the server's address and model, its HTTP requests,
+the one streaming loop that turns server-sent events into growing snapshots, and errors that
+name the server. Each server's runner (`openai`, `vllm`, `llamacpp`) says only what it sends and
+how it reads the answer.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import urllib.parse
+from collections.abc import Callable
+
+from ...records.trace import Trace
+from ..base import INTERRUPTS, Request, Runner, Step, check_prompt_ids, note_interrupt
+from .http import ServerError, request_json, request_sse
+
+__all__ = ["RemoteRunner", "base_url_of", "api_key_of", "list_models", "STREAM_SNAPSHOT_S", "DEFAULT_MAX_TOP_LOGPROBS"]
+
+# vLLM's default --max-logprobs, and OpenAI's cap on top_logprobs.
+DEFAULT_MAX_TOP_LOGPROBS = 20
+# Without stream_every, a server stream yields a snapshot at most this often (each re-reads the chunks).
+STREAM_SNAPSHOT_S = 0.1
+
+
+def base_url_of(base_url: str | None) -> str:
+    """The API's base URL as the ``openai`` SDK takes it (``/v1`` added when the URL has no path)."""
+    base_url = base_url or os.environ.get("OPENAI_BASE_URL")
+    if not base_url:
+        raise ValueError("give the server's base URL, e.g. lv.connect('http://127.0.0.1:8011/v1')")
+    parts = urllib.parse.urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"base_url must be an http(s) URL such as http://127.0.0.1:8011/v1, got {base_url!r}")
+    return base_url.rstrip("/") if parts.path.strip("/") else base_url.rstrip("/") + "/v1"
+
+
+def api_key_of(api_key: str | None) -> str | None:
+    return api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+
+
+def list_models(base_url: str, api_key: str | None, timeout: float) -> list:
+    """The server's ``/models`` listing (``data``): the names it serves, and who wrote it."""
+    answer = request_json(base_url + "/models", "GET", None, api_key=api_key, timeout=timeout, server=base_url,
+                          path="/models")
+    return answer.get("data") or []
+
+
+class RemoteRunner(Runner):
+    """A model behind a server: generate / stream / score through HTTP, returning a Trace.
+
+    ``listed`` is the server's ``/models`` answer (``data``), which `connect` has already asked
+    for to tell which server it is; without it, the runner asks.
+    """
+
+    server = "?"  # which server this runner speaks to: "openai", "vllm", "llama.cpp"
+
+    def __init__(self, base_url: str | None = None, model: str | None = None, api_key: str | None = None, *,
+                 timeout: float = 120.0, max_top_logprobs: int | None = None, tokenizer=None,
+                 listed: list | None = None):
+        self.base_url = base_url_of(base_url)
+        self.api_key = api_key_of(api_key)
+        self.timeout = float(timeout)
+        self.tokenizer = tokenizer
+        if listed is None:
+            listed = list_models(self.base_url, self.api_key, self.timeout)
+        self.listed = [m for m in listed if isinstance(m, dict)]
+        names = [m.get("id") for m in self.listed]
+        if model is None:
+            if not names:
+                raise ServerError(f"the server at {self.base_url} lists no models at /models; pass model=",
+                                  server=self.base_url)
+            model = names[0]
+        elif names and model not in names:
+            raise ValueError(f"the server at {self.base_url} does not serve {model!r}; "
+                             f"it serves: {', '.join(map(str, names[:20]))}")
+        self.model = self.name = model
+        self._max_top_logprobs = int(DEFAULT_MAX_TOP_LOGPROBS if max_top_logprobs is None else max_top_logprobs)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.model} at {self.base_url} ({self.server})>"
+
+    @property
+    def max_top_logprobs(self) -> int:
+        """The server's cap on alternatives per token (``connect(max_top_logprobs=)``, default 20)."""
+        return self._max_top_logprobs
+
+    @property
+    def root_url(self) -> str:
+        """The server's root, where routes outside the OpenAI API live (/tokenize, /completion)."""
+        return self.base_url.removesuffix("/v1")
+
+    # -- shared machinery ----------------------------------------------------------------
+
+    def _request(self, method: str, path: str, body: dict | None = None, *, root: bool = False) -> dict:
+        return request_json((self.root_url if root else self.base_url) + path, method, body, api_key=self.api_key,
+                            timeout=self.timeout, server=self.base_url, path=path)
+
+    def _stream(self, path: str, body: dict, req: Request, count_new: Callable[[dict], int],
+                build: Callable[[list[dict]], Trace], *, root: bool = False):
+        """The server's SSE stream as `Runner._run` drives it: a `Step` per due chunk, then the trace.
+
+        ``count_new(event)`` says how many tokens an event brought; ``build(events)`` is the trace
+        of the events so far. A snapshot is due every ``req.stream_every`` events, or every
+        `STREAM_SNAPSHOT_S` seconds. Ctrl-C or a stop keeps what arrived (``finish_reason``
+        "interrupted"); closing the stream closes the connection, so the server stops generating.
+        """
+        url = (self.root_url if root else self.base_url) + path
+        events = request_sse(url, {**body, "stream": True}, api_key=self.api_key, timeout=self.timeout,
+                             server=self.base_url, path=path)
+        chunks: list[dict] = []
+        n_new, since, shown_at, interrupted = 0, 0, time.perf_counter(), False
+        try:
+            for event in events:
+                chunks.append(event)
+                n_new += count_new(event)
+                since += 1
+                now = time.perf_counter()
+                due = since >= req.stream_every if req.stream_every else now - shown_at >= STREAM_SNAPSHOT_S
+                if due and n_new:
+                    since, shown_at = 0, now
+                    seen = list(chunks)
+                    yield Step(n_new, lambda seen=seen: build(seen))
+        except INTERRUPTS as error:
+            if not chunks:
+                raise
+            interrupted = True
+            note_interrupt(error)
+        finally:
+            events.close()
+        trace = build(chunks)
+        if interrupted:
+            trace.meta["finish_reason"] = "interrupted"
+        return trace
+
+    def _finish(self, trace: Trace, req: Request) -> Trace:
+        """The request's settings in ``meta``, as the local runner records them."""
+        trace.meta.update({"base_url": self.base_url, **req.sampling_meta(), **req.input_meta()})
+        return trace
+
+    def _check_ids(self, req: Request) -> None:
+        """Token ids as a prompt on a server that takes them (checked against the vocabulary when known)."""
+        vocab = len(self.tokenizer) if self.tokenizer is not None else self.vocab_size
+        req.prompt_ids = check_prompt_ids(req.prompt_ids, vocab)

@@ -1,0 +1,130 @@
+"""The runner for a vLLM server: the OpenAI API plus what vLLM adds, so a trace holds prompt +
+completion with ids, like the local runner's.
+
+- the prompt's tokens are scored too (``prompt_logprobs``, and ``echo`` on ``/completions``),
+  which also makes `score` possible;
+- token ids come back (``return_token_ids``), so ``prompt_ids=`` and branching work;
+- with ``connect(tokenizer=)`` every token and alternative comes back as ``"token_id:N"``
+  (``return_tokens_as_token_ids``) and is decoded here to its exact bytes: no string keys to
+  collide, and exact bytes for the pieces of a split character;
+- ``top_k`` is accepted; ``/tokenize`` and ``/detokenize`` answer `token_id` and the first
+  prompt token of a chat, which the chat response names by id only.
+
+vLLM refuses ``prompt_logprobs`` in a stream, so a stream first scores the prompt (the same
+request as `score`: its first snapshot) and then streams the completion alone; each snapshot is
+the scored prompt joined with the completion so far.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from ...records.trace import Trace
+from ..base import Request, Step
+from .http import ServerError
+from .openai import OpenAIRunner, new_tokens_in
+
+__all__ = ["VLLMRunner", "is_vllm_listing"]
+
+logger = logging.getLogger(__name__)
+
+
+def is_vllm_listing(listed: list) -> bool:
+    """Whether ``/v1/models`` was answered by vLLM (it writes ``owned_by: "vllm"``)."""
+    return any(isinstance(m, dict) and m.get("owned_by") == "vllm" for m in listed)
+
+
+class VLLMRunner(OpenAIRunner):
+    """Generates, streams or scores text on a vLLM server, recording a Trace of prompt + completion."""
+
+    server = "vllm"
+    can_continue_from_ids = True
+    takes_top_k = True
+    top_logprobs_limit = "for this server (vLLM's --max-logprobs)"
+
+    def _body(self, req: Request) -> tuple[str, dict]:
+        path, body = super()._body(req)
+        k = req.top_logprobs
+        if self.tokenizer is not None:
+            body["return_tokens_as_token_ids"] = True
+        if req.messages is not None:
+            # vLLM lists the chosen token first and cuts at K: one more entry keeps the top K whole.
+            body.update(top_logprobs=min(k + 1, self.max_top_logprobs), prompt_logprobs=k, return_token_ids=True)
+        else:
+            body.update(echo=True, prompt_logprobs=k, return_token_ids=True)
+        return path, body
+
+    def _run(self, req: Request, snapshots: bool):
+        if not snapshots:
+            return (yield from super()._run(req, snapshots))
+        prompt = self._prompt_trace(req, like_generate=True)
+        yield Step(0, lambda: self._finish(prompt, req))
+        path, body = self._body(req)
+        for key in ("echo", "prompt_logprobs"):
+            body.pop(key, None)
+
+        def joined(chunks: list[dict]) -> Trace:
+            completion = self._trace(chunks, req, prompt_given=True)
+            return self._finish(Trace.concat(prompt, completion[completion.prompt_len :]), req)
+
+        return (yield from self._stream(path, body, req, new_tokens_in, joined))
+
+    def _score(self, req: Request, bar) -> Trace:
+        trace = self._prompt_trace(req)
+        bar.update_to(len(trace))
+        trace.meta.update({"base_url": self.base_url, "mode": "score", **req.input_meta()})
+        return trace
+
+    def token_id(self, text: str) -> int:
+        """The id of `text` when it is exactly one token (the tokenizer's, else the server's /tokenize)."""
+        if self.tokenizer is not None:
+            return super().token_id(text)
+        body = {"model": self.model, "prompt": text, "add_special_tokens": False}
+        return self._one_token(text, self._request("POST", "/tokenize", body, root=True).get("tokens") or [])
+
+    def _prompt_trace(self, req: Request, like_generate: bool = False) -> Trace:
+        """The prompt alone, scored by vLLM (``prompt_logprobs``): every token is a prompt token.
+
+        ``like_generate``: ask for the prompt as `generate` does (the echo's K alternatives, ids
+        as tokens), so that a stream's prompt is the one generate returns.
+        """
+        k = req.top_logprobs
+        ids = {"return_tokens_as_token_ids": True} if like_generate and self.tokenizer is not None else {}
+        if req.messages is not None:
+            # the chat template is applied by the server; one generated token is dropped
+            body = {"model": self.model, "messages": req.messages, "max_tokens": 1, "temperature": 0,
+                    "prompt_logprobs": k, "return_token_ids": True, **ids}
+            return _prompt_only(self._trace(self._request("POST", "/chat/completions", body), req))
+        prompt = req.text if req.prompt_ids is None else req.prompt_ids
+        body = {"model": self.model, "prompt": prompt, "max_tokens": 0, "echo": True,
+                "logprobs": k if like_generate else 0, "prompt_logprobs": k, "return_token_ids": True, **ids}
+        return self._trace(self._request("POST", "/completions", body), req)
+
+    def _trace(self, resp, req: Request, prompt_given: bool = False) -> Trace:
+        trace = super()._trace(resp, req, prompt_given)
+        if trace.prompt_len and "first_token_unknown" in trace.flags[0]:
+            self._fill_first_token(trace)
+        return trace
+
+    def _fill_first_token(self, trace: Trace) -> None:
+        """Chat responses say nothing of the first prompt token but its id: ask vLLM's /detokenize."""
+        tid = int(trace.token_ids[0])
+        if tid < 0:
+            return
+        try:
+            text = self._request("POST", "/detokenize", {"model": self.model, "tokens": [tid]}, root=True).get("prompt")
+        except ServerError as e:
+            logger.info("could not detokenize the first prompt token: %s", e)
+            return
+        if isinstance(text, str):
+            trace.tokens[0] = text
+            trace.token_bytes[0] = text.encode("utf-8")
+            trace.flags[0] = [f for f in trace.flags[0] if f != "first_token_unknown"]  # its words go with it
+
+
+def _prompt_only(trace: Trace) -> Trace:
+    """The prompt part of a trace."""
+    out = trace[: trace.prompt_len]
+    out.meta.pop("finish_reason", None)
+    out.meta["text"] = out.text
+    return out
