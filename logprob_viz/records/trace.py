@@ -150,7 +150,7 @@ class Trace:
             raise ValueError("vocab= reads the alternatives' texts by id: give top_ids too")
         if isinstance(self.vocab, (str, bytes)) or not hasattr(self.vocab, "__getitem__"):
             raise TypeError(f"vocab must be a sequence of token texts indexed by id, got {type(self.vocab).__name__}")
-        self.top_ids = np.asarray(self.top_ids, dtype=np.int32)
+        self.top_ids = _array("top_ids", self.top_ids, np.int32)
         if self.top_ids.ndim != 2 or self.top_ids.shape[0] != n:
             raise ValueError(f"top_ids must have shape [N={n}, K], got shape {self.top_ids.shape}")
         k = self.top_ids.shape[1]
@@ -326,10 +326,22 @@ def _check_len(name: str, got: int, n: int) -> None:
         raise ValueError(f"{name} has {got} entries but there are {n} tokens; give one per token")
 
 
+def _array(name: str, value, dtype) -> np.ndarray:
+    """np.asarray, with the field named when a value does not fit its dtype (a token id of 2**40)."""
+    try:
+        return np.asarray(value, dtype=dtype)
+    except OverflowError:
+        info = np.iinfo(dtype)
+        raise ValueError(f"{name} holds an integer outside {info.min}..{info.max}; token ids and ranks are "
+                         "small non-negative ints (-1 / 0 where unknown)") from None
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"{name} must hold numbers ({np.dtype(dtype).name}): {error}") from None
+
+
 def _vector(name: str, value, n: int, dtype, fill) -> np.ndarray:
     if value is None:
         return np.full(n, fill, dtype=dtype)
-    arr = np.asarray(value, dtype=dtype)
+    arr = _array(name, value, dtype)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional (one value per token), got shape {arr.shape}")
     _check_len(name, arr.shape[0], n)
@@ -339,7 +351,7 @@ def _vector(name: str, value, n: int, dtype, fill) -> np.ndarray:
 def _matrix(name: str, value, n: int, k: int, dtype, fill) -> np.ndarray:
     if value is None:
         return np.full((n, k), fill, dtype=dtype)
-    arr = np.asarray(value, dtype=dtype)
+    arr = _array(name, value, dtype)
     if arr.ndim == 1 and arr.size == 0:
         arr = arr.reshape(n, 0) if n == 0 else arr
     if arr.ndim != 2 or arr.shape[0] != n:

@@ -15,6 +15,7 @@ import numpy as np
 from ...records.flags import SHOWN_BY_THE_CHART, flag_warnings, order_flags
 from ...records.tokens import byte_level_bytes, display_token, legacy_bytes, sentencepiece_bytes, token_id_of
 from ...records.trace import Trace
+from .errors import check_ids_and_ranks
 from .position import LN_HALF, Token
 
 __all__ = ["resolve", "build_trace", "strings_of"]
@@ -144,6 +145,7 @@ def build_trace(sections: list[tuple[list[Token], str]], *, prompt_len: int, met
     processed = any(t.processed == t.processed for t in everything) or any(
         a[5] == a[5] for t in everything if t.alternatives for a in t.alternatives[:1])
 
+    check_ids_and_ranks(ids, alt_ids, ranks)  # before the int32 arrays, which would overflow
     n = len(texts)
     k = max(map(len, rows), default=0)
     top_lp = np.full((n, k), -np.inf, np.float32)
