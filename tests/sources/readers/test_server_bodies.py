@@ -250,3 +250,16 @@ def test_sglang_finish_reason_as_an_object_is_its_type():
     data = body("sglang_generate")
     data["meta_info"]["finish_reason"] = {"type": "length", "length": 8}
     assert read(data).meta["finish_reason"] == "length"
+
+
+def test_a_responses_stream_token_whose_bytes_were_lost_is_kept_and_flagged():
+    """vLLM's Responses stream writes a piece of a split emoji as the token "" with no bytes."""
+    events = parse_sse(body("openai_responses_stream"))
+    deltas = [e for e in events if e["type"] == "response.output_text.delta"]
+    lost = {"token": "", "logprob": -0.25, "top_logprobs": [{"token": "", "logprob": -0.25}]}
+    deltas[1]["delta"], deltas[1]["logprobs"] = "", [lost]
+    t = read(events)
+    entries = [e for d in deltas for e in d["logprobs"]]
+    assert t.tokens[1] == "" and t.token_bytes[1] == b"" and "no_bytes" in t.flags[1]
+    assert t.logprobs.tolist() == [f32(e["logprob"]) for e in entries] and t.ranks[1] == 1
+    assert any("no text or bytes" in w for w in t.meta["warnings"])
