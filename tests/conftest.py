@@ -1,13 +1,62 @@
-"""Shared fixtures: the real default model, loaded once per test session."""
+"""Shared fixtures: the real default model, loaded once per test session; the suite's order options
+(``--reverse``, ``--shuffle SEED``: any order must pass); and the SIGINT guard the Ctrl-C tests need.
+"""
 
 from __future__ import annotations
 
 import os
+import random
+import signal
 
 import pytest
 
 # Two cores, shared: one torch thread per process avoids oversubscription collapse.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("logprob_viz order")
+    group.addoption("--reverse", action="store_true", help="run the collected tests in reverse order")
+    group.addoption("--shuffle", type=int, metavar="SEED", default=None,
+                    help="run the collected tests in a random order drawn from SEED")
+
+
+def pytest_configure(config):
+    # A program started in the background by a non-interactive shell (`cmd &` in a script, many CI
+    # runners) inherits SIGINT as ignored, and Python then leaves it ignored: a Ctrl-C, `kill -INT`
+    # and `_thread.interrupt_main()` (which does nothing while SIGINT is ignored) never reach it.
+    # The suite's Ctrl-C tests simulate a user's interrupt, as a terminal or Jupyter's kernel (which
+    # installs this same handler around every cell) delivers it, and pytest's own Ctrl-C summary
+    # needs it too: the suite handles SIGINT as Python does by default, however it was started.
+    if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--reverse"):
+        items.reverse()
+    seed = config.getoption("--shuffle")
+    if seed is not None:
+        random.Random(seed).shuffle(items)
+
+
+def pytest_report_header(config):
+    order = ["reversed" if config.getoption("--reverse") else None,
+             None if config.getoption("--shuffle") is None else f"shuffled (seed {config.getoption('--shuffle')})"]
+    return f"test order: {', '.join(o for o in order if o) or 'as collected'}"
+
+
+@pytest.fixture(autouse=True)
+def _sigint_stays_with_python():
+    """A test that leaves SIGINT ignored or taken over fails itself, not a later Ctrl-C test."""
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    after = signal.getsignal(signal.SIGINT)
+    if after is not before:
+        signal.signal(signal.SIGINT, before)  # the tests after this one get Python's handling back
+        pytest.fail(f"this test left the SIGINT handler changed ({before!r} -> {after!r}): a later Ctrl-C "
+                    "(or _thread.interrupt_main) would be lost; restore it in the test", pytrace=False)
 
 
 @pytest.fixture(scope="session")

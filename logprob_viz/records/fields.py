@@ -61,12 +61,25 @@ def empty(name: str, n: int, k: int = 0) -> np.ndarray:
     return FIELDS[name].empty(n, k)
 
 
+def as_array(name: str, value) -> np.ndarray:
+    """np.asarray in field `name`'s dtype, naming the field when a value does not fit it (a token id of 2**40)."""
+    dtype = FIELDS[name].dtype
+    try:
+        return np.asarray(value, dtype=dtype)
+    except OverflowError:
+        info = np.iinfo(dtype)
+        raise ValueError(f"{name} holds an integer outside {info.min}..{info.max}; token ids and ranks are "
+                         "small non-negative ints (-1 / 0 where unknown)") from None
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"{name} must hold numbers ({np.dtype(dtype).name}): {error}") from None
+
+
 def vector(name: str, value, n: int) -> np.ndarray:
     """Field `name` as given (one value per token), or "unknown" for every token when None."""
     field = FIELDS[name]
     if value is None:
         return field.empty(n)
-    arr = np.asarray(value, dtype=field.dtype)
+    arr = as_array(name, value)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional (one value per token), got shape {arr.shape}")
     check_len(name, arr.shape[0], n)
@@ -78,7 +91,7 @@ def matrix(name: str, value, n: int, k: int) -> np.ndarray:
     field = FIELDS[name]
     if value is None:
         return field.empty(n, k)
-    arr = np.asarray(value, dtype=field.dtype)
+    arr = as_array(name, value)
     if arr.ndim == 1 and arr.size == 0:
         arr = arr.reshape(n, 0) if n == 0 else arr
     if arr.ndim != 2 or arr.shape[0] != n:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .fields import FIELDS, PER_TOKEN, PROCESSED, check_len, matrix, vector
+from .fields import FIELDS, PER_TOKEN, PROCESSED, as_array, check_len, matrix, vector
 from .flags import flag_warnings
 from .tokens import display_token
 from .vocab_rows import NO_FLAGS, VocabRows
@@ -146,7 +146,7 @@ class Trace:
             raise ValueError("vocab= reads the alternatives' texts by id: give top_ids too")
         if isinstance(self.vocab, (str, bytes)) or not hasattr(self.vocab, "__getitem__"):
             raise TypeError(f"vocab must be a sequence of token texts indexed by id, got {type(self.vocab).__name__}")
-        self.top_ids = np.asarray(self.top_ids, dtype=FIELDS["top_ids"].dtype)
+        self.top_ids = as_array("top_ids", self.top_ids)
         if self.top_ids.ndim != 2 or self.top_ids.shape[0] != n:
             raise ValueError(f"top_ids must have shape [N={n}, K], got shape {self.top_ids.shape}")
         k = self.top_ids.shape[1]

@@ -15,7 +15,8 @@ assembler (`assemble.build_trace`) that builds the trace:
                          ``openai_completions``, ``vllm_prompt``: their sections)
 - ``entries``            the ``{token, logprob, bytes, top_logprobs}`` entry that Chat, Ollama,
                          Responses and llama.cpp's /v1 share
-- ``llamacpp``, ``tgi``, ``sglang``, ``ollama``, ``openai_responses``, ``gemini``: one module each
+- ``llamacpp``, ``tgi``, ``sglang``, ``ollama``, ``openai_responses``, ``openai_audio`` (transcriptions),
+  ``gemini``: one module each
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from ...records.fields import empty
 from ...records.flags import order_flags
 from ...records.tokens import byte_level_bytes, display_token, legacy_bytes, sentencepiece_bytes, token_id_of
 from ...records.trace import Trace
+from .errors import check_ids_and_ranks
 from .position import LN_HALF, Token
 
 __all__ = ["resolve", "build_trace", "strings_of"]
@@ -145,6 +146,7 @@ def build_trace(sections: list[tuple[list[Token], str]], *, prompt_len: int, met
     processed = any(t.processed == t.processed for t in everything) or any(
         a[5] == a[5] for t in everything if t.alternatives for a in t.alternatives[:1])
 
+    check_ids_and_ranks(ids, alt_ids, ranks)  # before the int32 arrays, which would overflow
     n = len(texts)
     k = max(map(len, rows), default=0)
     top_lp = empty("top_logprobs", n, k)

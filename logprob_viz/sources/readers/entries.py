@@ -45,6 +45,9 @@ def bytes_at(value, path: str) -> bytes | None:
     try:
         return bytes(value)
     except (TypeError, ValueError):
+        # OpenAI's transcription schema types its bytes as numbers: 72.0 is the byte 72
+        if all(type(b) is float and b.is_integer() and 0 <= b <= 255 for b in value):
+            return bytes(int(b) for b in value)
         bad = next((b for b in value if type(b) is not int or not 0 <= b <= 255), None)
         raise LogprobFormatError(path, f"expected byte values 0..255, found {describe(bad)}") from None
 

@@ -29,6 +29,7 @@ __all__ = [
     "expect_int",
     "logprob_at",
     "prob_at",
+    "check_ids_and_ranks",
 ]
 
 # OpenAI and vLLM write -inf as this number ("the token is very unlikely"); anything at or
@@ -106,6 +107,8 @@ def expect_int(value, path: str, *, optional: bool = False, default: int = -1) -
 
 def _number(value, path: str, what: str) -> float:
     kind = type(value)
+    if kind is int and abs(value) > 2**1023:  # JSON allows 10**400; float() would overflow
+        return math.inf if value > 0 else -math.inf  # beyond -9999: -inf, as the sentinel is
     if kind is float or kind is int:
         return float(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -138,3 +141,18 @@ def prob_at(value, path: str) -> float:
     if not (0.0 <= v <= 1.0 + LOGPROB_SLACK):
         raise LogprobFormatError(path, f"expected a probability (a number between 0 and 1), got {v!r}")
     return math.log(min(v, 1.0)) if v > 0 else -math.inf
+
+
+# A trace keeps ids and ranks as int32; a server's id or rank beyond it is malformed, not a token.
+INT32_MAX = 2**31 - 1
+
+
+def check_ids_and_ranks(ids: list, alt_ids: list, ranks: list) -> None:
+    """Token ids are -1 (unknown) .. 2**31-1, ranks 0 (unknown) .. 2**31-1; min/max first (C speed)."""
+    for what, values, low in (("a token id", ids, -1), ("an alternative's token id", alt_ids, -1),
+                              ("a rank", ranks, 0)):
+        if values and (min(values) < low or max(values) > INT32_MAX):
+            where = next(i for i, v in enumerate(values) if not low <= v <= INT32_MAX)
+            at = f"token {where}" if values is not alt_ids else f"alternative {where} (counted over all tokens)"
+            raise LogprobFormatError("", f"{what} is out of range at {at}: {values[where]!r} (expected "
+                                         f"{low}..{INT32_MAX}); the response's ids or ranks are not a vocabulary's")

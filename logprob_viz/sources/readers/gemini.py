@@ -56,8 +56,12 @@ def _candidate(entry, path: str) -> tuple[str | None, float, int]:
 def _trace(candidate: dict, path: str, top_logprobs, table, response: dict, chunks: int | None) -> Trace:
     result = _get(candidate, "logprobsResult", "logprobs_result")
     if result is None:
-        raise LogprobFormatError(f"{path}.logprobsResult", "missing: request logprobs with "
-                                                           "generationConfig.responseLogprobs=true (and logprobs=K)")
+        # Gemini writes avgLogprobs (one mean over the candidate) even when no token logprobs were asked for
+        only_mean = _get(candidate, "avgLogprobs", "avg_logprobs") is not None
+        raise LogprobFormatError(f"{path}.logprobsResult", (
+            "missing: this candidate has only avgLogprobs (one mean over all its tokens), no per-token logprobs"
+            if only_mean else "missing")
+            + "; request them with generationConfig.responseLogprobs=true (and logprobs=K)")
     result = expect_dict(result, f"{path}.logprobsResult")
     chosen = expect_list(_get(result, "chosenCandidates", "chosen_candidates") or [], f"{path}.chosenCandidates")
     tops = _get(result, "topCandidates", "top_candidates")

@@ -18,8 +18,12 @@ __all__ = ["ollama_trace", "is_ollama"]
 
 
 def is_ollama(data) -> bool:
-    return isinstance(data, dict) and "done" in data and ("response" in data or "message" in data) \
-        and "created_at" in data
+    """An /api/generate or /api/chat answer: a stream line has ``created_at`` and ``done``; a body
+    may have neither (ollama-python's own test fixtures: ``{model, message, logprobs}`` and
+    ``{model, response, logprobs}``), and then its ``logprobs`` list says what it is."""
+    if not isinstance(data, dict) or not ("response" in data or isinstance(data.get("message"), dict)):
+        return False
+    return ("done" in data and "created_at" in data) or ("model" in data and isinstance(data.get("logprobs"), list))
 
 
 def ollama_trace(data, *, top_logprobs: int | None = None, table=None) -> Trace:

@@ -86,19 +86,25 @@ def choice_trace(resp: dict, choice: dict, *, k: int | None, prompt: str | None,
         message = choice.get("message")
         text = expect_str(expect_dict(message, f"{path}.message").get("content"), f"{path}.message.content",
                           optional=True) if message is not None else None
+        refusal = message.get("refusal") if message is not None else None
     else:
         text = expect_str(choice.get("text"), f"{path}.text", optional=True)
     source = source or source_of(resp, choice)
     warnings: list[str] = []
 
     main: list[Token] = []
+    is_refusal = False
     offsets = None
     k_main = k
     if lp:
         if chat or (isinstance(lp.get("content"), list) and "tokens" not in lp):
             # (llama.cpp's /v1/completions writes the chat shape, logprobs.content[], in a text_completion)
-            main, k_main = entry_tokens(lp.get("content") or [], f"{path}.logprobs.content", k,
+            # A refusal's tokens sit under logprobs.refusal (content null): those are what the model wrote.
+            key = "refusal" if chat and not lp.get("content") and lp.get("refusal") else "content"
+            main, k_main = entry_tokens(lp.get(key) or [], f"{path}.logprobs.{key}", k,
                                         chosen_first=source == "vllm")
+            if key == "refusal":
+                text, is_refusal = expect_str(refusal, f"{path}.message.refusal", optional=True), True
         else:
             main, k_main = completions_tokens(lp, f"{path}.logprobs", k)
             offsets = _ints(lp.get("text_offset"), f"{path}.logprobs.text_offset")
@@ -164,6 +170,7 @@ def choice_trace(resp: dict, choice: dict, *, k: int | None, prompt: str | None,
         "top_logprobs": max(k_main or 0, k_prompt or 0) if k is None else k,
         "tokens_encoding": main_encoding,
         "echo": True if echo else None,
+        "refusal": True if is_refusal else None,  # the model refused: the tokens are its refusal's
         "stream_chunks": resp.get("stream_chunks") or None,
         "usage": usage or None,
     }

@@ -106,6 +106,8 @@ def merge_chunks(chunks: list) -> dict:
             if delta is not None:
                 chat = True
                 content = expect_dict(delta, f"{path}.delta").get("content")
+                if isinstance(delta.get("refusal"), str):  # a refusal streams its text here, not in content
+                    m["refusal"] = m.get("refusal", "") + delta["refusal"]
             else:
                 content = c.get("text")
             if content is not None and not isinstance(content, str):
@@ -115,8 +117,10 @@ def merge_chunks(chunks: list) -> dict:
             if lp:
                 lp = expect_dict(lp, f"{path}.logprobs")
                 merged = m["logprobs"] = m["logprobs"] or {}
-                if "content" in lp:
-                    _extend(merged, "content", lp.get("content") or [], f"{path}.logprobs.content")
+                # OpenAI's first chunk has {"content": [], "refusal": null}; a refusal's tokens are under "refusal"
+                for key in ("content", "refusal"):
+                    if key in lp and (key == "content" or lp[key] is not None):
+                        _extend(merged, key, lp.get(key) or [], f"{path}.logprobs.{key}")
                 for key in ("tokens", "token_logprobs", "top_logprobs", "text_offset"):
                     if lp.get(key) is not None:
                         _extend(merged, key, lp[key], f"{path}.logprobs.{key}")
@@ -133,7 +137,7 @@ def merge_chunks(chunks: list) -> dict:
     for i in sorted(choices):
         m = choices[i]
         if chat:
-            m["message"] = {"role": "assistant", "content": m.pop("text")}
+            m["message"] = {"role": "assistant", "content": m.pop("text"), "refusal": m.pop("refusal", None)}
         out.append(m)
     head["choices"] = out
     return head

@@ -12,7 +12,8 @@ Formats (``meta["format"]``, ``meta["server"]``):
 - SGLang ``/generate`` ``meta_info``: `sglang`;
 - Ollama ``/api/generate`` and ``/api/chat`` (and their NDJSON streams): `ollama`;
 - OpenAI Responses API (and its stream events): `openai_responses`;
-- Gemini ``generateContent`` ``logprobsResult`` (and stream chunks): `gemini`.
+- Gemini ``generateContent`` ``logprobsResult`` (and stream chunks): `gemini`;
+- OpenAI transcriptions (``logprobs`` at the top level; the stream's events): `openai_audio`.
 
 Input may be a dict, a list, JSON text, SSE or NDJSON text, bytes, or an SDK object.
 """
@@ -25,6 +26,7 @@ from .inputs import to_plain
 from .llamacpp import is_llamacpp, llamacpp_trace
 from .ollama import is_ollama, ollama_trace
 from .openai import check_top_logprobs, read_openai, table_for
+from .openai_audio import is_transcription, is_transcription_stream, transcription_trace
 from .openai_responses import is_response, is_response_stream, responses_trace
 from .openai_shapes import is_prompt_logprobs, raise_error
 from .position import no_gc_pauses
@@ -42,6 +44,8 @@ KNOWN_FORMATS = {
     "ollama": "Ollama /api/generate or /api/chat with logprobs ('created_at', 'done', 'logprobs'; NDJSON stream)",
     "openai_responses": "OpenAI Responses API ('object': 'response', 'output'), or its stream events",
     "gemini": "Gemini generateContent ('candidates' with 'logprobsResult'), or its stream chunks",
+    "openai_transcription": "OpenAI /v1/audio/transcriptions with include=['logprobs'] ('text' + 'logprobs'), "
+                            "or its stream events",
 }
 
 
@@ -70,11 +74,14 @@ def detect_format(data) -> str | None:
             return "ollama"
         if is_response_stream(data):
             return "openai_responses"
+        if is_transcription_stream(data):
+            return "openai_transcription"
         if all(is_gemini(e) for e in data):
             return "gemini"
         return None
     for name, test in (("llamacpp", is_llamacpp), ("tgi", is_tgi), ("sglang", is_sglang), ("ollama", is_ollama),
-                       ("openai_responses", is_response), ("gemini", is_gemini)):
+                       ("openai_responses", is_response), ("gemini", is_gemini),
+                       ("openai_transcription", is_transcription)):
         if test(data):
             return name
     return None
@@ -145,6 +152,8 @@ def _read(response, top_logprobs, table, prompt):
         return ollama_trace(data, top_logprobs=top_logprobs, table=table)
     if kind == "openai_responses":
         return responses_trace(data, top_logprobs=top_logprobs, table=table)
+    if kind == "openai_transcription":
+        return transcription_trace(data, top_logprobs=top_logprobs, table=table)
     if kind == "gemini":
         traces = gemini_traces(data, top_logprobs=top_logprobs, table=table)
         return traces[0] if len(traces) == 1 else traces

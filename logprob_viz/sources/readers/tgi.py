@@ -84,6 +84,21 @@ def _from_stream(events: list) -> dict:
     return {"generated_text": text, "details": details, "stream_events": len(events)}
 
 
+def _split_full_text(text, entries) -> tuple[str | None, bool]:
+    """(the generated text alone, whether ``generated_text`` held the prompt before it).
+
+    With ``return_full_text: true`` TGI puts the prompt before the generated text; that text
+    never holds special tokens (an end token is in ``details.tokens`` but not in the text).
+    """
+    if not isinstance(text, str):
+        return None, False
+    shown = "".join(e["text"] for e in entries if type(e) is dict and not e.get("special")
+                    and type(e.get("text")) is str)
+    if shown and len(text) > len(shown) and text.endswith(shown):
+        return text[len(text) - len(shown):], True
+    return text, False
+
+
 def tgi_trace(data, *, top_logprobs: int | None = None, table=None) -> Trace:
     """A trace from a ``/generate`` response with details (a dict) or ``/generate_stream`` events (a list)."""
     if isinstance(data, list):
@@ -92,7 +107,9 @@ def tgi_trace(data, *, top_logprobs: int | None = None, table=None) -> Trace:
     details = expect_dict(data.get("details"), "details", "an object (request details=true)")
     prefill = [_token(e, f"details.prefill[{i}]", optional_logprob=True)
                for i, e in enumerate(expect_list(details.get("prefill") or [], "details.prefill"))]
-    generated = [_token(e, f"details.tokens[{i}]")
+    # A generated token's logprob may be null: TGI writes null for a special end token it did not
+    # score (its starcoder snapshot's "<|endoftext|>"); that token's logprob is unknown (NaN).
+    generated = [_token(e, f"details.tokens[{i}]", optional_logprob=True)
                  for i, e in enumerate(expect_list(details.get("tokens") or [], "details.tokens"))]
     tops = details.get("top_tokens")
     if tops is not None:
@@ -105,12 +122,14 @@ def tgi_trace(data, *, top_logprobs: int | None = None, table=None) -> Trace:
     for tok in generated:
         if tok.alternatives:
             rank_by_id(tok, k)
+    text, full_text = _split_full_text(data.get("generated_text"), details.get("tokens") or [])
     best_of = details.get("best_of_sequences")
     meta = {
         "source": "tgi",
         "server": "tgi",
         "format": "tgi.generate_stream" if "stream_events" in data else "tgi.generate",
-        "text": data.get("generated_text") if isinstance(data.get("generated_text"), str) else None,
+        "text": text,
+        "full_text": True if full_text else None,  # generated_text held the prompt too (return_full_text)
         "finish_reason": details.get("finish_reason"),
         "seed": details.get("seed"),
         "top_logprobs": k,

@@ -4,6 +4,8 @@ The reference is a plain teacher-forced forward pass of a separately loaded copy
 over the trace's final token ids, with the full log_softmax: nothing of the runner's own code.
 """
 
+import signal
+
 import numpy as np
 import pytest
 import torch
@@ -190,6 +192,8 @@ def test_ctrl_c_keeps_what_was_generated(runner):
     import _thread
     import threading
 
+    # interrupt_main does nothing while SIGINT is ignored (a background launch): fail now, not after 2000 tokens
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler, "SIGINT is not handled by Python here"
     timer = threading.Timer(1.0, _thread.interrupt_main)  # what Ctrl-C / Jupyter's "interrupt" does
     timer.start()
     try:

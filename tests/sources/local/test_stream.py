@@ -5,6 +5,7 @@ Equality is checked field by field against an independent `generate` call with t
 arguments; the greedy tokens are also checked against plain transformers `model.generate`.
 """
 
+import signal
 import threading
 
 import numpy as np
@@ -98,6 +99,8 @@ def test_generate_with_a_stop_callable(runner):
 def test_ctrl_c_during_a_stream_ends_it_with_the_partial_trace(runner):
     import _thread
 
+    # interrupt_main does nothing while SIGINT is ignored (a background launch): fail now, not after 2000 tokens
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler, "SIGINT is not handled by Python here"
     timer = threading.Timer(1.0, _thread.interrupt_main)
     timer.start()
     try:

@@ -74,8 +74,11 @@ def replaced(tree, path, make):
 
 
 _DELETE = object()
-WRONG = ["x", 1.5, True, None, [], {}, -1, [1, "a"], {"a": 1}]
-BAD_NUMBERS = [math.nan, 5.0, 1e308, math.inf, -math.inf, 1e-3, True, -1e308]
+# Huge integers too: a token id of 2**40 once overflowed the trace's int32 arrays (OverflowError),
+# and an integer beyond float range (10**400, valid JSON) cannot become a logprob.
+HUGE = [2**40, -(2**40), 2**63, 10**400]
+WRONG = ["x", 1.5, True, None, [], {}, -1, [1, "a"], {"a": 1}, *HUGE]
+BAD_NUMBERS = [math.nan, 5.0, 1e308, math.inf, -math.inf, 1e-3, True, -1e308, *HUGE]
 
 
 def structural(tree, rng: random.Random, n: int):
@@ -217,3 +220,81 @@ def test_mutated_responses_of_every_server_give_lv_read_a_trace_or_a_documented_
             totals[key] += value
     print(f"lv.read: {sum(totals.values())} mutations of {len(every)} responses ({len(servers)} non-vLLM) -> {totals}")
     assert len(servers) >= 14 and sum(totals.values()) >= 1000 and totals["trace"] > 0 and totals["error"] > 0
+
+
+# -- every field, every wrong kind of value -------------------------------------------------------
+
+EVERY_WRONG = [None, "x", True, 1.5, -1, 0, *HUGE, math.nan, math.inf, -math.inf, [], {}, [1, "a"], {"a": 1}]
+
+
+def shape_paths(tree, prefix=()):
+    """Every path of a JSON tree, lists visited at their first and last element only: each field
+    of each kind of object once (a response repeats the same token object hundreds of times)."""
+    yield prefix
+    if isinstance(tree, dict):
+        for key, value in tree.items():
+            yield from shape_paths(value, prefix + (key,))
+    elif isinstance(tree, list):
+        for i in sorted({0, len(tree) - 1}) if tree else ():
+            yield from shape_paths(tree[i], prefix + (i,))
+
+
+def test_every_field_of_every_server_fixture_set_to_every_wrong_kind_of_value():
+    """Exhaustive where the random mutations sample: each field of each object kind, each wrong value."""
+    read = reader()
+    totals = {"trace": 0, "error": 0}
+    for name, text in sources():
+        if not name.startswith("servers/"):
+            continue
+        kind, tree = events_of(text)
+        for path in [p for p in shape_paths(tree) if p]:
+            for value in EVERY_WRONG:
+                mutated = replaced(tree, path, lambda old, v=value: copy.deepcopy(v))
+                counts = check_outcome(read, f"{name}: set {path} = {value!r}", mutated)
+                totals[counts] += 1
+    print(f"lv.read, every field x {len(EVERY_WRONG)} values: {totals}")
+    assert totals["trace"] > 0 and totals["error"] > 0 and sum(totals.values()) > 5000
+
+
+# (fixture, path of a token id in its body): one per format that carries ids
+ID_PATHS = [
+    ("tgi_generate", ("details", "tokens", 2, "id")),
+    ("tgi_generate", ("details", "prefill", 1, "id")),
+    ("tgi_generate_top_tokens", ("details", "top_tokens", 0, 1, "id")),
+    ("llamacpp_completion", ("completion_probabilities", 1, "id")),
+    ("llamacpp_completion", ("completion_probabilities", 0, "top_logprobs", 1, "id")),
+    ("sglang_generate", ("meta_info", "output_token_logprobs", 0, 1)),
+    ("gemini_generate_content", ("candidates", 0, "logprobsResult", "chosenCandidates", 0, "tokenId")),
+]
+
+
+@pytest.mark.parametrize("name, path", ID_PATHS, ids=[f"{n}:{p[-2]}" for n, p in ID_PATHS])
+@pytest.mark.parametrize("token_id", [2**31, 2**40, 2**63])
+def test_a_token_id_beyond_int32_is_a_format_error_not_an_overflow(name, path, token_id):
+    body = json.loads((FIXTURES / "servers" / f"{name}.json").read_text(encoding="utf-8"))["body"]
+    parent = body
+    for step in path[:-1]:
+        parent = parent[step]
+    parent[path[-1]] = token_id  # set, or added where the fixture has no id there (Gemini's tokenId)
+    for given in (body, json.dumps(body)):
+        with pytest.raises(LogprobFormatError, match=rf"token id is out of range .*: {token_id} "):
+            reader()(given)
+
+
+def test_the_same_ids_within_int32_read():
+    """The check above refuses only what cannot be an id: the largest int32 id is still read."""
+    body = json.loads((FIXTURES / "servers" / "llamacpp_completion.json").read_text(encoding="utf-8"))["body"]
+    t = reader()(replaced(body, ("completion_probabilities", 1, "id"), lambda old: 2**31 - 1))
+    assert t.token_ids[1] == 2**31 - 1
+
+
+@pytest.mark.parametrize("field, value, error, words", [
+    ("token_ids", [2**40], ValueError, "token_ids holds an integer outside"),
+    ("ranks", [2**63], ValueError, "ranks holds an integer outside"),
+    ("token_ids", ["a"], ValueError, "token_ids must hold numbers"),
+    ("logprobs", ["x"], ValueError, "logprobs must hold numbers"),
+    ("logprobs", [{}], TypeError, "logprobs must hold numbers"),
+])
+def test_a_trace_built_directly_names_the_field_that_does_not_fit(field, value, error, words):
+    with pytest.raises(error, match=words):
+        lv.Trace(tokens=["a"], **{field: value})

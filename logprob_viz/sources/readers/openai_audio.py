@@ -1,0 +1,65 @@
+"""OpenAI's transcription logprobs: ``/v1/audio/transcriptions`` with ``include: ["logprobs"]``.
+
+A transcription is ``{text, logprobs: [{token, logprob, bytes}], usage}``: the logprobs list
+sits at the top level, one entry per token and no alternatives. Streamed (``stream: true``),
+``transcript.text.delta`` events carry each delta's logprobs, and the closing
+``transcript.text.done`` event repeats every logprob of the transcript: it is read alone when
+present (reading both would count every token twice). Schema: the openai SDK's
+``openai/types/audio/transcription.py``, ``transcription_text_delta_event.py`` and
+``transcription_text_done_event.py`` (openai-python, generated from OpenAI's OpenAPI spec).
+"""
+
+from __future__ import annotations
+
+from ...records.trace import Trace
+from .assemble import build_trace
+from .entries import entry_tokens
+from .errors import LogprobFormatError, expect_dict, expect_list
+
+__all__ = ["transcription_trace", "is_transcription", "is_transcription_stream"]
+
+_KEYS_OF_OTHER_FORMATS = ("choices", "candidates", "meta_info", "output", "message", "response", "details")
+
+
+def is_transcription(data) -> bool:
+    return isinstance(data, dict) and isinstance(data.get("text"), str) and isinstance(data.get("logprobs"), list) \
+        and not any(key in data for key in _KEYS_OF_OTHER_FORMATS)
+
+
+def is_transcription_stream(data) -> bool:
+    return isinstance(data, list) and bool(data) and all(
+        isinstance(e, dict) and str(e.get("type", "")).startswith("transcript.text.") for e in data)
+
+
+def transcription_trace(data, *, top_logprobs: int | None = None, table=None) -> Trace:
+    """A trace from a transcription (a dict) or its stream events (a list)."""
+    events = data if isinstance(data, list) else None
+    if events is not None:
+        done = [e for e in events if isinstance(e, dict) and e.get("type") == "transcript.text.done"]
+        if done and done[-1].get("logprobs") is not None:
+            data = done[-1]  # every logprob again, with the whole text
+            where = f"event {events.index(data)}."
+            entries, text = expect_list(data.get("logprobs"), f"{where}logprobs"), data.get("text")
+        else:  # no done event (a cut stream): the deltas' logprobs, in order
+            entries, text = [], ""
+            for n, event in enumerate(events):
+                event = expect_dict(event, f"event {n}", "a transcription stream event")
+                if event.get("type") == "transcript.text.delta":
+                    text += event.get("delta") if isinstance(event.get("delta"), str) else ""
+                    entries += expect_list(event.get("logprobs") or [], f"event {n}.logprobs")
+    else:
+        data = expect_dict(data, "", "a transcription")
+        entries, text = expect_list(data.get("logprobs"), "logprobs"), data.get("text")
+    if not entries:
+        raise LogprobFormatError("logprobs", "this transcription has no logprobs: request them with "
+                                             "include=[\"logprobs\"] (gpt-4o-transcribe, gpt-4o-mini-transcribe)")
+    tokens, k = entry_tokens(entries, "logprobs", top_logprobs, chosen_first=False)
+    meta = {
+        "source": "openai",
+        "server": "openai",
+        "format": "openai.transcription",
+        "text": text if isinstance(text, str) else None,
+        "top_logprobs": k,
+        "stream_chunks": len(events) if events is not None else None,
+    }
+    return build_trace([(tokens, "decoded")], prompt_len=0, meta=meta, table=table)
