@@ -262,4 +262,4 @@ def test_a_responses_stream_token_whose_bytes_were_lost_is_kept_and_flagged():
     entries = [e for d in deltas for e in d["logprobs"]]
     assert t.tokens[1] == "" and t.token_bytes[1] == b"" and "no_bytes" in t.flags[1]
     assert t.logprobs.tolist() == [f32(e["logprob"]) for e in entries] and t.ranks[1] == 1
-    assert any("no text or bytes" in w for w in t.meta["warnings"])
+    assert any("no text or bytes" in w for w in t.warnings)
