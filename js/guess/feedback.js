@@ -41,17 +41,20 @@ export function progressText(position, nTokens, stats) {
 /** The totals under the results table (Shannon's bounds for the class, the model's bits). */
 export function summaryText(stats) {
   const s = stats || {};
+  // Shannon's lower bound needs q_1 >= q_2 >= ... (an ideal guesser); a short game seldom has it.
+  const lower = s.class_bits_lower == null ? "" : `; lower bound ${bits(s.class_bits_lower)}`;
   return (
-    `Class: ${bits(s.class_bits_upper)} bits/token (Shannon's upper bound; lower ${bits(s.class_bits_lower)}) over ${s.found ?? 0} found tokens, ` +
+    `Class: ${bits(s.class_bits_upper)} bits/token (Shannon's upper bound${lower}) over ${s.found ?? 0} found tokens, ` +
     `${s.first_guess ?? 0} at the first guess. Model: ${bits(s.model_bits)} bits/token over the same tokens ` +
     `(its ranks give ${bits(s.model_rank_bits_upper)}).`
   );
 }
 
-/** One results row's cells after its token: guesses, class bits, model rank, model p, model bits. */
+/** One results row's cells after its text: guesses, class bits, model rank, model p, model bits. */
 export function rowCells(row) {
+  const revealed = row.n_guesses ? `revealed after ${row.n_guesses} wrong` : "revealed";
   return [
-    row.revealed ? `${row.n_guesses} (revealed)` : String(row.n_guesses),
+    row.revealed ? revealed : String(row.n_guesses),
     bits(row.class_bits),
     row.model_rank > 0 ? String(row.model_rank) : "?",
     formatPercent(row.model_prob),
@@ -59,4 +62,6 @@ export function rowCells(row) {
   ];
 }
 
-export const RESULT_HEADS = ["position", "token", "guesses", "class bits", "model rank", "model p", "model bits"];
+// "token" is numbered from 1, as in the header and the chart ("token 8 of 19"); Python's
+// game.results has the 0-based index as "position".
+export const RESULT_HEADS = ["token", "text", "guesses", "class bits", "model rank", "model p", "model bits"];

@@ -148,7 +148,7 @@ function render({ model, el }) {
     table.append(head);
     for (const row of rows()) {
       const tr = h("tr");
-      tr.append(h("td", null, String(row.position)));
+      tr.append(h("td", null, String(row.position + 1)));
       const cell = h("td");
       cell.append(chip(row.token));
       tr.append(cell);
@@ -174,7 +174,7 @@ function render({ model, el }) {
     const over = done();
     for (const control of [input, guessBtn, revealBtn]) control.disabled = over;
     form.classList.toggle("lvg-over", over);
-    hint.hidden = over;
+    hint.hidden = over || rows().length > 0; // said once, before the first token: then room for the chart
   }
 
   form.addEventListener("submit", (event) => {

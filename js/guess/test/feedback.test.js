@@ -24,6 +24,7 @@ test("a reveal says how many guesses were wrong", () => {
 test("progress, totals and cells", () => {
   assert.equal(progressText(9, 20, { found: 1, revealed: 0, to_play: 11 }), "Guess token 10 of 20 \u00b7 1 found, 0 revealed, 11 to go");
   assert.match(progressText(20, 20, { found: 3, revealed: 1 }), /^Game over/);
-  assert.match(summaryText({ class_bits_upper: 1.5, class_bits_lower: 0.5, found: 3, first_guess: 2, model_bits: 2.25 }), /Class: 1.50 bits\/token/);
-  assert.deepEqual(rowCells({ ...row, class_bits: null, revealed: true }), ["2 (revealed)", "?", "1", "63.2%", "0.66"]);
+  assert.match(summaryText({ class_bits_upper: 1.5, class_bits_lower: 0.5, found: 3, first_guess: 2, model_bits: 2.25 }), /Class: 1.50 bits\/token \(Shannon's upper bound; lower bound 0.50\)/);
+  assert.match(summaryText({ class_bits_upper: 1.5, class_bits_lower: null, found: 3 }), /\(Shannon's upper bound\) over 3/);
+  assert.deepEqual(rowCells({ ...row, class_bits: null, revealed: true }), ["revealed after 2 wrong", "?", "1", "63.2%", "0.66"]);
 });
