@@ -47,7 +47,13 @@ function render({ model, el }) {
   const done = () => model.get("position") >= model.get("n_tokens");
 
   function send(content) {
-    model.send(content);
+    try {
+      model.send(content);
+    } catch {
+      // a view restored from a saved notebook's state has no comm to send on
+      showMessage("No kernel: run the notebook's cells (lv.guess) to play.");
+      return;
+    }
     clearTimeout(waiting);
     root.classList.add("lvg-waiting");
     waiting = setTimeout(() => {

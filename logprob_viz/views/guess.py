@@ -116,7 +116,7 @@ def guess(text, start=None, runner=None, top_logprobs: int = 10, choices: int = 
         raise TypeError(f"guess takes the text to play (a non-empty str) or a scored Trace, got {text!r:.60}")
     if len(trace) < 2:
         raise ValueError(f"the text has {len(trace)} token(s): the game needs at least two (one shown, one to guess)")
-    return GuessGame(trace, start=_start_index(trace, start), choices=choices, case_sensitive=case_sensitive)
+    return GuessGame(trace, start=start, choices=choices, case_sensitive=case_sensitive)
 
 
 class GuessGame(anywidget.AnyWidget):
@@ -150,9 +150,12 @@ class GuessGame(anywidget.AnyWidget):
     stats = t.Dict().tag(sync=True)  # summary()
     case_sensitive = t.Bool(True).tag(sync=True)
 
-    def __init__(self, trace: Trace, start: int, choices: int = 4, case_sensitive: bool = True) -> None:
+    def __init__(self, trace: Trace, start=None, choices: int = 4, case_sensitive: bool = True) -> None:
         if not hasattr(type(self), "_esm"):
             raise FileNotFoundError(_MISSING_BUNDLE.format(path=_BUNDLE))
+        if not isinstance(trace, Trace) or len(trace) < 2:
+            raise ValueError("GuessGame plays a scored Trace of at least two tokens; lv.guess(text) makes one")
+        start = _start_index(trace, start)
         if isinstance(choices, bool) or not isinstance(choices, int) or choices < 0:
             raise ValueError(f"choices must be an int >= 0 (0: no buttons), got {choices!r}")
         self._trace = dataclasses.replace(trace, prompt_len=start)  # shown context = prompt, hidden = completion
@@ -267,7 +270,8 @@ class GuessGame(anywidget.AnyWidget):
             r["class_bits"] = bits
         for r in rows:
             r.setdefault("class_bits", math.nan)
-            r["model_bits"] = -math.log2(r["model_prob"]) if r["model_prob"] > 0 else math.inf
+            p = r["model_prob"]  # NaN when the source gave no logprob there (a server's trace)
+            r["model_bits"] = math.nan if math.isnan(p) else (-math.log2(p) if p > 0 else math.inf)
         return rows
 
     @property

@@ -126,6 +126,17 @@ def test_bad_inputs(runner):
         lv.guess(TEXT, runner=runner, choices=-1)
 
 
+def test_a_servers_trace_with_unknown_numbers_plays_too():
+    trace = lv.Trace(tokens=["Hello", ",", " world", "!"], logprobs=[np.nan, -0.5, np.nan, -1.0], ranks=[0, 1, 0, 2],
+                     meta={"source": "a server"})
+    game = lv.guess(trace, start=1, choices=0)
+    assert game.submit(",").correct and game.submit("world").correct and game.submit("!").correct
+    df = game.results
+    assert df["model_bits"][0] == pytest.approx(0.5 / math.log(2))
+    assert math.isnan(df["model_bits"][1]), "an unknown logprob gives unknown bits, not infinite ones"
+    assert game.summary()["class_bits_upper"] == 0.0, "every token at the first guess: 0 bits"
+
+
 def test_svg_table_without_plotly_escapes_tokens():
     rows = [{"position": 3, "token": "<script>]]>&", "n_guesses": 2, "revealed": False, "model_rank": 4,
              "model_prob": 0.1, "class_bits": 1.0, "model_bits": 3.32},
