@@ -103,6 +103,15 @@ def guess(text, start=None, runner=None, top_logprobs: int = 10, choices: int = 
         game, which needs fewer guesses.
     case_sensitive : bool
         Whether "The" and "the" are different guesses (leading/trailing whitespace never counts).
+
+    Returns
+    -------
+    GuessGame
+        The widget; ``game.results`` records per position the guesses, the model's rank and
+        probability of the real token, the class's bits (Shannon 1951: with q_i the fraction of
+        found tokens that took i guesses, each token gets -log2 q_(its guesses), whose mean is
+        the upper bound -sum q_i log2 q_i; revealed tokens have none) and the model's bits,
+        -log2 p(token). See `logprob_viz.views.guess_scoring`.
     """
     if isinstance(text, Trace):
         trace = text
