@@ -39,6 +39,8 @@ _LAZY = {
     "LensView": ".views.lens_view",
     "link": ".views.plot_link",
     "to_html": ".views.page",
+    "guess": ".views.guess",
+    "GuessGame": ".views.guess",
     # the package is "explorer": a submodule named like the function would shadow lv.explore once imported
     "explore": ".views.explorer",
     "Explorer": ".views.explorer",

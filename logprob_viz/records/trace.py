@@ -344,6 +344,20 @@ class Trace:
 
         return to_html(self, path, **view_traits)
 
+    def to_svg(self, color_mode: str = "probability", palette: str = "viridis", width: int = 720,
+               pinned: int | None = None, **options) -> str:
+        """The heatmap as SVG text, in the view's colours; ``pinned``: a token whose alternatives are
+        drawn beside it (see `logprob_viz.views.export_svg.to_svg`)."""
+        from ..views.export_svg import to_svg
+
+        return to_svg(self, color_mode=color_mode, palette=palette, width=width, pinned=pinned, **options)
+
+    def to_latex(self, color_mode: str = "probability", palette: str = "viridis", **options) -> str:
+        """A ``\\colorbox`` per token, LaTeX specials escaped (see `logprob_viz.views.pictures.to_latex`)."""
+        from ..views.pictures import to_latex
+
+        return to_latex(self, color_mode=color_mode, palette=palette, **options)
+
     def __repr__(self) -> str:
         source = self.meta.get("source", "?")
         model = self.meta.get("model", "?")

@@ -51,11 +51,13 @@ class Sampling:
     top_k: int = 0
     top_p: float = 1.0
     seed: int | None = None
+    # keep tokens with p >= min_p * p(top token), after temperature (transformers' MinPLogitsWarper); 0: off
+    min_p: float = 0.0
 
     @property
     def changes_distribution(self) -> bool:
         """Whether the distribution sampled from differs from the model's own."""
-        return self.temperature != 1.0 or self.top_k > 0 or self.top_p < 1.0
+        return self.temperature != 1.0 or self.top_k > 0 or self.top_p < 1.0 or self.min_p > 0.0
 
 
 def is_int(value) -> bool:
@@ -66,11 +68,14 @@ def _is_number(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
-def parse_sampling(temperature=None, top_p=None, top_k=None, do_sample=None, seed=None) -> Sampling | None:
+def parse_sampling(temperature=None, top_p=None, top_k=None, do_sample=None, seed=None,
+                   min_p=None) -> Sampling | None:
     """Validate sampling arguments; None means greedy decoding.
 
     Sampling happens when ``do_sample=True``, or when ``do_sample`` is not given and a
-    temperature > 0, ``top_p`` or ``top_k`` is; temperature 0 is always greedy.
+    temperature > 0, ``top_p``, ``top_k`` or ``min_p`` is; temperature 0 is always greedy.
+    ``min_p`` keeps the tokens whose probability is at least ``min_p`` times the most likely
+    token's, after temperature (as transformers' ``MinPLogitsWarper``); 0 turns it off.
     """
     if temperature is not None and (not _is_number(temperature) or temperature < 0 or not math.isfinite(temperature)):
         raise ValueError(f"temperature must be a number >= 0 (0 means greedy), got {temperature!r}")
@@ -78,10 +83,13 @@ def parse_sampling(temperature=None, top_p=None, top_k=None, do_sample=None, see
         raise ValueError(f"top_p must be in (0, 1], got {top_p!r}")
     if top_k is not None and (not is_int(top_k) or top_k < 0):
         raise ValueError(f"top_k must be an int >= 0 (0 means no top-k), got {top_k!r}")
+    if min_p is not None and (not _is_number(min_p) or not 0 <= min_p <= 1):
+        raise ValueError(f"min_p must be in [0, 1] (a fraction of the top token's probability; 0 means off), "
+                         f"got {min_p!r}")
     if seed is not None and not is_int(seed):
         raise TypeError(f"seed must be an int or None, got {type(seed).__name__}")
     if do_sample is None:
-        do_sample = (temperature is not None and temperature > 0) or top_p is not None or bool(top_k)
+        do_sample = (temperature is not None and temperature > 0) or top_p is not None or bool(top_k) or bool(min_p)
     if not do_sample or temperature == 0:
         return None
     return Sampling(
@@ -89,6 +97,7 @@ def parse_sampling(temperature=None, top_p=None, top_k=None, do_sample=None, see
         top_k=int(top_k or 0),
         top_p=float(1.0 if top_p is None else top_p),
         seed=None if seed is None else int(seed),
+        min_p=float(min_p or 0.0),
     )
 
 
@@ -117,6 +126,7 @@ class Request:
             "temperature": None if s is None else s.temperature,
             "top_p": None if s is None else s.top_p,
             "top_k": None if s is None else s.top_k,
+            "min_p": None if s is None else s.min_p,
             "seed": self.seed,
         }
 
@@ -245,6 +255,9 @@ class Runner:
     def token_id(self, text: str) -> int:
         """The id of `text` when it is exactly one token of the model; else a ValueError."""
         raise ValueError(f"{self!r} cannot tell which token {text!r} is; give its id")
+    # Whether this runner applies min_p (the local one does); a server runner that does not send
+    # it yet refuses it rather than ignoring it silently.
+    applies_min_p: bool = False
 
     # -- what a runner implements ------------------------------------------------------
 
@@ -272,6 +285,7 @@ class Runner:
         temperature: float | None = None,
         top_p: float | None = None,
         top_k: int | None = None,
+        min_p: float | None = None,
         do_sample: bool | None = None,
         seed: int | None = None,
         top_logprobs: int = 5,
@@ -284,8 +298,10 @@ class Runner:
         or as token ids (``prompt_ids=[...]``: exact at the token level, as a branch needs).
         The prompt's own tokens are scored too, so the trace holds prompt + completion
         (``prompt_len`` marks the prompt). Sampling happens when ``do_sample=True``, or when
-        ``do_sample`` is not given and a temperature > 0, ``top_p`` or ``top_k`` is; otherwise
-        (and with temperature 0) decoding is greedy. ``seed`` makes sampling reproducible.
+        ``do_sample`` is not given and a temperature > 0, ``top_p``, ``top_k`` or ``min_p`` is;
+        otherwise (and with temperature 0) decoding is greedy. ``min_p`` keeps the tokens whose
+        probability is at least ``min_p`` times the top token's, after temperature (transformers'
+        meaning; the local runner). ``seed`` makes sampling reproducible.
 
         A call that runs longer than about 2 s shows a progress bar (tokens so far, tokens/s);
         ``progress=False`` turns it off. Ctrl-C (KeyboardInterrupt), or ``stop`` (a
@@ -293,7 +309,7 @@ class Runner:
         and returns the tokens generated so far, with ``meta["finish_reason"] == "interrupted"``.
         """
         req = self._make_request(prompt, messages, prompt_ids, max_new_tokens, temperature, top_p, top_k, do_sample,
-                            seed, top_logprobs, progress, stop, None)
+                            seed, top_logprobs, progress, stop, None, min_p)
         *_, final = self._drive(req, snapshots=False)  # without snapshots: the final trace only
         return final
 
@@ -307,6 +323,7 @@ class Runner:
         temperature: float | None = None,
         top_p: float | None = None,
         top_k: int | None = None,
+        min_p: float | None = None,
         do_sample: bool | None = None,
         seed: int | None = None,
         top_logprobs: int = 5,
@@ -324,7 +341,7 @@ class Runner:
         ends the stream with the partial trace. Arguments are checked when this is called.
         """
         req = self._make_request(prompt, messages, prompt_ids, max_new_tokens, temperature, top_p, top_k, do_sample,
-                            seed, top_logprobs, progress, stop, stream_every)
+                            seed, top_logprobs, progress, stop, stream_every, min_p)
         return self._drive(req, snapshots=True)
 
     def score(self, text: str | None = None, *, messages: list[dict] | None = None, prompt_ids: list[int] | None = None,
@@ -352,11 +369,14 @@ class Runner:
     # -- shared machinery ----------------------------------------------------------------
 
     def _make_request(self, text, messages, prompt_ids, max_new_tokens, temperature, top_p, top_k, do_sample, seed,
-                 top_logprobs, progress, stop, stream_every) -> Request:
+                 top_logprobs, progress, stop, stream_every, min_p=None) -> Request:
         check_input(text, messages, prompt_ids)
         k = self._check_top_logprobs(top_logprobs)
         n = check_max_new_tokens(max_new_tokens)
-        sampling = parse_sampling(temperature, top_p, top_k, do_sample, seed)
+        sampling = parse_sampling(temperature, top_p, top_k, do_sample, seed, min_p)
+        if sampling is not None and sampling.min_p > 0 and not self.applies_min_p:
+            raise ValueError(f"min_p is applied by the local runner (lv.load()); {type(self).__name__} does not send "
+                             "it to its server yet, so it would be ignored: leave min_p out here")
         check_stop(stop)
         req = Request(text=text, messages=messages, prompt_ids=prompt_ids, max_new_tokens=n, sampling=sampling,
                       seed=None if seed is None else int(seed), top_logprobs=k, progress=bool(progress), stop=stop,

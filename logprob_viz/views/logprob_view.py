@@ -274,6 +274,15 @@ class LogprobView(anywidget.AnyWidget):
             raise t.TraitError(f"color_range must be [min, max] with finite min < max, or None, got {value}")
         return value
 
+    def to_svg(self, **options) -> str:
+        """The view as SVG text: its trace in its colour mode, palette and range, the pinned token's
+        alternatives beside it (see `logprob_viz.views.export_svg.to_svg`; ``options`` override)."""
+        from .export_svg import to_svg
+
+        pinned = self.selected if self.selected >= 0 else None
+        settings = dict(color_mode=self.color_mode, palette=self.palette, color_range=self.color_range, pinned=pinned)
+        return to_svg(self._trace, **{**settings, **options})
+
     def _repr_mimebundle_(self, **kwargs):
         # The live widget where a widget manager renders it; elsewhere (nbconvert's HTML,
         # notebook viewers) the same view as self-contained HTML.

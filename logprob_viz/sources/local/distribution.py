@@ -20,7 +20,7 @@ SCORE_ROWS_GPU = 256
 
 
 def process(sampling: Sampling, logits: torch.Tensor) -> torch.Tensor:
-    """Logprobs of the distribution sampled from, in transformers' order: temperature, top-k, top-p."""
+    """Logprobs of the distribution sampled from, in transformers' order: temperature, top-k, top-p, min-p."""
     scores = logits / sampling.temperature  # (T, V)
     if sampling.top_k > 0:
         kth = torch.topk(scores, min(sampling.top_k, scores.shape[-1]), dim=-1).values[..., -1:]
@@ -31,6 +31,11 @@ def process(sampling: Sampling, logits: torch.Tensor) -> torch.Tensor:
         remove = cumulative <= (1 - sampling.top_p)
         remove[..., -1:] = False  # always keep the most likely token
         scores = scores.masked_fill(remove.scatter(-1, order, remove), -math.inf)
+    if sampling.min_p > 0.0:
+        # p >= min_p * p(top) is logit >= top logit + log(min_p): no softmax needed, and the top
+        # token always stays (transformers' MinPLogitsWarper keeps at least one too).
+        top = scores.amax(dim=-1, keepdim=True)  # (T, 1)
+        scores = scores.masked_fill(scores < top + math.log(sampling.min_p), -math.inf)
     return torch.log_softmax(scores, dim=-1)
 
 

@@ -41,6 +41,8 @@ class TransformersRunner(Runner):
     objects, for users who go further.
     """
 
+    applies_min_p = True  # distribution.process applies it
+
     def __init__(self, model, tokenizer, name: str | None = None):
         self.model = model.eval()
         self.tokenizer = tokenizer

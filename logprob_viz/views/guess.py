@@ -1,0 +1,345 @@
+"""The guessing game (Shannon 1951) for a class: guess the next token, then see what the model thought.
+
+``game = lv.guess(text)`` scores `text` with a runner and shows it up to a starting point; the
+class types the next token (or picks one of a few buttons), a wrong guess counts and asks again,
+a right one, or *Reveal*, shows the token and the model's alternatives there. ``game.submit(text)``
+and ``game.reveal()`` do the same from Python; ``game.results`` is a DataFrame per position and
+``game.summary()`` / ``game.chart()`` compare the class's bits with the model's. How the bits are
+estimated, and how a guess is matched to a token, is in `logprob_viz.views.guess_scoring`.
+
+The state lives in traits, so a saved notebook shows where the game was. The browser receives
+only the tokens shown so far (``_payload``, through the wire codec) and the current buttons:
+the hidden text is not on the page until it is revealed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import random
+import re
+from pathlib import Path
+
+import anywidget
+import traitlets as t
+
+from ..records.trace import Trace
+from .codec import encode_trace
+from .guess_scoring import guess_number_bits, matches, normalise, shannon_bounds
+
+__all__ = ["guess", "GuessGame", "Outcome"]
+
+_STATIC = Path(__file__).parent / "static"
+_BUNDLE = _STATIC / "guess.js"
+_STYLES = _STATIC / "guess.css"
+_MISSING_BUNDLE = (
+    "The guessing game's JavaScript bundle is missing: {path}. In a source checkout, build it with "
+    "`npm install && npm run build` in js/ (or `pip install -e .`), then restart the kernel."
+)
+DEFAULT_START_TOKENS = 8  # shown when the text has no first sentence to show
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s*$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    """What one guess (or a reveal) did at one position."""
+
+    position: int
+    guess: str | None  # None for a reveal
+    correct: bool
+    token: str | None  # the token, once found or revealed; None while it is still hidden
+    n_guesses: int  # guesses made at this position so far
+
+    def __str__(self) -> str:
+        if self.guess is None:
+            return f"revealed {self.token!r} after {self.n_guesses} wrong guesses"
+        if self.correct:
+            return f"right: {self.token!r} in {self.n_guesses} guess{'es' if self.n_guesses > 1 else ''}"
+        return f"{self.guess!r} is not it (guess {self.n_guesses}); try again or reveal"
+
+
+def default_start(trace: Trace) -> int:
+    """After the first sentence when one ends before the last token, else the first 8 tokens."""
+    for i in range(1, len(trace) - 1):
+        if _SENTENCE_END.search(trace.tokens[i]) and not trace.tokens[i + 1][:1].isalnum():
+            return i + 1
+    return max(1, min(DEFAULT_START_TOKENS, len(trace) - 1))
+
+
+def _start_index(trace: Trace, start) -> int:
+    n = len(trace)
+    if start is None:
+        return default_start(trace)
+    if isinstance(start, str):
+        shown = ""
+        for i, token in enumerate(trace.tokens):
+            shown += token
+            if shown == start and 0 < i + 1 < n:
+                return i + 1
+        raise ValueError(f"start={start!r} does not end on a token boundary of the text; give a prefix that ends "
+                         f"between two tokens, or a token index (1 to {n - 1})")
+    if isinstance(start, bool) or not isinstance(start, int) or not 1 <= start < n:
+        raise ValueError(f"start must be a token index from 1 to {n - 1} (the first token to guess), a prefix of the "
+                         f"text, or None, got {start!r}")
+    return start
+
+
+def guess(text, start=None, runner=None, top_logprobs: int = 10, choices: int = 4,
+          case_sensitive: bool = True) -> GuessGame:
+    """The guessing game on `text` (a str, scored by `runner`, or an already scored `Trace`).
+
+    Parameters
+    ----------
+    start : int, str or None
+        Where the hidden part begins: a token index, a prefix of the text ending between two
+        tokens, or None for the first sentence (or the first 8 tokens when no sentence ends).
+    runner : optional
+        What scores the text (``lv.load()``, ``lv.connect(url)``); None: the default model.
+    top_logprobs : int
+        Alternatives recorded per token, shown in the chart once a token is revealed.
+    choices : int
+        Buttons to pick from: the real token among the model's most likely others, shuffled;
+        0 for none (only typing, as in Shannon's experiment). Buttons make it a multiple-choice
+        game, which needs fewer guesses.
+    case_sensitive : bool
+        Whether "The" and "the" are different guesses (leading/trailing whitespace never counts).
+
+    Returns
+    -------
+    GuessGame
+        The widget; ``game.results`` records per position the guesses, the model's rank and
+        probability of the real token, the class's bits (Shannon 1951: with q_i the fraction of
+        found tokens that took i guesses, each token gets -log2 q_(its guesses), whose mean is
+        the upper bound -sum q_i log2 q_i; revealed tokens have none) and the model's bits,
+        -log2 p(token). See `logprob_viz.views.guess_scoring`.
+    """
+    if isinstance(text, Trace):
+        trace = text
+    elif isinstance(text, str) and text.strip():
+        if runner is None:
+            from ..sources.local.loading import _default
+
+            runner = _default()
+        trace = runner.score(text, top_logprobs=top_logprobs, progress=False)
+    else:
+        raise TypeError(f"guess takes the text to play (a non-empty str) or a scored Trace, got {text!r:.60}")
+    if len(trace) < 2:
+        raise ValueError(f"the text has {len(trace)} token(s): the game needs at least two (one shown, one to guess)")
+    return GuessGame(trace, start=start, choices=choices, case_sensitive=case_sensitive)
+
+
+class GuessGame(anywidget.AnyWidget):
+    """The guessing game's widget and its record (build it with `lv.guess`).
+
+    Attributes
+    ----------
+    position : int
+        The token being guessed (its index); ``n_tokens`` once every token is shown.
+    guesses : list of str
+        The wrong guesses at this position so far.
+    choices : list of str
+        The buttons at this position.
+    rows : list of dict
+        One per position played (what `results` holds, JSON-safe).
+    """
+
+    if _BUNDLE.is_file():
+        _esm = _BUNDLE
+    if _STYLES.is_file():
+        _css = _STYLES
+
+    _payload = t.Dict().tag(sync=True)  # the tokens shown so far (codec.encode_trace)
+    start = t.Int(1).tag(sync=True)
+    n_tokens = t.Int(0).tag(sync=True)
+    position = t.Int(1).tag(sync=True)
+    guesses = t.List(t.Unicode()).tag(sync=True)
+    choices = t.List(t.Unicode()).tag(sync=True)
+    rows = t.List(t.Dict()).tag(sync=True)
+    last = t.Dict(allow_none=True, default_value=None).tag(sync=True)  # the last Outcome, for the feedback line
+    stats = t.Dict().tag(sync=True)  # summary()
+    case_sensitive = t.Bool(True).tag(sync=True)
+
+    def __init__(self, trace: Trace, start=None, choices: int = 4, case_sensitive: bool = True) -> None:
+        if not hasattr(type(self), "_esm"):
+            raise FileNotFoundError(_MISSING_BUNDLE.format(path=_BUNDLE))
+        if not isinstance(trace, Trace) or len(trace) < 2:
+            raise ValueError("GuessGame plays a scored Trace of at least two tokens; lv.guess(text) makes one")
+        start = _start_index(trace, start)
+        if isinstance(choices, bool) or not isinstance(choices, int) or choices < 0:
+            raise ValueError(f"choices must be an int >= 0 (0: no buttons), got {choices!r}")
+        self._trace = dataclasses.replace(trace, prompt_len=start)  # shown context = prompt, hidden = completion
+        self._n_choices = choices
+        self._records: list[dict] = []  # per position played: what the class did, what the model gave
+        super().__init__(start=start, n_tokens=len(trace), position=start, case_sensitive=case_sensitive)
+        self._show()
+        self.on_msg(self._on_message)
+
+    # -- playing ------------------------------------------------------------------------------
+
+    @property
+    def trace(self) -> Trace:
+        """The whole scored text (shown context as the prompt)."""
+        return self._trace
+
+    @property
+    def done(self) -> bool:
+        return self.position >= self.n_tokens
+
+    def submit(self, text: str) -> Outcome:
+        """Guess the next token (what the text box does): right shows it, wrong counts and asks again.
+
+        A guess matches when it equals the token's text with leading and trailing whitespace
+        removed (case-sensitive unless the game says otherwise); repeating a wrong guess does
+        not count again. An empty guess names a whitespace-only token (a newline, a space).
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"a guess is the text of the next token (a str), got {type(text).__name__}")
+        i = self._playing()
+        token = self._trace.tokens[i]
+        tried = [normalise(g, self.case_sensitive) for g in self.guesses]
+        if matches(text, token, self.case_sensitive):
+            outcome = Outcome(i, text, True, token, len(self.guesses) + 1)
+            self._finish(i, [*self.guesses, text], revealed=False, outcome=outcome)
+            return outcome
+        if normalise(text, self.case_sensitive) not in tried:
+            self.guesses = [*self.guesses, text]
+        outcome = Outcome(i, text, False, None, len(self.guesses))
+        self.last = dataclasses.asdict(outcome)
+        return outcome
+
+    def reveal(self) -> Outcome:
+        """Give up on the next token: it is shown, with the wrong guesses so far (the Reveal button)."""
+        i = self._playing()
+        outcome = Outcome(i, None, False, self._trace.tokens[i], len(self.guesses))
+        self._finish(i, list(self.guesses), revealed=True, outcome=outcome)
+        return outcome
+
+    def _playing(self) -> int:
+        if self.done:
+            raise ValueError(f"the game is over: all {self.n_tokens} tokens are shown; game.results has the table "
+                             "and game.summary() the totals")
+        return self.position
+
+    def _finish(self, i: int, guesses: list[str], revealed: bool, outcome: Outcome) -> None:
+        row = {
+            "position": i,
+            "token": self._trace.tokens[i],
+            "guesses": guesses,
+            "n_guesses": len(guesses),
+            "revealed": revealed,
+            "model_rank": int(self._trace.ranks[i]),
+            "model_prob": float(math.exp(self._trace.logprobs[i])),
+        }
+        with self.hold_sync():
+            self._records = [*self._records, row]
+            self.position = i + 1
+            self.guesses = []
+            self.last = dataclasses.asdict(outcome)
+            self._show()
+
+    def _show(self) -> None:
+        """Send what the page may see: the tokens so far, the buttons, the table and its totals."""
+        self._payload = encode_trace(self._trace[: self.position], f"guess-{self.position}")
+        self.choices = self._choices_at(self.position) if not self.done else []
+        self.rows = [_json_row(r) for r in self._with_bits()]
+        self.stats = _json_row(self.summary())
+
+    def _choices_at(self, i: int) -> list[str]:
+        if self._n_choices == 0:
+            return []
+        token = self._trace.tokens[i]
+        picked, seen = [token], {normalise(token, self.case_sensitive)}
+        for alt in self._trace.top_tokens[i]:
+            key = normalise(alt, self.case_sensitive)
+            if len(picked) >= self._n_choices:
+                break
+            if key not in seen:
+                seen.add(key)
+                picked.append(alt)
+        random.Random(i).shuffle(picked)  # the same buttons on every run; the answer not always first
+        return picked
+
+    def _on_message(self, _widget, content, _buffers) -> None:
+        kind = content.get("type") if isinstance(content, dict) else None
+        try:
+            if kind == "guess":
+                self.submit(str(content.get("text", "")))
+            elif kind == "reveal":
+                self.reveal()
+        except ValueError as error:
+            self.send({"type": "error", "message": str(error)})
+
+    # -- the record -----------------------------------------------------------------------------
+
+    def _with_bits(self) -> list[dict]:
+        """The rows with class bits (Shannon's share, found positions only) and the model's bits."""
+        rows = [dict(r) for r in self._records]
+        found = [r for r in rows if not r["revealed"]]
+        for r, bits in zip(found, guess_number_bits([r["n_guesses"] for r in found]), strict=True):
+            r["class_bits"] = bits
+        for r in rows:
+            r.setdefault("class_bits", math.nan)
+            p = r["model_prob"]  # NaN when the source gave no logprob there (a server's trace)
+            r["model_bits"] = math.nan if math.isnan(p) else (-math.log2(p) if p > 0 else math.inf)
+        return rows
+
+    @property
+    def results(self):
+        """A pandas DataFrame, one row per position played: position, token, guesses (list),
+        n_guesses, revealed, model_rank, model_prob, class_bits, model_bits.
+
+        ``n_guesses`` counts the guesses made there (the right one included); for a revealed
+        token all of them were wrong and its ``class_bits`` is NaN: the number of guesses it
+        would have taken is unknown, so Shannon's estimate is over the tokens the class found.
+        ``class_bits`` is -log2 q(n_guesses) under the game's guess-number distribution q (its mean
+        is Shannon's upper bound); ``model_bits`` is -log2 p(token) under the model.
+        """
+        import pandas as pd
+
+        columns = ["position", "token", "guesses", "n_guesses", "revealed", "model_rank", "model_prob",
+                   "class_bits", "model_bits"]
+        return pd.DataFrame(self._with_bits(), columns=columns)
+
+    def summary(self) -> dict:
+        """Totals: positions played, found, revealed, found at the first guess; Shannon's bounds on the
+        class's bits per token (``class_bits_upper`` / ``class_bits_lower``, over the found tokens);
+        the same bounds from the model's ranks over the same tokens (``model_rank_bits_upper`` /
+        ``_lower``); the model's mean surprisal over them (``model_bits``) and over all played."""
+        rows = self._with_bits()
+        found = [r for r in rows if not r["revealed"]]
+        class_lower, class_upper = shannon_bounds([r["n_guesses"] for r in found])
+        model_lower, model_upper = shannon_bounds([r["model_rank"] for r in found if r["model_rank"] > 0])
+
+        def mean(values):
+            values = list(values)
+            return sum(values) / len(values) if values else math.nan
+
+        return {
+            "played": len(rows),
+            "found": len(found),
+            "revealed": len(rows) - len(found),
+            "first_guess": sum(r["n_guesses"] == 1 for r in found),
+            "to_play": self.n_tokens - self.position,
+            "class_bits_upper": class_upper,
+            "class_bits_lower": class_lower,
+            "model_rank_bits_upper": model_upper,
+            "model_rank_bits_lower": model_lower,
+            "model_bits": mean(r["model_bits"] for r in found),
+            "model_bits_all": mean(r["model_bits"] for r in rows),
+        }
+
+    def chart(self):
+        """Class bits and model bits per position: a plotly figure when plotly is installed, else an SVG table."""
+        from .guess_chart import chart
+
+        return chart(self._with_bits(), self.summary())
+
+    def __repr__(self) -> str:
+        s = self.summary() if hasattr(self, "_trace") else {}
+        return (f"<GuessGame token {self.position + 1} of {self.n_tokens}: {s.get('found', 0)} found, "
+                f"{s.get('revealed', 0)} revealed>")
+
+
+def _json_row(row: dict) -> dict:
+    """A row as the trait holds it: non-finite floats as None (JSON has none)."""
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in row.items()}

@@ -1,0 +1,252 @@
+"""Pictures for slides and papers, without a browser: a trace's heatmap as SVG text and as LaTeX.
+
+The colours are the view's: this module holds the one Python copy of ``js/colors.js``'s
+palette and rank-bucket tables, its colour modes and its text-on-colour rule
+(``tests/views/test_pictures_colors.py`` checks them against the JS module itself, in node).
+
+How token text is written: it is always data. In SVG every token is a ``<text>`` element whose
+content is XML-escaped (``& < >``); characters XML cannot hold (control characters) and
+characters that draw nothing or reorder the text (zero-width, bidi) are written as the view
+shows them (``\\x07``, ``[RLO]``). With ``show_whitespace=True`` (the default, as in the view) a
+space is drawn as ``·``, a tab as ``→`` and a newline as ``↵`` followed by a line break; with
+False, spaces and tabs are kept as spaces (``xml:space="preserve"``) and a newline still breaks
+the line. In LaTeX the specials ``\\ { } $ & # ^ _ % ~`` are escaped (and ``< > |``, which the
+default font encoding would misprint); see `latex_escape`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..records.trace import Trace
+
+__all__ = ["PALETTES", "RANK_BUCKETS", "MODES", "token_colors", "readable_on", "shown_text", "latex_escape",
+           "to_latex"]
+
+# ---- the view's colours (a copy of js/colors.js; tests compare it with the JS module) ----------
+
+PALETTES = {
+    "viridis": [
+        (68, 1, 84), (72, 40, 120), (62, 74, 137), (49, 104, 142), (38, 130, 142),
+        (31, 158, 137), (53, 183, 121), (109, 205, 89), (180, 222, 44), (253, 231, 37),
+    ],
+    "cividis": [(0, 34, 78), (64, 77, 107), (124, 123, 120), (188, 175, 111), (254, 232, 56)],
+    "magma": [(0, 0, 4), (81, 18, 124), (183, 55, 121), (252, 137, 97), (252, 253, 191)],
+}
+
+# GLTR's rank buckets (label, largest rank, colour), Okabe–Ito colours.
+RANK_BUCKETS = [
+    ("top 1", 1, (86, 180, 233)),
+    ("top 10", 10, (0, 158, 115)),
+    ("top 100", 100, (240, 228, 66)),
+    ("top 1000", 1000, (230, 159, 0)),
+    ("> 1000", math.inf, (204, 121, 167)),
+]
+
+# mode -> (legend label, default range or None for rank buckets, which end is confident (bright))
+MODES = {
+    "probability": ("probability", (0.0, 1.0), "high"),
+    "logprob": ("surprisal (−logprob, nats)", (0.0, 10.0), "low"),
+    "entropy": ("entropy (nats)", (0.0, 5.0), "low"),
+    "rank": ("rank (GLTR buckets)", None, None),
+    "ratio": ("p / p(top-1)", (0.0, 1.0), "high"),
+}
+_ALIASES = {"surprisal": "logprob", "prob": "probability"}
+
+
+def _check_mode(color_mode: str, palette: str) -> str:
+    mode = _ALIASES.get(color_mode, color_mode)
+    if mode not in MODES:
+        raise ValueError(f"color_mode must be one of {', '.join(MODES)} (or 'surprisal'), got {color_mode!r}")
+    if palette not in PALETTES:
+        raise ValueError(f"palette must be one of {', '.join(PALETTES)}, got {palette!r}")
+    return mode
+
+
+def mode_values(trace: Trace, mode: str) -> np.ndarray:
+    """The number each token is coloured by under `mode` (NaN where unknown), as the view computes it."""
+    lp = trace.logprobs.astype(np.float64)
+    if mode == "probability":
+        return np.exp(lp)
+    if mode == "logprob":
+        return -lp
+    if mode == "entropy":
+        return trace.entropy.astype(np.float64)
+    if mode == "rank":
+        return np.where(trace.ranks > 0, trace.ranks, np.nan).astype(np.float64)
+    counts = np.array([len(row) for row in trace.top_tokens]) if len(trace) else np.zeros(0, int)
+    top = np.where(counts > 0, trace.top_logprobs[:, 0], np.nan) if trace.k else np.full(len(trace), np.nan)
+    with np.errstate(invalid="ignore"):
+        ratio = np.minimum(1.0, np.exp(lp - np.fmax(top.astype(np.float64), lp)))
+    ratio = np.where(np.isnan(top), np.nan, ratio)
+    return np.where(np.isnan(lp), np.nan, np.where(trace.ranks == 1, 1.0, ratio))
+
+
+def palette_color(palette: str, t: float) -> tuple[int, int, int]:
+    """The palette's colour at t in [0, 1], interpolated linearly between its samples (as colors.js)."""
+    stops = PALETTES[palette]
+    x = min(1.0, max(0.0, t if math.isfinite(t) else 0.0)) * (len(stops) - 1)
+    lo = math.floor(x)
+    hi = min(lo + 1, len(stops) - 1)
+    f = x - lo
+    return tuple(math.floor(c + (stops[hi][ch] - c) * f + 0.5) for ch, c in enumerate(stops[lo]))  # JS Math.round
+
+
+def color_of(value: float, mode: str, palette: str, color_range=None) -> tuple[int, int, int] | None:
+    """A token's background for its `value` under `mode`; None when the value is unknown."""
+    if value is None or math.isnan(value):
+        return None
+    _, default, confident = MODES[mode]
+    if default is None:
+        return next(rgb for _, top, rgb in RANK_BUCKETS if value <= top)
+    lo, hi = _valid_range(color_range) or default
+    t = (value - lo) / (hi - lo)
+    return palette_color(palette, 1 - t if confident == "low" else t)
+
+
+def _valid_range(color_range):
+    if color_range is None or len(color_range) != 2:
+        return None
+    lo, hi = (float(x) for x in color_range)
+    return (lo, hi) if math.isfinite(lo) and math.isfinite(hi) and hi > lo else None
+
+
+def readable_on(rgb) -> str:
+    """Black or white, whichever contrasts more with the background (WCAG relative luminance)."""
+    def lin(c):
+        s = c / 255
+        return s / 12.92 if s <= 0.04045 else ((s + 0.055) / 1.055) ** 2.4
+
+    r, g, b = rgb
+    lum = 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b)
+    return "#000" if (lum + 0.05) / 0.05 > 1.05 / (lum + 0.05) else "#fff"
+
+
+def token_colors(trace: Trace, color_mode: str = "probability", palette: str = "viridis", color_range=None):
+    """Per token, ``(background rgb, text colour)`` as the view paints it, or None (unknown: no colour)."""
+    mode = _check_mode(color_mode, palette)
+    out = []
+    for value in mode_values(trace, mode).tolist():
+        rgb = color_of(value, mode, palette, color_range)
+        out.append(None if rgb is None else (rgb, readable_on(rgb)))
+    return out
+
+
+def hex_color(rgb) -> str:
+    return "#{:02x}{:02x}{:02x}".format(*rgb)
+
+
+# ---- how token text is shown (as js/tokens.js: whitespace marked, invisible characters named) --
+
+# Characters that draw nothing or reorder the text: their short names (a copy of js/tokens.js INVISIBLE).
+INVISIBLE = {
+    0x00AD: "SHY", 0x034F: "CGJ", 0x061C: "ALM", 0x180E: "MVS",
+    0x200B: "ZWSP", 0x200C: "ZWNJ", 0x200D: "ZWJ", 0x200E: "LRM", 0x200F: "RLM",
+    0x2028: "LSEP", 0x2029: "PSEP",
+    0x202A: "LRE", 0x202B: "RLE", 0x202C: "PDF", 0x202D: "LRO", 0x202E: "RLO",
+    0x2060: "WJ", 0x2061: "FA", 0x2062: "IT", 0x2063: "IS", 0x2064: "IP",
+    0x2066: "LRI", 0x2067: "RLI", 0x2068: "FSI", 0x2069: "PDI", 0xFEFF: "BOM",
+}
+VISIBLE_WHITESPACE = {" ": "\u00b7", "\u00a0": "\u00b7", "\t": "\u2192", "\n": "\u21b5", "\r": "\u240d"}
+PLAIN_WHITESPACE = {" ": " ", "\u00a0": " ", "\t": "    ", "\n": "", "\r": ""}
+
+
+def glyph(ch: str) -> str | None:
+    """How the view shows a control or invisible character (``\\x07``, ``[RLO]``); None for others."""
+    code = ord(ch)
+    if code in INVISIBLE:
+        return f"[{INVISIBLE[code]}]"
+    if code < 0x20 or 0x7F <= code <= 0x9F:
+        return f"\\x{code:02x}"
+    if 0xD800 <= code <= 0xDFFF or code in (0xFFFE, 0xFFFF):  # lone surrogates, non-characters: not text
+        return f"\\u{code:04x}"
+    return None
+
+
+def shown_text(token: str, show_whitespace: bool = True) -> tuple[str, int]:
+    """(what a picture prints for `token`, how many line breaks it ends with)."""
+    table = VISIBLE_WHITESPACE if show_whitespace else PLAIN_WHITESPACE
+    out, breaks = [], 0
+    for ch in token:
+        if ch in table:
+            out.append(table[ch])
+            breaks += ch == "\n"
+        else:
+            out.append(glyph(ch) or ch)
+    return "".join(out), breaks
+
+
+# ---- LaTeX --------------------------------------------------------------------------------------
+
+_LATEX_SPECIALS = {
+    "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",
+    "^": r"\^{}", "_": r"\_", "%": r"\%", "~": r"\~{}",
+    # not specials, but misprinted by the default OT1 encoding (as ¡ ¿ —)
+    "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
+    " ": r"\ ",  # a control space: kept after a command and at a box's start, never collapsed
+}
+
+
+def latex_escape(text: str) -> str:
+    """`text` as LaTeX that prints it: specials escaped, each space a control space (``\\ ``)."""
+    return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in text)
+
+
+def to_latex(trace: Trace, color_mode: str = "probability", palette: str = "viridis", color_range=None,
+             show_whitespace: bool = False, monospace: bool = True) -> str:
+    """The trace as LaTeX: a ``\\definecolor`` per colour used, then one ``\\colorbox`` per token.
+
+    Needs ``\\usepackage{xcolor}`` (and, for characters beyond ASCII under pdflatex,
+    ``\\usepackage[T1]{fontenc}``; scripts pdflatex has no font for need xelatex or lualatex).
+    Each token is ``\\colorbox{lvN}{\\strut\\textcolor{black|white}{...}}`` with its text
+    escaped by `latex_escape`; a token with no known value is its plain text. Whitespace: spaces
+    are kept (control spaces, a tab as four), a newline ends the line (``\\newline``); with
+    ``show_whitespace=True`` they print the view's glyphs instead: ``$\\cdot$``,
+    ``$\\rightarrow$``, ``$\\hookleftarrow$`` (the newline still ends the line). Control and
+    invisible characters print as the view's glyphs (``\\x07``, ``[RLO]``). Lines may break
+    between any two tokens (``\\allowbreak``).
+    """
+    colors = token_colors(trace, color_mode, palette, color_range)
+    names: dict[tuple, str] = {}
+    defs, body = [], []
+    for token, painted in zip(trace.tokens, colors, strict=True):
+        text, breaks = _latex_token(token, show_whitespace)
+        if painted is None:
+            body.append(r"\strut{}" + text)
+        else:
+            rgb, ink = painted
+            if rgb not in names:
+                names[rgb] = f"lv{len(names)}"
+                defs.append(r"\definecolor{" + names[rgb] + "}{RGB}{" + ",".join(map(str, rgb)) + "}")
+            ink_name = "black" if ink == "#000" else "white"
+            body.append(r"\colorbox{" + names[rgb] + r"}{\strut\textcolor{" + ink_name + "}{" + text + "}}")
+        body.append(r"\newline" * breaks if breaks else r"\allowbreak")
+    label = MODES[_check_mode(color_mode, palette)][0]
+    head = [f"% logprob_viz: {len(trace)} tokens coloured by {label}, palette {palette}; needs \\usepackage{{xcolor}}"]
+    font = r"\ttfamily" if monospace else ""
+    if body and body[-1] == r"\allowbreak":
+        body.pop()  # nothing to break before at the end
+    opening = r"{\setlength{\fboxsep}{0.5pt}" + font + r"\noindent"
+    # each line ends with a comment: no newline becomes a space between two boxes
+    return "\n".join([*head, *defs, opening, "%\n".join(body) + "%", "}"]) + "\n"
+
+
+_LATEX_GLYPHS = {" ": r"$\cdot$", "\t": r"$\rightarrow$", "\n": r"$\hookleftarrow$", "\r": r"$\hookleftarrow$"}
+
+
+def _latex_token(token: str, show_whitespace: bool) -> tuple[str, int]:
+    parts, breaks = [], 0
+    for ch in token:
+        if ch == "\n":
+            breaks += 1
+            parts.append(_LATEX_GLYPHS[ch] if show_whitespace else "")
+        elif ch in " \t\r\u00a0":
+            if show_whitespace:
+                parts.append(_LATEX_GLYPHS.get(ch, _LATEX_GLYPHS[" "]))
+            else:
+                parts.append(latex_escape(" " * (4 if ch == "\t" else 1 if ch != "\r" else 0)))
+        else:
+            parts.append(latex_escape(glyph(ch) or ch))
+    return "".join(parts), breaks
