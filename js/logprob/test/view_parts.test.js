@@ -1,10 +1,11 @@
-// Unit tests of the colour modes, the statistics helpers, text blocks and the chart's "other" mass.
+// Unit tests of the LogprobView's parts: colour modes, statistics, text blocks, the chart's "other" mass.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
+import { paletteColor, PALETTES } from "../../toolkit/colors.js";
+import { controlGlyph, decodeTokens, segments } from "../../toolkit/tokens.js";
 import { residual } from "../chart.js";
-import { gradient, mode, paletteColor, PALETTES, rankBucket, scale, ticks, tokenStyle } from "../colors.js";
-import { controlGlyph, decodeTokens, segments } from "../tokens.js";
+import { gradient, mode, rankBucket, scale, ticks, tokenStyle } from "../modes.js";
 import { leastConfident, stripBins, stripIndex } from "../stats.js";
 import { blockEnds } from "../text.js";
 
