@@ -8,13 +8,13 @@ token (the stream is folded into the state when it stops).
 
 from __future__ import annotations
 
-import base64
 import json
 import time
 
 import numpy as np
 import pytest
 
+import wire
 from browser.lab import (
     HAND_MADE_TIMEOUT,
     WIDGET_VIEW,
@@ -87,20 +87,11 @@ VIEW_JS = """([n]) => {
 
 def saved_payload(nb: dict, model_id: str) -> dict:
     """The view's `_payload` from the notebook's saved widget state, its buffers back in place."""
-    entry = nb["metadata"]["widgets"][WIDGET_STATE]["state"][model_id]
-    state = entry["state"]
-    for buf in entry.get("buffers", []):
-        target = state
-        for key in buf["path"][:-1]:
-            target = target[key]
-        target[buf["path"][-1]] = base64.b64decode(buf["data"])
-    return state["_payload"]
+    return wire.from_saved_state(nb["metadata"]["widgets"][WIDGET_STATE]["state"][model_id])["_payload"]
 
 
 def column(payload: dict, name: str) -> np.ndarray:
-    field = payload["arrays"][name]
-    dtype = {"float32": "<f4", "int32": "<i4", "uint8": "u1", "uint16": "<u2", "uint32": "<u4"}[field["dtype"]]
-    return np.frombuffer(field["buffer"], dtype=dtype).reshape(field["shape"])
+    return wire.array(payload["arrays"][name])
 
 
 def test_a_view_grows_while_the_kernel_streams_and_ends_as_the_whole_trace(page, lab_server):
