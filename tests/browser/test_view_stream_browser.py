@@ -236,14 +236,14 @@ def test_the_header_leaves_out_what_the_source_did_not_give_and_hovering_keeps_t
 BRANCH_CELL = """\
 import traitlets
 import logprob_viz as lv
-class ForkedView(lv.LogprobView):  # as the explorer's view: fork points, and clicks on alternatives go to Python
+class ForkedView(lv.LogprobView):  # as the explorer's view: fork points marked in the text
     forks = traitlets.List(traitlets.Int()).tag(sync=True)
 t = lv.Trace(tokens=["A", " robot", " may", " not"], token_ids=[1, 2, 3, 4], logprobs=[float("nan"), -0.5, -1.0, -2.0],
              top_tokens=[[], [" robot", " cat"], [" may", " must", " can"], [" not", " never"]],
              top_logprobs=[[-99, -99, -99], [-0.5, -1.2, -99], [-1.0, -1.3, -2.2], [-2.0, -2.5, -99]],
              top_ids=[[-1, -1, -1], [2, 20, -1], [3, 30, 31], [4, 40, -1]], prompt_len=1)
 asked = []
-v = ForkedView(t, forks=[2])
+v = ForkedView(t, forks=[2], branching=True)  # branching on: a click on an alternative goes to Python
 v.on_msg(lambda _w, content, _b: asked.append(content))
 v"""
 ASKED_CELL = 'print("asked", [(a["event"], a["at"], a["token_id"], a["token"]) for a in asked])'
