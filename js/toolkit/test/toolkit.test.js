@@ -6,7 +6,7 @@ import { test } from "node:test";
 import { readTexts, sizedArray, unpackMessage } from "../codec.js";
 import { gradientOf, interpolate, paletteColor, readableOn, styleOn } from "../colors.js";
 import { formatFixed, formatLogprob, formatPercent, percentOfLogprob } from "../format.js";
-import { segments } from "../tokens.js";
+import { controlGlyph, decodeTokens, segments } from "../tokens.js";
 import { EMPTY_MARK, isBlank, visible, WHITESPACE_MARKS } from "../whitespace.js";
 
 test("percentages and logprobs are formatted as the chart shows them", () => {
@@ -96,4 +96,28 @@ test("a message's buffers go back to their paths", () => {
   const got = unpackMessage({ payload, buffer_paths: [["x", "buffer"], ["rows", 0, "y"]] }, ["B0", "B1"]);
   assert.equal(got.x.buffer, "B0");
   assert.equal(got.rows[0].y, "B1");
+});
+
+test("zero-width and bidi characters become glyph segments", () => {
+  assert.deepEqual(segments("a\u202eb\u200b"), [
+    { kind: "text", text: "a" },
+    { kind: "invisible", text: "\u202e" },
+    { kind: "text", text: "b" },
+    { kind: "invisible", text: "\u200b" },
+  ]);
+  assert.equal(controlGlyph("\u202e"), "[RLO]");
+  assert.equal(controlGlyph("\u0085"), "\\x85");
+  assert.deepEqual(segments("\u0085"), [{ kind: "control", text: "\u0085" }]);
+});
+
+test("decodeTokens splits one decode at the byte offsets, and gives up on invalid UTF-8", () => {
+  const texts = ["a", " wörld", "🤖", "", "\u202e<b>"];
+  const parts = texts.map((t) => new TextEncoder().encode(t));
+  const offsets = new Uint32Array(parts.length + 1);
+  parts.forEach((p, i) => (offsets[i + 1] = offsets[i] + p.length));
+  const blob = new Uint8Array(offsets[parts.length]);
+  parts.forEach((p, i) => blob.set(p, offsets[i]));
+  assert.deepEqual(decodeTokens(blob, offsets, texts.length), texts);
+  const bad = new Uint8Array([0x61, 0xe2, 0x80]); // "a" then half a character
+  assert.equal(decodeTokens(bad, new Uint32Array([0, 1, 3]), 2), null);
 });

@@ -353,8 +353,7 @@ class Explorer:
     # -- display --------------------------------------------------------------------------
 
     def _repr_mimebundle_(self, **kwargs):
-        # The live app where a widget manager renders it; elsewhere every branch as HTML (`page.with_html_fallback`).
-        from ..page import with_html_fallback
+        from ..page import with_html_fallback  # the live app; without a widget manager, every branch as HTML
 
         return with_html_fallback(self.widget._repr_mimebundle_(**kwargs), self.offline_html)
 
