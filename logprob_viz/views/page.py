@@ -293,10 +293,12 @@ def to_html(obj, path: str | Path | None = None, *, title: str | None = None, **
         if view_traits:
             raise TypeError(f"view traits ({', '.join(view_traits)}) only apply to a Trace's LogprobView")
         source = _static_source(obj)
-        if source is None and callable(getattr(obj, "to_html", None)):
-            return obj.to_html(path)  # the explorer: every branch, its own page
-        body, what = fallback_html(obj), source[0]
-        meta = source[1].meta if hasattr(source[1], "meta") else {}
+        if source is None:
+            if callable(getattr(obj, "to_html", None)):
+                return obj.to_html(path)  # the explorer: every branch, its own page
+            raise TypeError(_WHAT.format(name=type(obj).__name__))
+        body, (what, record) = fallback_html(obj), source
+        meta = getattr(record, "meta", {})
     if title is None:
         title = f"logprob_viz: {meta.get('model', what)}"
     return written(page(body, title), path)

@@ -9,14 +9,11 @@ nothing about the figure. Point ``i`` of the figure's first trace stands for ite
 
 from __future__ import annotations
 
-import logging
 import math
 
 from .plots import PIN_NAME, plot, plot_comparison
 
 __all__ = ["Link", "link"]
-
-logger = logging.getLogger(__name__)
 
 _PLOTLYJS_SENT = False  # whether a linked figure's HTML of this kernel session carried plotly.js
 
