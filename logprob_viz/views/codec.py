@@ -9,11 +9,9 @@ name: a reader needs only ``DTYPES``. A list of texts travels as ``{"blob", "off
 message with arrays (`message`) is ``{..., "buffer_paths", "payload"}``: the payload's buffers are
 the message's binary parts, each put back at its path. The compare view's and the lens view's
 payloads are written with these by ``compare_view.py`` and ``lens_view.py``; the LogprobView's
-trace, below.
+trace, here.
 
-The LogprobView's trace:
-
-A payload (`encode_trace`)::
+The LogprobView's trace (`encode_trace`)::
 
     {"version": 2, "id": str, "n": N, "k": K, "prompt_len": int,
      "summary": {"perplexity", "mean_logprob", "mean_entropy"},   # None where unknown
