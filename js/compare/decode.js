@@ -1,32 +1,14 @@
-// Pure helpers of the compare view: decoding its binary payload (written by
-// logprob_viz.views.compare_view.encode_comparison), the diverging colour scale of the difference
-// mode, and number formats. No DOM here, so `npm test` runs them in node.
+// Pure helpers of the compare view: its payload (logprob_viz.views.compare_view.encode_comparison)
+// read through the wire codec (toolkit/codec.js), and the diverging colour scale of the
+// difference mode. No DOM here, so `npm test` runs them in node.
 
-import { asBytes, typedArray } from "../payload.js";
-import { decodeTexts } from "../tokens.js";
-
-/** A little-endian typed array over a kernel buffer (payload.js), checked against the length expected. */
-export function arrayOf(value, Ctor, name, length) {
-  let out;
-  try {
-    out = typedArray(value, Ctor);
-  } catch (err) {
-    throw new RangeError(`${name}: ${err.message}`);
-  }
-  if (length != null && out.length !== length) throw new RangeError(`${name}: expected ${length} values, got ${out.length}`);
-  return out;
-}
-
-/** Texts stored as one UTF-8 blob and offsets: an array of strings (tokens.js decodes them). */
-export function textsOf(blob, offsets, name) {
-  const off = arrayOf(offsets, Uint32Array, name);
-  return decodeTexts(asBytes(blob), off, Math.max(0, off.length - 1));
-}
+import { interpolate, gradientOf } from "../toolkit/colors.js";
+import { readTexts, sizedArray } from "../toolkit/codec.js";
 
 function decodeRow(row, nSpans) {
   const n = row.n;
-  const spanOf = arrayOf(row.span_of, Int32Array, "span_of", n);
-  const altStart = arrayOf(row.alt_start, Uint32Array, "alt_start", n + 1);
+  const spanOf = sizedArray(row, "span_of", n);
+  const altStart = sizedArray(row, "alt_start", n + 1);
   // tokens of each span, as [first, end) ranges: a span's tokens are contiguous
   const first = new Int32Array(nSpans).fill(-1);
   const end = new Int32Array(nSpans).fill(-1);
@@ -40,13 +22,14 @@ function decodeRow(row, nSpans) {
     if (first[s] < 0) first[s] = i;
     end[s] = i + 1;
   }
-  const tokens = textsOf(row.text, row.text_offsets, "text_offsets");
+  const tokens = readTexts(row.tokens, "tokens");
+  if (tokens.length !== n) throw new RangeError(`a compare row has ${tokens.length} token texts, expected ${n}`);
   // what the row shows: a split character whole on the token that completes it ("" on the others)
   const shown = tokens.slice();
   const split = new Uint8Array(n);
   if (row.split_tokens != null) {
-    const members = arrayOf(row.split_tokens, Int32Array, "split_tokens");
-    const texts = textsOf(row.split_text, row.split_offsets, "split_offsets");
+    const members = sizedArray(row, "split_tokens");
+    const texts = readTexts(row.split_texts, "split_texts");
     members.forEach((i, m) => {
       shown[i] = texts[m];
       split[i] = 1;
@@ -57,15 +40,15 @@ function decodeRow(row, nSpans) {
     tokens,
     shown,
     split,
-    logprobs: arrayOf(row.logprobs, Float32Array, "logprobs", n),
-    ranks: arrayOf(row.ranks, Int32Array, "ranks", n),
+    logprobs: sizedArray(row, "logprobs", n),
+    ranks: sizedArray(row, "ranks", n),
     spanOf,
     tailFrom,
     spanFirst: first,
     spanEnd: end,
     altStart,
-    altTexts: textsOf(row.alt_text, row.alt_offsets, "alt_offsets"),
-    altLogprobs: arrayOf(row.alt_logprobs, Float32Array, "alt_logprobs", altStart[n]),
+    altTexts: readTexts(row.alt_texts, "alt_texts"),
+    altLogprobs: sizedArray(row, "alt_logprobs", altStart[n]),
   };
 }
 
@@ -77,10 +60,10 @@ export function decodeComparison(payload) {
   return {
     nRows,
     nSpans,
-    spanStarts: arrayOf(payload.span_starts, Uint32Array, "span_starts", nSpans),
-    spanEnds: arrayOf(payload.span_ends, Uint32Array, "span_ends", nSpans),
-    spanLogprobs: arrayOf(payload.span_logprobs, Float32Array, "span_logprobs", nRows * nSpans),
-    spanTexts: textsOf(payload.span_text, payload.span_text_offsets, "span_text_offsets"),
+    spanStarts: sizedArray(payload, "span_starts", nSpans),
+    spanEnds: sizedArray(payload, "span_ends", nSpans),
+    spanLogprobs: sizedArray(payload, "span_logprobs", nRows * nSpans),
+    spanTexts: readTexts(payload.span_texts, "span_texts"),
     rows: (payload.rows || []).map((row) => decodeRow(row, nSpans)),
   };
 }
@@ -95,38 +78,8 @@ const PUOR = [
 /** The diverging colour of a difference d in [-range, range] (clamped), as [r, g, b]; null if unknown. */
 export function divergingColor(d, range) {
   if (d == null || Number.isNaN(d)) return null;
-  const t = (Math.max(-range, Math.min(range, d)) / range + 1) / 2; // 0 .. 1
-  const x = t * (PUOR.length - 1);
-  const lo = Math.floor(x);
-  const hi = Math.min(lo + 1, PUOR.length - 1);
-  const f = x - lo;
-  return PUOR[lo].map((c, ch) => Math.round(c + (PUOR[hi][ch] - c) * f));
+  return interpolate(PUOR, (Math.max(-range, Math.min(range, d)) / range + 1) / 2);
 }
 
 /** The legend's CSS gradient of the diverging scale, -range (left) to +range (right). */
-export function divergingGradient(steps = 10) {
-  const stops = [];
-  for (let s = 0; s <= steps; s++) {
-    const rgb = divergingColor(-1 + (2 * s) / steps, 1);
-    stops.push(`rgb(${rgb.join(",")}) ${((s / steps) * 100).toFixed(1)}%`);
-  }
-  return `linear-gradient(to right, ${stops.join(", ")})`;
-}
-
-/** A number with `digits` decimals, "?" when unknown (null, NaN, infinite). */
-export function fmt(x, digits = 3) {
-  return x == null || !Number.isFinite(x) ? "?" : x.toFixed(digits);
-}
-
-/** A probability from a logprob as a percentage ("<0.1%" for tiny ones, "?" when unknown). */
-export function percent(logprob) {
-  if (logprob == null || Number.isNaN(logprob)) return "?";
-  const p = Math.exp(logprob) * 100;
-  if (p === 0) return "0%";
-  return p < 0.05 ? "<0.1%" : `${p.toFixed(1)}%`;
-}
-
-/** Token text made visible: spaces, tabs and newlines shown as marks (it is still inserted as text). */
-export function visible(text) {
-  return text.replace(/ /g, "\u2423").replace(/\t/g, "\u21e5").replace(/\n/g, "\u21b5");
-}
+export const divergingGradient = (steps = 10) => gradientOf((t) => divergingColor(2 * t - 1, 1), steps);

@@ -2,7 +2,7 @@
 // totals. Pure functions over the widget's traits (no DOM), so `npm test` runs them in node.
 // Token text is returned as its own part ({ token }) for the view to insert as text, never markup.
 
-import { formatPercent } from "../format.js";
+import { formatPercent } from "../toolkit/format.js";
 
 const bits = (x) => (x == null || !Number.isFinite(x) ? "?" : x.toFixed(2));
 const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "es"}`;

@@ -4,12 +4,13 @@
 // messages ({type: "guess", text} / {type: "reveal"}); everything shown comes from the traits,
 // so a saved notebook shows where the game was. Token text is inserted as text, never as HTML.
 
-import "../widget.css";
+import "../logprob/widget.css";
 import "./guess.css";
-import { buildChart } from "../chart.js";
-import { scale, tokenStyle } from "../colors.js";
-import { decodePayload } from "../payload.js";
-import { appendText, h } from "../text.js";
+import { buildChart } from "../logprob/chart.js";
+import { scale, tokenStyle } from "../logprob/modes.js";
+import { decodePayload } from "../logprob/trace_data.js";
+import { appendText } from "../logprob/text.js";
+import { h } from "../toolkit/dom.js";
 import { feedbackParts, progressText, RESULT_HEADS, rowCells, summaryText } from "./feedback.js";
 
 const NO_KERNEL_MS = 6000; // no change of state this long after a guess: say the kernel is not answering

@@ -3,17 +3,65 @@
 // Row 0 on screen is the last layer (the model's output), the bottom row is the first block,
 // and under it each token's text: the prediction forms from the bottom up.
 
-import { color, inkFor, tokenAt, visible } from "./data.js";
+import { h as el } from "../toolkit/dom.js";
+import { visible } from "../toolkit/whitespace.js";
+import { cellStyle, tokenAt } from "./data.js";
 
 const COL_WIDTH = 64; // px; a cell shows the start of the layer's top guess
 const ROW_HEIGHT = 18; // px
 const MARGIN = 6; // columns rendered beyond each edge of the view
 
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text != null) e.textContent = text; // data is text, never markup
-  return e;
+/** Token i's column: a cell per layer (the last layer on top), then the token. */
+function makeColumn(d, i, pinned) {
+  const col = el("div", "lvl-col");
+  col.dataset.index = String(i);
+  col.style.left = `${i * COL_WIDTH}px`;
+  for (let r = d.L - 1; r >= 0; r--) {
+    const at = r * d.n + i;
+    const p = Math.exp(d.logprobs[at]);
+    const cell = el("div", "lvl-cell", i === 0 ? "" : visible(d.texts[d.top1Text[at]]));
+    cell.dataset.row = String(r);
+    cell.dataset.layer = String(d.layers[r]);
+    cell.dataset.index = String(i);
+    const style = cellStyle(p);
+    if (style) {
+      cell.style.background = style.background;
+      cell.style.color = style.color;
+    } else {
+      cell.classList.add("lvl-unknown");
+    }
+    if (d.ranks[at] === 1) cell.classList.add("lvl-top1"); // the layer's guess is the actual token
+    col.append(cell);
+  }
+  const token = el("div", "lvl-token", visible(tokenAt(d, i)));
+  token.dataset.index = String(i);
+  col.append(token);
+  if (i === pinned) col.classList.add("lvl-pinned");
+  return col;
+}
+
+/** The layer labels down the left (the last layer on top), then the token row's. */
+function fillAxis(axis, d) {
+  for (let r = d.L - 1; r >= 0; r--) {
+    const label = el("div", "lvl-layer-label", `${d.layers[r]}`);
+    label.dataset.row = String(r);
+    label.title = r === d.L - 1 && d.layers[r] === d.nBlocks - 1 ? "the last block: the model's output" : `after block ${d.layers[r]}`;
+    axis.append(label);
+  }
+  axis.append(el("div", "lvl-axis-token", "token"));
+}
+
+/** Hover, leave and click on the grid's content, delegated: one listener each. */
+function delegate(content, on) {
+  content.addEventListener("mouseover", (event) => {
+    const cell = event.target.closest?.(".lvl-cell");
+    if (cell) on.hover(Number(cell.dataset.row), Number(cell.dataset.index));
+  });
+  content.addEventListener("mouseleave", () => on.leave());
+  content.addEventListener("click", (event) => {
+    const hit = event.target.closest?.(".lvl-cell, .lvl-token");
+    if (hit) on.pin(Number(hit.dataset.index));
+  });
 }
 
 /**
@@ -33,45 +81,11 @@ export function createGrid(d, on) {
   root.style.setProperty("--lvl-row", `${ROW_HEIGHT}px`);
   root.style.setProperty("--lvl-col", `${COL_WIDTH}px`);
 
-  for (let r = d.L - 1; r >= 0; r--) {
-    const label = el("div", "lvl-layer-label", `${d.layers[r]}`);
-    label.dataset.row = String(r);
-    label.title = r === d.L - 1 && d.layers[r] === d.nBlocks - 1 ? "the last block: the model's output" : `after block ${d.layers[r]}`;
-    axis.append(label);
-  }
-  axis.append(el("div", "lvl-axis-token", "token"));
+  fillAxis(axis, d);
 
   const columns = new Map(); // token index -> column element
   let pinned = -1;
   let hovered = null;
-
-  function makeColumn(i) {
-    const col = el("div", "lvl-col");
-    col.dataset.index = String(i);
-    col.style.left = `${i * COL_WIDTH}px`;
-    for (let r = d.L - 1; r >= 0; r--) {
-      const at = r * d.n + i;
-      const p = Math.exp(d.logprobs[at]);
-      const cell = el("div", "lvl-cell", i === 0 ? "" : visible(d.texts[d.top1Text[at]]));
-      cell.dataset.row = String(r);
-      cell.dataset.layer = String(d.layers[r]);
-      cell.dataset.index = String(i);
-      const bg = color(p);
-      if (bg) {
-        cell.style.background = bg;
-        cell.style.color = inkFor(p);
-      } else {
-        cell.classList.add("lvl-unknown");
-      }
-      if (d.ranks[at] === 1) cell.classList.add("lvl-top1"); // the layer's guess is the actual token
-      col.append(cell);
-    }
-    const token = el("div", "lvl-token", visible(tokenAt(d, i)));
-    token.dataset.index = String(i);
-    col.append(token);
-    if (i === pinned) col.classList.add("lvl-pinned");
-    return col;
-  }
 
   function render() {
     const width = scroll.clientWidth || 1200; // before layout: a screenful
@@ -85,7 +99,7 @@ export function createGrid(d, on) {
     }
     for (let i = first; i <= last; i++) {
       if (!columns.has(i)) {
-        const col = makeColumn(i);
+        const col = makeColumn(d, i, pinned);
         columns.set(i, col);
         content.append(col);
       }
@@ -101,15 +115,7 @@ export function createGrid(d, on) {
   const resize = typeof ResizeObserver === "function" ? new ResizeObserver(onScroll) : null;
   resize?.observe(scroll);
 
-  content.addEventListener("mouseover", (event) => {
-    const cell = event.target.closest?.(".lvl-cell");
-    if (cell) on.hover(Number(cell.dataset.row), Number(cell.dataset.index));
-  });
-  content.addEventListener("mouseleave", () => on.leave());
-  content.addEventListener("click", (event) => {
-    const hit = event.target.closest?.(".lvl-cell, .lvl-token");
-    if (hit) on.pin(Number(hit.dataset.index));
-  });
+  delegate(content, on);
 
   function markHovered() {
     content.querySelector(".lvl-cell.lvl-hovered")?.classList.remove("lvl-hovered");

@@ -1,14 +1,10 @@
 // The alternatives panel: one cell's layer, its numbers, and that layer's top guesses with the
 // actual token highlighted (added below with its rank when it is not among them).
 
-import { isBlank, logprobText, percent, tokenAt, visible } from "./data.js";
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text != null) e.textContent = text;
-  return e;
-}
+import { h as el } from "../toolkit/dom.js";
+import { formatLogprob, percentOfLogprob as percent } from "../toolkit/format.js";
+import { isBlank, visible } from "../toolkit/whitespace.js";
+import { tokenAt } from "./data.js";
 
 /** "space", "2 spaces", "newline", "tab + space", ...: what a whitespace-only token holds. */
 function blankKind(text) {
@@ -35,7 +31,7 @@ function altRow(text, logprob, chosen, best) {
     token.classList.add("lvl-blank"); // a box shows where the whitespace is, and words say what it is
     cellText.append(el("span", "lvl-alt-kind", blankKind(text)));
   }
-  row.append(cellText, el("span", "lvl-alt-prob", percent(logprob)), el("span", "lvl-alt-logprob", logprobText(logprob)));
+  row.append(cellText, el("span", "lvl-alt-prob", percent(logprob)), el("span", "lvl-alt-logprob", formatLogprob(logprob)));
   row.prepend(bar);
   return row;
 }

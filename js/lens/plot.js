@@ -1,7 +1,7 @@
 // The pinned token's story: the actual token's probability and rank after each block, as two
 // small inline SVG line plots (no plotting library: the bundle stays small and offline).
 
-import { percent } from "./data.js";
+import { percentOfLogprob as percent } from "../toolkit/format.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const W = 300;

@@ -338,6 +338,13 @@ class Comparison:
 
         return CompareView(self, **traits)
 
+    def to_html(self, path=None):
+        """This record as one offline HTML page (static, no script): written to `path` (and the path
+        returned), or returned as a string without one (see `logprob_viz.views.page.to_html`)."""
+        from ..views.page import to_html
+
+        return to_html(self, path)
+
     def _repr_mimebundle_(self, **kwargs):
         return self.view()._repr_mimebundle_(**kwargs)
 

@@ -338,8 +338,15 @@ class Trace:
 
         return plot(self, kind, **kwargs)
 
-    def to_html(self, path=None, **view_traits) -> str:
-        """This trace as one standalone, offline HTML page (see `logprob_viz.views.page.to_html`)."""
+    def view(self, **traits):
+        """The LogprobView (a widget) of this trace, with `traits` (e.g. ``color_mode="rank"``)."""
+        from ..views.logprob_view import LogprobView
+
+        return LogprobView(self, **traits)
+
+    def to_html(self, path=None, **view_traits):
+        """This trace as one standalone, offline HTML page: written to `path` (and the path returned),
+        or returned as a string without one (see `logprob_viz.views.page.to_html`)."""
         from ..views.page import to_html
 
         return to_html(self, path, **view_traits)

@@ -1,12 +1,17 @@
-"""The wire codec: a trace as the view receives it, self-describing and appendable.
+"""The wire codec of every view: what crosses from the kernel to the browser, self-describing.
 
-One place writes what crosses from the kernel to the browser; ``js/payload.js`` reads it. Every
-array travels as ``{"dtype", "shape", "buffer"}`` (as jupyter-scatter sends numpy arrays):
-``dtype`` one of ``float32 int32 uint8 uint16 uint32``, little-endian; ``shape`` its dimensions;
-``buffer`` its bytes (a memoryview, which the widget layer sends as a binary buffer). Nothing is
-typed by field name: a reader needs only ``DTYPES``.
+One place writes it; ``js/toolkit/codec.js`` reads it. Every array travels as
+``{"dtype", "shape", "buffer"}`` (as jupyter-scatter sends numpy arrays): ``dtype`` one of
+``float32 int32 uint8 uint16 uint32``, little-endian; ``shape`` its dimensions; ``buffer`` its
+bytes (a memoryview, which the widget layer sends as a binary buffer). Nothing is typed by field
+name: a reader needs only ``DTYPES``. A list of texts travels as ``{"blob", "offsets"}``
+(`texts`): two such arrays, text ``e`` being ``blob[offsets[e]:offsets[e + 1]]`` (UTF-8). A custom
+message with arrays (`message`) is ``{..., "buffer_paths", "payload"}``: the payload's buffers are
+the message's binary parts, each put back at its path. The compare view's and the lens view's
+payloads are written with these by ``compare_view.py`` and ``lens_view.py``; the LogprobView's
+trace, here.
 
-A payload (`encode_trace`)::
+The LogprobView's trace (`encode_trace`)::
 
     {"version": 2, "id": str, "n": N, "k": K, "prompt_len": int,
      "summary": {"perplexity", "mean_logprob", "mean_entropy"},   # None where unknown
@@ -44,6 +49,8 @@ __all__ = [
     "DTYPES",
     "array",
     "read_array",
+    "texts",
+    "message",
     "encode_trace",
     "encode_append",
     "append_start",
@@ -77,6 +84,21 @@ def read_array(field: dict | None) -> np.ndarray | None:
     if field is None:
         return None
     return np.frombuffer(bytes(field["buffer"]), dtype=DTYPES[field["dtype"]]).reshape(field["shape"])
+
+
+def texts(name: str, strings) -> dict:
+    """``{"blob", "offsets"}`` of `strings`: one UTF-8 blob (uint8) and its offsets (uint32, len + 1)."""
+    encoded = [s.encode("utf-8", errors="surrogatepass") for s in strings]
+    offsets = np.concatenate([[0], np.cumsum([len(b) for b in encoded], dtype=np.int64)])
+    blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    return {"blob": array(f"{name}.blob", blob, "uint8"), "offsets": array(f"{name}.offsets", offsets, "uint32")}
+
+
+def message(kind: str, payload: dict, **fields) -> tuple[dict, list]:
+    """(content, buffers) of a custom message ``{"type": kind, **fields, "buffer_paths", "payload"}``:
+    `payload`'s binary buffers taken out (`split_buffers`) to travel as the message's binary parts."""
+    content, paths, buffers = split_buffers(payload)
+    return {"type": kind, **fields, "buffer_paths": paths, "payload": content}, buffers
 
 
 def _narrowest(largest: int) -> str:

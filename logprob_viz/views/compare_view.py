@@ -3,13 +3,13 @@
 Hovering an aligned span highlights it in every row and lists each row's tokens in it with
 their alternatives side by side; the "difference" colour mode colours each span by the logprob
 difference between two chosen rows. The frontend is ``js/compare/``, bundled into
-``logprob_viz/views/static/compare.js``. Arrays cross as binary buffers; texts as UTF-8 blobs.
+``logprob_viz/views/static/compare.js`` and ``compare.css``. Arrays and texts cross through the
+wire codec (`logprob_viz.views.codec`): self-describing binary buffers.
 """
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import anywidget
 import numpy as np
@@ -17,83 +17,54 @@ import traitlets as t
 
 from ..records.comparison import Comparison
 from ..records.tokens import split_groups
+from .codec import array, texts
+from .page import STATIC, fallback_html, require_frontend, with_html_fallback
 
 __all__ = ["CompareView", "encode_comparison"]
 
-_BUNDLE = Path(__file__).parent / "static" / "compare.js"
+_BUNDLE = STATIC / "compare.js"
+_STYLES = STATIC / "compare.css"
 MAX_ROWS = 8  # more rows than this do not fit a notebook cell side by side
-_MISSING_BUNDLE = (
-    "The compare view's JavaScript bundle is missing: {path}. In a source checkout, build it with "
-    "`npm install && npm run build` in js/ (or `pip install -e .`), then restart the kernel."
-)
-
-
-def _u4(values) -> memoryview:
-    return memoryview(np.ascontiguousarray(values, dtype="<u4")).cast("B")
-
-
-def _i4(values) -> memoryview:
-    return memoryview(np.ascontiguousarray(values, dtype="<i4")).cast("B")
-
-
-def _f4(values) -> memoryview:
-    return memoryview(np.ascontiguousarray(values, dtype="<f4")).cast("B")
-
-
-def _texts(texts: list[str]) -> tuple[bytes, memoryview]:
-    """Texts as one UTF-8 blob and offsets [len + 1]: text e is blob[offsets[e]:offsets[e + 1]]."""
-    encoded = [s.encode("utf-8", errors="surrogatepass") for s in texts]
-    offsets = np.concatenate([[0], np.cumsum([len(b) for b in encoded], dtype=np.int64)])
-    return b"".join(encoded), _u4(offsets)
 
 
 def _encode_row(trace, span_of: np.ndarray) -> dict:
     counts = [len(row) for row in trace.top_tokens]
     alt_start = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])  # (N + 1,)
-    alt_texts = [a for row in trace.top_tokens for a in row]
     has = np.arange(trace.k) < np.asarray(counts, dtype=np.int64)[:, None]  # (N, K)
-    text, offsets = _texts(trace.tokens)
-    alt_text, alt_offsets = _texts(alt_texts)
     # a character split across tokens is shown whole in the row, on the token that completes it
     groups = split_groups(trace.token_bytes)
-    split_tokens = [i for start, end, _ in groups for i in range(start, end)]
-    split_text, split_offsets = _texts([shown for _, _, run in groups for shown in run])
     return {
         "n": len(trace),
-        "text": text,
-        "text_offsets": offsets,
-        "logprobs": _f4(trace.logprobs),
-        "ranks": _i4(trace.ranks),
-        "span_of": _i4(span_of),
-        "alt_start": _u4(alt_start),
-        "alt_text": alt_text,
-        "alt_offsets": alt_offsets,
-        "alt_logprobs": _f4(trace.top_logprobs[has]),
-        "split_tokens": _i4(split_tokens),
-        "split_text": split_text,
-        "split_offsets": split_offsets,
+        "tokens": texts("tokens", trace.tokens),
+        "logprobs": array("logprobs", trace.logprobs, "float32"),
+        "ranks": array("ranks", trace.ranks, "int32"),
+        "span_of": array("span_of", span_of, "int32"),
+        "alt_start": array("alt_start", alt_start, "uint32"),
+        "alt_texts": texts("alt_texts", [a for row in trace.top_tokens for a in row]),
+        "alt_logprobs": array("alt_logprobs", trace.top_logprobs[has], "float32"),
+        "split_tokens": array("split_tokens", [i for start, end, _ in groups for i in range(start, end)], "int32"),
+        "split_texts": texts("split_texts", [shown for _, _, run in groups for shown in run]),
     }
 
 
 def encode_comparison(cmp: Comparison) -> dict:
-    """The `_payload` trait: spans and rows as binary buffers (little-endian).
+    """The `_payload` trait, every array ``{"dtype", "shape", "buffer"}`` and every list of texts
+    ``{"blob", "offsets"}`` (`logprob_viz.views.codec`).
 
-    ``span_starts``/``span_ends`` (uint32 [S]), ``span_logprobs`` (float32 [R*S], row by row, NaN
-    unknown), ``span_text`` + ``span_text_offsets``; ``rows``: per trace its token texts (blob +
-    offsets), ``logprobs``, ``ranks``, ``span_of`` (int32, -1 in the tail) and its alternatives
-    flattened (``alt_start`` [N + 1] says where each token's begin); ``split_tokens`` (int32) and
-    ``split_text``: the tokens of characters split across tokens and what each completes
-    (`logprob_viz.records.tokens.split_groups`), so the row shows the character whole.
+    ``span_starts``/``span_ends`` (uint32 [S]), ``span_logprobs`` (float32 [R, S], NaN unknown),
+    ``span_texts``; ``rows``: per trace its ``tokens``, ``logprobs``, ``ranks``, ``span_of`` (int32,
+    -1 in the tail) and its alternatives flattened (``alt_start`` [N + 1] says where each token's
+    begin; ``alt_texts``, ``alt_logprobs``); ``split_tokens`` (int32) and ``split_texts``: the tokens
+    of characters split across tokens and what each completes (`logprob_viz.records.tokens.split_groups`),
+    so the row shows the character whole.
     """
-    span_text, span_offsets = _texts(cmp.span_texts)
     return {
         "n_rows": len(cmp.traces),
         "n_spans": len(cmp),
-        "span_starts": _u4(cmp.span_starts),
-        "span_ends": _u4(cmp.span_ends),
-        "span_logprobs": _f4(cmp.span_logprobs.reshape(-1)),
-        "span_text": span_text,
-        "span_text_offsets": span_offsets,
+        "span_starts": array("span_starts", cmp.span_starts, "uint32"),
+        "span_ends": array("span_ends", cmp.span_ends, "uint32"),
+        "span_logprobs": array("span_logprobs", cmp.span_logprobs, "float32"),
+        "span_texts": texts("span_texts", cmp.span_texts),
         "rows": [_encode_row(tr, cmp.token_spans(i)) for i, tr in enumerate(cmp.traces)],
     }
 
@@ -129,6 +100,8 @@ class CompareView(anywidget.AnyWidget):
 
     if _BUNDLE.is_file():
         _esm = _BUNDLE
+    if _STYLES.is_file():
+        _css = _STYLES
 
     _payload = t.Dict().tag(sync=True)
     labels = t.List(t.Unicode()).tag(sync=True)
@@ -144,8 +117,7 @@ class CompareView(anywidget.AnyWidget):
     diff_range = t.Float(4.0).tag(sync=True)
 
     def __init__(self, comparison, labels=None, **kwargs) -> None:
-        if not hasattr(type(self), "_esm"):
-            raise FileNotFoundError(_MISSING_BUNDLE.format(path=_BUNDLE))
+        require_frontend(type(self), "compare.js", "compare.css")
         if not isinstance(comparison, Comparison):
             from ..records.comparison import compare
 
@@ -197,9 +169,7 @@ class CompareView(anywidget.AnyWidget):
     def _repr_mimebundle_(self, **kwargs):
         # The live view where a widget manager renders it; elsewhere (nbconvert's HTML, viewers)
         # a static HTML copy: the header and the coloured rows, no script.
-        from .compare_html import comparison_html, with_html_fallback
-
-        return with_html_fallback(super()._repr_mimebundle_(**kwargs), comparison_html(self._comparison))
+        return with_html_fallback(super()._repr_mimebundle_(**kwargs), lambda: fallback_html(self))
 
     def __repr__(self) -> str:
         cmp = getattr(self, "_comparison", None)

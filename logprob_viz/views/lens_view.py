@@ -3,51 +3,45 @@
 Each cell is one layer's prediction of one token: coloured by the probability that layer gave
 the actual token, labelled with the layer's top guess. Hovering a cell lists that layer's
 alternatives; pinning (clicking) a token plots its probability and rank across the layers.
-The frontend is the esbuild bundle of ``js/lens/`` in ``logprob_viz/views/static/lens.js``.
+The frontend is the esbuild bundle of ``js/lens/`` in ``logprob_viz/views/static/lens.js``
+and ``lens.css``.
 
-Arrays cross as binary buffers. Every layer's top-K goes with the payload only while that is
-small (``inline_limit``); for longer texts the view asks the kernel for a token's alternatives
-when it is pinned: a custom message ``{"type": "lens-detail", "id", "position"}`` answered by
-`Lens.detail` with the same id, or with an ``error`` saying what went wrong.
+Arrays cross through the wire codec (`logprob_viz.views.codec`): self-describing binary buffers.
+Every layer's top-K goes with the payload only while that is small (``inline_limit``); for
+longer texts the view asks the kernel for a token's alternatives when it is pinned: a custom
+message ``{"type": "lens-detail", "id", "position"}`` answered by `Lens.detail` with the same id,
+as a codec message (``{"type", "id", "buffer_paths", "payload"}``, the payload's ``top_logprobs``
+and ``top_ids`` arrays [L, K]), or with an ``error`` saying what went wrong.
 """
 
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
 import anywidget
 import numpy as np
 import traitlets as t
 
+from .codec import array, message, texts
+from .page import STATIC, fallback_html, require_frontend, with_html_fallback
+
 __all__ = ["LensView", "encode_lens"]
 
 log = logging.getLogger(__name__)
 
-_STATIC = Path(__file__).parent / "static"
-_BUNDLE = _STATIC / "lens.js"
-_STYLES = _STATIC / "lens.css"
+_BUNDLE = STATIC / "lens.js"
+_STYLES = STATIC / "lens.css"
 # Cells x alternatives up to which every layer's top-K is sent with the view (~8 bytes each):
 # 30 layers x 400 tokens x K=5. Beyond it, alternatives come from the kernel per pinned token.
 INLINE_LIMIT = 60_000
 
-_MISSING_BUNDLE = (
-    "The lens view's JavaScript bundle is missing: {path}. In a source checkout, build it with "
-    "`npm install && npm run build` in js/ (or `pip install -e .`), then restart the kernel."
-)
-
-
-def _buffer(values, dtype: str) -> memoryview:
-    return memoryview(np.ascontiguousarray(values, dtype=dtype)).cast("B")
-
 
 def encode_lens(lens, inline: bool) -> dict:
-    """The `_payload` trait: the lens's [L, N] arrays (row by row) as little-endian buffers.
+    """The `_payload` trait: the lens's [L, N] arrays, each ``{"dtype", "shape", "buffer"}``.
 
-    Texts are sent once per distinct token id: ``text`` is one UTF-8 blob, entry ``e`` is
-    ``text[text_offsets[e]:text_offsets[e + 1]]``; ``token_text`` [N], ``top1_text`` [L*N] and
-    ``top_text`` [L*N*K] are entry numbers (uint32), equal exactly where the token ids are.
-    ``top_text`` / ``top_logprobs`` are None unless ``inline``.
+    Texts are sent once per distinct token id: ``texts`` (``{"blob", "offsets"}``) is the table;
+    ``token_text`` [N], ``top1_text`` [L, N] and ``top_text`` [L, N, K] are entry numbers (uint32),
+    equal exactly where the token ids are. ``top_text`` / ``top_logprobs`` are None unless ``inline``.
     """
     n_layers, n = lens.shape
     k = lens.k
@@ -55,14 +49,11 @@ def encode_lens(lens, inline: bool) -> dict:
     used = [lens.token_ids, top1.reshape(-1)]
     if inline:
         used.append(lens.top_ids.reshape(-1))
-    ids = np.unique(np.concatenate(used))  # sorted; -1 (none: column 0) first when present
+    ids = np.unique(np.concatenate(used))  # sorted; -1 (none: entry 0) first when present
     text_of = lens._text_of
-    texts = ["" if i < 0 else text_of(i) for i in ids.tolist()]
-    encoded = [s.encode("utf-8", errors="surrogatepass") for s in texts]
-    offsets = np.concatenate([[0], np.cumsum([len(b) for b in encoded])])
 
-    def refs(values):
-        return _buffer(np.searchsorted(ids, np.asarray(values).reshape(-1)), "<u4")
+    def refs(name, values):
+        return array(name, np.searchsorted(ids, np.asarray(values)), "uint32")
 
     top1_logprobs = lens.top_logprobs[:, :, 0] if k else np.full((n_layers, n), -np.inf, np.float32)
     return {
@@ -72,16 +63,15 @@ def encode_lens(lens, inline: bool) -> dict:
         "layers": lens.layers.tolist(),
         "k": k,
         "inline": bool(inline),
-        "text": b"".join(encoded),
-        "text_offsets": _buffer(offsets, "<u4"),
-        "token_text": refs(lens.token_ids),
-        "logprobs": _buffer(lens.logprobs.reshape(-1), "<f4"),
-        "ranks": _buffer(lens.ranks.reshape(-1), "<i4"),
-        "entropy": _buffer(lens.entropy.reshape(-1), "<f4"),
-        "top1_text": refs(top1),
-        "top1_logprobs": _buffer(top1_logprobs.reshape(-1), "<f4"),
-        "top_text": refs(lens.top_ids) if inline else None,
-        "top_logprobs": _buffer(lens.top_logprobs.reshape(-1), "<f4") if inline else None,
+        "texts": texts("texts", ["" if i < 0 else text_of(i) for i in ids.tolist()]),
+        "token_text": refs("token_text", lens.token_ids),
+        "logprobs": array("logprobs", lens.logprobs, "float32"),
+        "ranks": array("ranks", lens.ranks, "int32"),
+        "entropy": array("entropy", lens.entropy, "float32"),
+        "top1_text": refs("top1_text", top1),
+        "top1_logprobs": array("top1_logprobs", top1_logprobs, "float32"),
+        "top_text": refs("top_text", lens.top_ids) if inline else None,
+        "top_logprobs": array("top_logprobs", lens.top_logprobs, "float32") if inline else None,
     }
 
 
@@ -117,10 +107,9 @@ class LensView(anywidget.AnyWidget):
     request_timeout = t.Float(60.0).tag(sync=True)
 
     def __init__(self, lens, *, detail: str = "auto", **kwargs) -> None:
-        from ..sources.local.lens import Lens
+        from ..records.lens import Lens
 
-        if not hasattr(type(self), "_esm"):
-            raise FileNotFoundError(_MISSING_BUNDLE.format(path=_BUNDLE))
+        require_frontend(type(self), "lens.js", "lens.css")
         if not isinstance(lens, Lens):
             raise TypeError(f"LensView shows a logprob_viz Lens (runner.lens(text)), got {type(lens).__name__}")
         if detail not in ("auto", "inline", "request"):
@@ -155,16 +144,20 @@ class LensView(anywidget.AnyWidget):
             log.warning("lens detail request failed: %s", error)
             self.send({"type": "lens-detail", "id": request_id, "error": f"{type(error).__name__}: {error}"})
             return
-        reply = {
-            "type": "lens-detail",
-            "id": request_id,
+        answer = {
             "position": detail["position"],
-            "k": int(detail["top_ids"].shape[1]),
             "token_id": int(self._lens.token_ids[detail["position"]]),
             "texts": detail["top_tokens"],  # [L][K] strings: shown with textContent
+            "top_logprobs": array("top_logprobs", detail["top_logprobs"], "float32"),  # (L, K)
+            "top_ids": array("top_ids", detail["top_ids"], "int32"),  # (L, K)
         }
-        buffers = [_buffer(detail["top_logprobs"].reshape(-1), "<f4"), _buffer(detail["top_ids"].reshape(-1), "<i4")]
-        self.send(reply, buffers)
+        content, buffers = message("lens-detail", answer, id=request_id)
+        self.send(content, buffers)
+
+    def _repr_mimebundle_(self, **kwargs):
+        # The live view where a widget manager renders it; elsewhere (nbconvert's HTML, viewers)
+        # a static HTML table of the layers' top guesses, no script.
+        return with_html_fallback(super()._repr_mimebundle_(**kwargs), lambda: fallback_html(self))
 
     def __repr__(self) -> str:
         return f"LensView({self._lens!r})" if hasattr(self, "_lens") else object.__repr__(self)

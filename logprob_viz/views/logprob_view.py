@@ -19,28 +19,20 @@ import math
 import threading
 import time
 import uuid
-from pathlib import Path
 
 import anywidget
 import traitlets as t
 
 from ..records.trace import Trace
-from .codec import append_start, encode_append, encode_trace, extends, flag_notes, json_safe, split_buffers, summary
+from .codec import append_start, encode_append, encode_trace, extends, flag_notes, json_safe, message, summary
+from .page import STATIC, mimebundle_with_fallback, require_frontend
 
 __all__ = ["LogprobView", "encode_trace"]
 
 logger = logging.getLogger(__name__)
 
-_STATIC = Path(__file__).parent / "static"
-_BUNDLE = _STATIC / "widget.js"
-_STYLES = _STATIC / "widget.css"
-
-_MISSING_BUNDLE = (
-    "The widget's JavaScript bundle is missing: {path}. In a source checkout, build it with "
-    "`npm install && npm run build` in js/ (or `pip install -e .`, which runs that build), then "
-    "restart the kernel. An installed wheel ships the bundle: reinstall with "
-    "`pip install --force-reinstall logprob-viz`."
-)
+_BUNDLE = STATIC / "widget.js"
+_STYLES = STATIC / "widget.css"
 
 BATCH_S = 0.1  # while tokens arrive, new ones reach the browser at least this often
 FOLD_S = 0.5  # this long without new tokens ends a stream: the whole trace goes into _payload
@@ -85,6 +77,8 @@ class LogprobView(anywidget.AnyWidget):
         ``"viridis"``, ``"cividis"`` or ``"magma"``: all perceptually uniform and colour-blind safe.
     show_ids : bool
         Show token ids in the alternatives chart.
+    branching : bool
+        Whether clicking an alternative asks the kernel to branch there (the explorer sets it).
     n_tokens, k, prompt_len, perplexity, mean_logprob, mean_entropy, meta, flag_notes
         Read-only summaries of the trace on show (None where unknown).
     """
@@ -100,12 +94,14 @@ class LogprobView(anywidget.AnyWidget):
     color_range = t.List(t.Float(), default_value=None, allow_none=True, minlen=2, maxlen=2).tag(sync=True)
     palette = t.Enum(_PALETTES, default_value="viridis").tag(sync=True)
     show_ids = t.Bool(False).tag(sync=True)
+    # Clicking an alternative (or `b` on a pinned token) asks the kernel to branch there: a custom
+    # message {"event": "alternative", "at", "token_id", "token"} for whoever listens (the explorer).
+    branching = t.Bool(False).tag(sync=True)
 
     _timer: threading.Timer | None = None  # the pending batch or fold of a stream
 
     def __init__(self, trace: Trace, **kwargs) -> None:
-        if not hasattr(type(self), "_esm"):
-            raise FileNotFoundError(_MISSING_BUNDLE.format(path=_BUNDLE))
+        require_frontend(type(self), "widget.js", "widget.css")
         trace = _checked(trace)
         self._trace = trace
         self._trace_id = uuid.uuid4().hex
@@ -176,8 +172,8 @@ class LogprobView(anywidget.AnyWidget):
         if len(trace) == self._sent_n:
             return
         start = append_start(trace, self._sent_n)
-        content, paths, buffers = split_buffers(encode_append(trace, start, self._trace_id))
-        self.send({"type": "append", "buffer_paths": paths, "payload": content}, buffers=buffers)
+        content, buffers = message("append", encode_append(trace, start, self._trace_id))
+        self.send(content, buffers=buffers)
         self._sent_n = len(trace)
         self._last_send = time.monotonic()
 
@@ -286,8 +282,6 @@ class LogprobView(anywidget.AnyWidget):
     def _repr_mimebundle_(self, **kwargs):
         # The live widget where a widget manager renders it; elsewhere (nbconvert's HTML,
         # notebook viewers) the same view as self-contained HTML.
-        from .page import mimebundle_with_fallback
-
         return mimebundle_with_fallback(self, super()._repr_mimebundle_(**kwargs))
 
     def __repr__(self) -> str:

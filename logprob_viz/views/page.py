@@ -1,20 +1,24 @@
-"""Standalone, offline HTML of the view: one file, nothing fetched.
+"""Every view's HTML outside a widget manager: the one page template and the one notebook fallback.
 
-``to_html(trace)`` writes the LogprobView of a trace as one self-contained HTML page: the
-widget's bundle and its CSS inlined, the widget's state (the same ``get_state()`` the notebook
-receives, its buffers split out by the wire codec's `split_buffers`) inlined as base64 JSON,
-and a minimal model object in place of a kernel (``js/standalone.js``). Hover, pinning, colour
-modes and palettes work in the page; nothing goes back to Python.
+The frontend files (`static_file`): the esbuild bundles and stylesheets in ``views/static``; a
+missing one is an error that names it and the command that builds it, never a view without its
+script or styles.
 
-``html_fragment(view)`` is the same view as an HTML fragment for a notebook output's
-``text/html``: shown where no widget manager renders the widget (a notebook opened without a
-kernel or untrusted, nbconvert's HTML export, notebook viewers). ``mimebundle_with_fallback``
-adds it to a widget's mime bundle.
+``to_html(record_or_view, path=None)`` writes a standalone, offline page (`page`: one file,
+nothing fetched): a trace (or a LogprobView) with its view's script and state inlined, so hover,
+pinning, colour modes and palettes work in the page; a comparison (CompareView) or a lens
+(LensView) as static HTML (`logprob_viz.views.static_html`); anything else with its own
+``to_html`` (the explorer) through it. With a `path` it returns the path; without, the page.
 
-Safety: token texts are never put into HTML. The state is base64 (A–Z, a–z, 0–9, +, /, =) inside a
-``<script type="application/vnd.logprob-viz.state+base64">`` element that the browser never
-runs; the script decodes it and the view inserts token text with textContent. The text fallback
-shown before the script runs is escaped with ``html.escape``.
+``with_html_fallback(bundle, make_html)`` adds ``text/html`` to a widget's mime bundle: what a
+notebook output shows where no widget manager renders the widget (a notebook opened without a
+kernel or untrusted, nbconvert's HTML export, notebook viewers). Every view's
+``_repr_mimebundle_`` goes through it; `fallback_html` says what each record or view shows there.
+
+Safety: token texts are never put into HTML unescaped. A LogprobView's state is base64 (A–Z, a–z,
+0–9, +, /, =) inside a ``<script type="application/vnd.logprob-viz.state+base64">`` element that
+the browser never runs; the script decodes it and the view inserts token text with textContent.
+The text shown before the script runs is escaped with ``html.escape``, as is all static HTML.
 """
 
 from __future__ import annotations
@@ -30,13 +34,23 @@ from pathlib import Path
 from ..records.trace import Trace
 from .codec import split_buffers
 
-__all__ = ["to_html", "html_fragment", "mimebundle_with_fallback", "view_state", "state_parts"]
+__all__ = [
+    "static_file",
+    "require_frontend",
+    "page",
+    "written",
+    "to_html",
+    "fallback_html",
+    "with_html_fallback",
+    "html_fragment",
+    "mimebundle_with_fallback",
+    "view_state",
+    "state_parts",
+]
 
 logger = logging.getLogger(__name__)
 
-_STATIC = Path(__file__).parent / "static"
-_STANDALONE = _STATIC / "standalone.js"
-_STYLES = _STATIC / "widget.css"
+STATIC = Path(__file__).parent / "static"
 STATE_TYPE = "application/vnd.logprob-viz.state+base64"
 HTML_MIME = "text/html"
 
@@ -45,17 +59,38 @@ HTML_MIME = "text/html"
 _SKIP = ("_esm", "_css", "layout", "tabbable", "tooltip", "_dom_classes")
 
 _MISSING = (
-    "The standalone bundle is missing: {path}. In a source checkout, build it with "
-    "`npm install && npm run build` in js/ (or `pip install -e .`, which runs that build)."
+    "logprob_viz's frontend file {path} is missing: the JavaScript build has not run. In a source "
+    "checkout, build it with `npm install && npm run build` in js/ (or `pip install -e .`, which runs "
+    "that build), then restart the kernel. An installed wheel ships it: reinstall with "
+    "`pip install --force-reinstall logprob-viz`."
 )
 # What may not appear in an inline <script> or <style>: it would end the element early or switch
 # the HTML parser into its "script data escaped" states.
 _UNSAFE_INLINE = re.compile(r"</script|<!--|<script|</style", re.IGNORECASE)
 
 
-def _read_static(path: Path) -> str:
+def static_file(name: str) -> Path:
+    """The built frontend file `name` (e.g. ``"widget.css"``); FileNotFoundError naming it and the build if missing."""
+    path = STATIC / name
     if not path.is_file():
         raise FileNotFoundError(_MISSING.format(path=path))
+    return path
+
+
+def require_frontend(view_class, *names: str) -> None:
+    """Check that a view's bundle and stylesheet (`names`) were built and loaded with its class."""
+    for name in names:
+        static_file(name)
+    if not (hasattr(view_class, "_esm") and hasattr(view_class, "_css")):
+        raise FileNotFoundError(
+            f"{view_class.__name__}'s frontend files ({', '.join(names)}) were not built when logprob_viz was "
+            "imported: build them with `npm install && npm run build` in js/ (or `pip install -e .`), then "
+            "restart the kernel to load them"
+        )
+
+
+def _read_static(name: str) -> str:
+    path = static_file(name)
     text = path.read_text(encoding="utf-8")
     if _UNSAFE_INLINE.search(text):
         # esbuild escapes "</script" in strings; anything else would be a bundle we can't inline.
@@ -63,20 +98,35 @@ def _read_static(path: Path) -> str:
     return text
 
 
-def _as_view(obj, view_traits: dict):
-    """(view, created): the LogprobView of a trace (a new one, closed by the caller) or the view given."""
-    from .logprob_view import LogprobView
+# -- the one page template ------------------------------------------------------------------
 
-    if isinstance(obj, LogprobView):
-        if view_traits:
-            raise TypeError("view traits can only be given with a Trace; set them on the view instead")
-        return obj, False
-    if not isinstance(obj, Trace):
-        raise TypeError(
-            f"to_html exports a logprob_viz.Trace or LogprobView, got {type(obj).__name__}; "
-            "make one with lv.generate(...), lv.score(...) or lv.from_openai(...)"
-        )
-    return LogprobView(obj, **view_traits), True
+
+def page(body: str, title: str) -> str:
+    """A standalone HTML page around `body` (trusted HTML) that may load nothing from the network."""
+    return (
+        "<!doctype html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        # Nothing may load from the network; inline styles/scripts only.
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
+        f"<title>{html.escape(str(title))}</title>\n"
+        "<style>body { margin: 16px; font-family: system-ui, sans-serif; }</style>\n"
+        f"</head>\n<body>\n{body}\n</body>\n</html>\n"
+    )
+
+
+def written(text: str, path) -> str | Path:
+    """`text` itself, or (with a `path`) the path it was written to: a cell's last line then shows
+    a path, not a whole page."""
+    if path is None:
+        return text
+    path = Path(path)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# -- the LogprobView as a fragment with its own script ------------------------------------------
 
 
 def state_parts(view) -> tuple[dict, list, list]:
@@ -116,35 +166,46 @@ _NOTE_SCRIPT = (
 )
 _NOTE_LARGE = (
     "(logprob_viz: this trace is too large to embed in the notebook as HTML; "
-    "export it with logprob_viz.views.page.to_html(trace, 'trace.html'))"
+    "export it with lv.to_html(trace, 'trace.html'))"
 )
 
 
-def _fragment(view, *, css: bool = True, max_state_bytes: int | None = None) -> str:
+def _fragment(view, *, max_state_bytes: int | None = None) -> str:
     box_id = f"lv-{uuid.uuid4().hex}"
     state = _state_b64(view)
     if max_state_bytes is not None and len(state) > max_state_bytes:
         return f'<div class="lv-standalone" id="{box_id}">{_text_fallback(view, _NOTE_LARGE)}</div>'
-    parts = [f'<div class="lv-standalone" id="{box_id}">']
-    if css:
-        parts.append(f"<style>{_read_static(_STYLES)}</style>")
-    parts += [
-        # Shown until the script replaces it, and where scripts do not run (an untrusted notebook).
-        f'<div class="lv-standalone-host">{_text_fallback(view, _NOTE_SCRIPT)}</div>',
-        f'<script type="{STATE_TYPE}">{state}</script>',
-        f"<script>{_read_static(_STANDALONE)}</script>",
-        "</div>",
-    ]
-    return "".join(parts)
+    return "".join(
+        [
+            f'<div class="lv-standalone" id="{box_id}">',
+            f"<style>{_read_static('widget.css')}</style>",
+            # Shown until the script replaces it, and where scripts do not run (an untrusted notebook).
+            f'<div class="lv-standalone-host">{_text_fallback(view, _NOTE_SCRIPT)}</div>',
+            f'<script type="{STATE_TYPE}">{state}</script>',
+            f"<script>{_read_static('standalone.js')}</script>",
+            "</div>",
+        ]
+    )
+
+
+def _logprob_view(obj, view_traits: dict):
+    """(view, created): the LogprobView of a trace (a new one, closed by the caller) or the view given."""
+    from .logprob_view import LogprobView
+
+    if isinstance(obj, LogprobView):
+        if view_traits:
+            raise TypeError("view traits can only be given with a Trace; set them on the view instead")
+        return obj, False
+    return LogprobView(obj, **view_traits), True
 
 
 def html_fragment(obj, **view_traits) -> str:
     """The view of a trace (or a LogprobView) as a self-contained HTML fragment with its own script.
 
-    About 30 KB (bundle + CSS) plus the trace's state (~4/3 of the widget's binary payload, as
+    About 45 KB (bundle + CSS) plus the trace's state (~4/3 of the widget's binary payload, as
     base64) per fragment. Meant for a notebook output's ``text/html``.
     """
-    view, created = _as_view(obj, view_traits)
+    view, created = _logprob_view(obj, view_traits)
     try:
         return _fragment(view)
     finally:
@@ -152,75 +213,130 @@ def html_fragment(obj, **view_traits) -> str:
             view.close()
 
 
-def to_html(trace, path: str | Path | None = None, *, title: str | None = None, **view_traits) -> str:
-    """A standalone, offline HTML page showing `trace` as the LogprobView; written to `path` if given.
+# -- what each record and view shows as HTML --------------------------------------------------
+
+_WHAT = (
+    "to_html shows a logprob_viz record or view (Trace, Comparison, Lens, LogprobView, CompareView, "
+    "LensView, or the explorer), got {name}; make a trace with lv.generate(...), lv.score(...) or lv.read(...)"
+)
+
+
+def _static_source(obj):
+    """("comparison" | "lens", record) for a comparison or a lens (or their views); None for anything else."""
+    from ..records.comparison import Comparison
+    from ..records.lens import Lens
+
+    record = obj
+    for inner in (getattr(obj, "comparison", None), getattr(obj, "lens", None)):  # a view: its record
+        if inner is not None:
+            record = inner
+    if isinstance(record, Comparison):
+        return "comparison", record
+    if isinstance(record, Lens):
+        return "lens", record
+    return None
+
+
+def fallback_html(obj, *, max_state_bytes: int | None = None) -> str:
+    """What `obj` (a record or view) shows as HTML: a trace its LogprobView with the view's script,
+    a comparison or a lens static HTML. A trace's state beyond `max_state_bytes` becomes a note."""
+    from .logprob_view import LogprobView
+
+    if isinstance(obj, (Trace, LogprobView)):
+        view, created = _logprob_view(obj, {})
+        try:
+            return _fragment(view, max_state_bytes=max_state_bytes)
+        finally:
+            if created:
+                view.close()
+    source = _static_source(obj)
+    if source is None:
+        raise TypeError(_WHAT.format(name=type(obj).__name__))
+    from .static_html import comparison_html, lens_html
+
+    kind, record = source
+    return comparison_html(record) if kind == "comparison" else lens_html(record)
+
+
+def to_html(obj, path: str | Path | None = None, *, title: str | None = None, **view_traits) -> str | Path:
+    """A standalone, offline HTML page of a record or view; written to `path` if given.
 
     Parameters
     ----------
-    trace : Trace or LogprobView
-        What to show (a view is exported with its current traits: mode, palette, selection).
+    obj : Trace, Comparison, Lens, or their view (LogprobView, CompareView, LensView), or the explorer
+        What to show. A LogprobView is exported with its current traits (mode, palette, selection);
+        a trace shows in a LogprobView with `view_traits`. A comparison or a lens is static HTML.
     path : str or Path, optional
         Where to write the page (UTF-8).
     title : str, optional
         The page's title; default: "logprob_viz: <model>".
     **view_traits
-        LogprobView traits for the page, e.g. ``color_mode="entropy"``, ``palette="magma"``,
+        LogprobView traits for a trace's page, e.g. ``color_mode="entropy"``, ``palette="magma"``,
         ``selected=3``.
 
     Returns
     -------
-    str
-        The HTML. It loads nothing: the view's script, its CSS and the data are inside it.
+    str or Path
+        The page (it loads nothing: scripts, CSS and data are inside it); with `path`, that path.
     """
-    view, created = _as_view(trace, view_traits)
-    try:
-        body = _fragment(view)
-        shown = view.trace
-    finally:
-        if created:
-            view.close()
-    if title is None:
-        title = f"logprob_viz: {shown.meta.get('model', 'trace')}"
-    page = (
-        "<!doctype html>\n"
-        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        # Nothing may load from the network; inline styles/scripts only.
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-        "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
-        f"<title>{html.escape(str(title))}</title>\n"
-        "<style>body { margin: 16px; font-family: system-ui, sans-serif; }</style>\n"
-        f"</head>\n<body>\n{body}\n</body>\n</html>\n"
-    )
-    if path is not None:
-        Path(path).write_text(page, encoding="utf-8")
-    return page
+    from .logprob_view import LogprobView
 
+    if isinstance(obj, (Trace, LogprobView)):
+        view, created = _logprob_view(obj, view_traits)
+        try:
+            body, meta = _fragment(view), view.trace.meta
+        finally:
+            if created:
+                view.close()
+        what = "trace"
+    else:
+        if view_traits:
+            raise TypeError(f"view traits ({', '.join(view_traits)}) only apply to a Trace's LogprobView")
+        source = _static_source(obj)
+        if source is None:
+            if callable(getattr(obj, "to_html", None)):
+                return obj.to_html(path)  # the explorer: every branch, its own page
+            raise TypeError(_WHAT.format(name=type(obj).__name__))
+        body, (what, record) = fallback_html(obj), source
+        meta = getattr(record, "meta", {})
+    if title is None:
+        title = f"logprob_viz: {meta.get('model', what)}"
+    return written(page(body, title), path)
+
+
+# -- the notebook output's text/html ---------------------------------------------------------------
 
 # The most state (base64 characters) a notebook output embeds as its text/html view: beyond it the
 # output carries a text note instead (the notebook file would grow by 4/3 of the payload per view).
 FALLBACK_MAX_STATE_BYTES = 2_000_000
 
 
-def mimebundle_with_fallback(view, bundle, max_state_bytes: int | None = FALLBACK_MAX_STATE_BYTES):
-    """`bundle` (a widget's ``_repr_mimebundle_`` result) with the view's HTML added as ``text/html``.
+def with_html_fallback(bundle, make_html):
+    """`bundle` (a widget's ``_repr_mimebundle_`` result) with ``make_html()`` added as ``text/html``.
 
     A widget manager that knows the model shows the live widget (JupyterLab and Notebook 7 prefer
     the widget's MIME type in a trusted notebook); where none does (nbconvert's HTML of a notebook
     without saved widget state, notebook viewers, other frontends), the frontend shows
-    ``text/html``: the same view, self-contained (~31 KB of bundle and CSS plus 4/3 of the state per
-    output). An untrusted notebook in JupyterLab sanitizes it: the text fallback shows. A state
-    larger than `max_state_bytes` (None: no limit) is replaced by a text note. Accepts anywidget's
-    ``(data, metadata)`` tuple or a plain data dict, and returns the same shape.
+    ``text/html``. Accepts anywidget's ``(data, metadata)`` tuple or a plain data dict, and returns
+    the same shape. A display must not fail: when the HTML cannot be made (a frontend file missing,
+    plotly absent), the bundle alone, with a warning.
     """
     if bundle is None:
         return None
     data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
-    data = dict(data)
     try:
-        data[HTML_MIME] = _fragment(view, max_state_bytes=max_state_bytes)
-    except (FileNotFoundError, ValueError) as exc:
-        # A display must not fail: without the standalone bundle (a source checkout not built), the widget alone.
+        data = {**data, HTML_MIME: make_html()}
+    except (FileNotFoundError, ValueError, ImportError) as exc:
         logger.warning("no text/html fallback for the view: %s", exc)
         return bundle
     return (data, metadata) if isinstance(bundle, tuple) else data
+
+
+def mimebundle_with_fallback(view, bundle, max_state_bytes: int | None = FALLBACK_MAX_STATE_BYTES):
+    """`bundle` with the view's HTML (`fallback_html`) added as ``text/html`` (see `with_html_fallback`).
+
+    A LogprobView's HTML is the same view, self-contained (~45 KB of bundle and CSS plus 4/3 of the
+    state per output); a state larger than `max_state_bytes` (None: no limit) is replaced by a text
+    note. An untrusted notebook in JupyterLab sanitizes it: the text fallback shows.
+    """
+    return with_html_fallback(bundle, lambda: fallback_html(view, max_state_bytes=max_state_bytes))

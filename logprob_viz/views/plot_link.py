@@ -9,14 +9,11 @@ nothing about the figure. Point ``i`` of the figure's first trace stands for ite
 
 from __future__ import annotations
 
-import logging
 import math
 
 from .plots import PIN_NAME, plot, plot_comparison
 
 __all__ = ["Link", "link"]
-
-logger = logging.getLogger(__name__)
 
 _PLOTLYJS_SENT = False  # whether a linked figure's HTML of this kernel session carried plotly.js
 
@@ -105,31 +102,20 @@ class Link:
         use it from there.
         """
         global _PLOTLYJS_SENT
+        from .page import fallback_html
         from .plots import figure_html
 
-        if hasattr(self.view, "comparison"):
-            from .compare_html import comparison_html
-
-            view_html = comparison_html(self.view.comparison)
-        else:
-            from .page import html_fragment
-
-            view_html = html_fragment(self.view)
+        view_html = fallback_html(self.view)
         figure = figure_html(self.figure, include_plotlyjs=not _PLOTLYJS_SENT)
         _PLOTLYJS_SENT = True
         return view_html + figure
 
     def _repr_mimebundle_(self, **kwargs):
         # The live widgets where a widget manager renders them; elsewhere (nbconvert's HTML) both
-        # as HTML that needs nothing from the network. A display must not fail over its fallback.
-        from .compare_html import with_html_fallback
+        # as HTML that needs nothing from the network (`page.with_html_fallback`: a display never fails over it).
+        from .page import with_html_fallback
 
-        bundle = self.widget()._repr_mimebundle_(**kwargs)
-        try:
-            return with_html_fallback(bundle, self.fallback_html())
-        except (FileNotFoundError, ValueError, ImportError) as exc:
-            logger.warning("no text/html fallback for the linked figure: %s", exc)
-            return bundle
+        return with_html_fallback(self.widget()._repr_mimebundle_(**kwargs), self.fallback_html)
 
 
 def _nan(value) -> bool:

@@ -11,8 +11,8 @@ HOSTILE_IMG = '<img src=x onerror="window.__pwned = 2">'
 HOSTILE_ALT = "<b>bold</b><svg onload=\"window.__pwned = 3\"></svg>"
 
 # 18 hand-made tokens with every per-token field, processed (sampled-from) numbers included;
-# written to explorer.json.
-EXPLORER_CELL = """\
+# written to features.json.
+FEATURES_CELL = """\
 import json, pathlib
 import numpy as np
 import logprob_viz as lv
@@ -39,6 +39,6 @@ t = lv.Trace(tokens=words, token_ids=ids, logprobs=lp, ranks=ranks,
              processed_logprobs=np.where(np.isnan(lp), np.nan, lp * 0.7),
              processed_top_logprobs=np.where(np.isfinite(top_lp), top_lp * 0.7, ninf),
              prompt_len=3, meta={"model": "hand-made", "source": "test"})
-pathlib.Path("explorer.json").write_text(json.dumps(t.to_dict()))
+pathlib.Path("features.json").write_text(json.dumps(t.to_dict()))
 v = lv.LogprobView(t)
 v"""

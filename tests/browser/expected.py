@@ -53,3 +53,13 @@ def expected_rows(trace: dict, i: int) -> list[tuple[str, str, str, bool]]:
         lp = as_float(trace["logprobs"][i])
         rows.append((trace["tokens"][i], expected_percent(lp), expected_logprob(lp), True))
     return rows
+
+
+# The one visible-whitespace mapping every view promises (LogprobView's marks), restated here.
+WHITESPACE_MARKS = {" ": "\u00b7", "\u00a0": "\u00b7", "\t": "\u2192", "\n": "\u21b5", "\r": "\u240d"}
+EMPTY_MARK = "\u2205"
+
+
+def expected_marks(text: str) -> str:
+    """Token text as a view shows it where whitespace is marked in the text itself."""
+    return "".join(WHITESPACE_MARKS.get(ch, ch) for ch in text) if text else EMPTY_MARK

@@ -15,6 +15,7 @@ import re
 
 import pytest
 
+from browser.expected import expected_marks
 from browser.lab import (
     HAND_MADE_TIMEOUT,
     MODEL_TIMEOUT,
@@ -85,9 +86,7 @@ def span_logprob(tokens, lps, a, b) -> float:
     return sum(lps[i] for i in tokens_in(tokens, a, b))  # NaN in, NaN out
 
 
-def visible(text: str) -> str:
-    """What the view promises to show for token text (js/compare/decode.js `visible`)."""
-    return text.replace(" ", "\u2423").replace("\t", "\u21e5").replace("\n", "\u21b5")
+visible = expected_marks  # what the panel promises to show for token text: whitespace marked
 
 
 def rgb_of(css: str) -> tuple[int, int, int] | None:

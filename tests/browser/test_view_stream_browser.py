@@ -8,13 +8,13 @@ token (the stream is folded into the state when it stops).
 
 from __future__ import annotations
 
-import base64
 import json
 import time
 
 import numpy as np
 import pytest
 
+import wire
 from browser.lab import (
     HAND_MADE_TIMEOUT,
     WIDGET_VIEW,
@@ -87,20 +87,11 @@ VIEW_JS = """([n]) => {
 
 def saved_payload(nb: dict, model_id: str) -> dict:
     """The view's `_payload` from the notebook's saved widget state, its buffers back in place."""
-    entry = nb["metadata"]["widgets"][WIDGET_STATE]["state"][model_id]
-    state = entry["state"]
-    for buf in entry.get("buffers", []):
-        target = state
-        for key in buf["path"][:-1]:
-            target = target[key]
-        target[buf["path"][-1]] = base64.b64decode(buf["data"])
-    return state["_payload"]
+    return wire.from_saved_state(nb["metadata"]["widgets"][WIDGET_STATE]["state"][model_id])["_payload"]
 
 
 def column(payload: dict, name: str) -> np.ndarray:
-    field = payload["arrays"][name]
-    dtype = {"float32": "<f4", "int32": "<i4", "uint8": "u1", "uint16": "<u2", "uint32": "<u4"}[field["dtype"]]
-    return np.frombuffer(field["buffer"], dtype=dtype).reshape(field["shape"])
+    return wire.array(payload["arrays"][name])
 
 
 def test_a_view_grows_while_the_kernel_streams_and_ends_as_the_whole_trace(page, lab_server):
@@ -245,14 +236,14 @@ def test_the_header_leaves_out_what_the_source_did_not_give_and_hovering_keeps_t
 BRANCH_CELL = """\
 import traitlets
 import logprob_viz as lv
-class ForkedView(lv.LogprobView):  # as the explorer's view: fork points, and clicks on alternatives go to Python
+class ForkedView(lv.LogprobView):  # as the explorer's view: fork points marked in the text
     forks = traitlets.List(traitlets.Int()).tag(sync=True)
 t = lv.Trace(tokens=["A", " robot", " may", " not"], token_ids=[1, 2, 3, 4], logprobs=[float("nan"), -0.5, -1.0, -2.0],
              top_tokens=[[], [" robot", " cat"], [" may", " must", " can"], [" not", " never"]],
              top_logprobs=[[-99, -99, -99], [-0.5, -1.2, -99], [-1.0, -1.3, -2.2], [-2.0, -2.5, -99]],
              top_ids=[[-1, -1, -1], [2, 20, -1], [3, 30, 31], [4, 40, -1]], prompt_len=1)
 asked = []
-v = ForkedView(t, forks=[2])
+v = ForkedView(t, forks=[2], branching=True)  # branching on: a click on an alternative goes to Python
 v.on_msg(lambda _w, content, _b: asked.append(content))
 v"""
 ASKED_CELL = 'print("asked", [(a["event"], a["at"], a["token_id"], a["token"]) for a in asked])'

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from browser.cells import EXPLORER_CELL, HOSTILE, HOSTILE_ALT, HOSTILE_IMG
+from browser.cells import FEATURES_CELL, HOSTILE, HOSTILE_ALT, HOSTILE_IMG
 from browser.expected import expected_rows
 from browser.lab import (
     HAND_MADE_TIMEOUT,
@@ -43,8 +43,9 @@ pytestmark = pytest.mark.browser
 
 
 def test_notebook_7_shows_the_view_and_its_chart(page, lab_server):
-    pytest.importorskip("notebook", reason="Notebook 7 is not installed (pip install notebook)")
-    write_notebook(lab_server, "nb7.ipynb", [EXPLORER_CELL])
+    import notebook  # noqa: F401  (the dev extra installs Notebook 7: a missing one fails, not skips)
+
+    write_notebook(lab_server, "nb7.ipynb", [FEATURES_CELL])
     open_notebook(page, lab_server, "nb7.ipynb", app="notebooks")
     is_notebook_7 = page.locator("#main-panel, .jp-NotebookApp, body[data-notebook='notebooks']").count()
     assert is_notebook_7 or "/notebooks/" in page.url
@@ -53,7 +54,7 @@ def test_notebook_7_shows_the_view_and_its_chart(page, lab_server):
     errors_before = len(page.page_errors)
     run_cell(page, 0)
     wait_for_output(page, lab_server, 0, ".lv-root .lv-token", HAND_MADE_TIMEOUT)
-    trace = json.loads((lab_server.root / "explorer.json").read_text())
+    trace = json.loads((lab_server.root / "features.json").read_text())
     root = page.locator(".lv-root:visible").first
     assert root.locator(".lv-token").count() == len(trace["tokens"])
     root.locator(".lv-token[data-index='5']").hover()
@@ -161,7 +162,7 @@ def test_standalone_html_export_renders_offline_with_hostile_text_as_text(page, 
     from logprob_viz.views.page import to_html
 
     trace = offline_trace()
-    to_html(trace, tmp_path / "view.html")
+    assert to_html(trace, tmp_path / "view.html") == tmp_path / "view.html"  # the path, not the page
     with serve(tmp_path) as url:
         seen = guard_network(page, url)
         page.goto(f"{url}/view.html")
@@ -193,8 +194,9 @@ def test_standalone_html_export_opens_from_a_file(page, tmp_path):
 
 def execute_notebook(path: Path, store_widget_state: bool) -> dict:
     """Write a notebook of EXPORT_CELL to `path` and run it headless (nbclient), as CI does."""
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
+    import nbclient
+    import nbformat
+
     source = EXPORT_CELL
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(source)]
@@ -218,7 +220,7 @@ def output_of(nb: dict) -> dict:
 
 def require_fallback(data: dict) -> None:
     assert WIDGET_VIEW in data, f"the cell did not show the widget: {list(data)}"
-    assert HTML_MIME in data, "the view's mime bundle has no text/html fallback (export.mimebundle_with_fallback)"
+    assert HTML_MIME in data, "the view's mime bundle has no text/html fallback (page.mimebundle_with_fallback)"
 
 
 def nbconvert_html(nb_path: Path, *options: str) -> Path:

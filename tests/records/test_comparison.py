@@ -17,6 +17,7 @@ import pytest
 
 import logprob_viz as lv
 import paths
+import wire
 from logprob_viz.records.comparison import compare
 
 FIXTURES = paths.FIXTURES / "vllm"
@@ -241,20 +242,13 @@ def test_compare_view_payload_and_limits(pair):
     smol, tiny = pair
     view = compare([smol, tiny], labels=["smol", "tiny"]).view(color_mode="difference")
     assert isinstance(view, CompareView) and view.labels == ["smol", "tiny"]
-    p = view._payload
-    spans = np.frombuffer(p["span_logprobs"], dtype="<f4").reshape(2, -1)
-    assert np.allclose(spans, view.comparison.span_logprobs, equal_nan=True, atol=1e-5)
-    for row, tr in zip(p["rows"], [smol, tiny], strict=False):
-        offsets = np.frombuffer(row["text_offsets"], dtype="<u4")
-        texts = [row["text"][a:b].decode() for a, b in zip(offsets[:-1], offsets[1:], strict=False)]
-        assert texts == tr.tokens
+    p = wire.comparison(view._payload)  # the suite's own reader of the wire format
+    assert np.allclose(p["span_logprobs"], view.comparison.span_logprobs, equal_nan=True, atol=1e-5)
+    for row, tr in zip(p["rows"], [smol, tiny], strict=True):
+        assert row["tokens"] == tr.tokens
         # what the row shows: split characters whole on the token that completes them; joined, the text
-        members = np.frombuffer(row["split_tokens"], dtype="<i4").tolist()
-        cuts = np.frombuffer(row["split_offsets"], dtype="<u4")
-        pieces = [row["split_text"][a:b].decode() for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
-        shown = list(texts)
-        for i, piece in zip(members, pieces, strict=True):
-            shown[i] = piece
+        members = list(row["split"])
+        shown = [row["split"].get(i, text) for i, text in enumerate(row["tokens"])]
         assert members and "".join(shown) == TEXT
     with pytest.raises(Exception, match="span index"):
         view.selected = len(view.comparison)

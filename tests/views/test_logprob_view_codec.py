@@ -1,7 +1,7 @@
 """The widget's payload: a trace's arrays reach the browser as binary buffers, losslessly.
 
-Each test decodes what `encode_trace` / `LogprobView` produce with numpy alone (the layout the
-JS side reads) and compares it with the trace it came from.
+Each test decodes what `encode_trace` / `LogprobView` produce with the suite's own reader of the
+wire format (`tests/wire.py`, numpy alone) and compares it with the trace it came from.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import traitlets as t
 
 import logprob_viz as lv
 import paths
+import wire
 from logprob_viz.records.trace import display_token
 from logprob_viz.views.logprob_view import LogprobView, encode_trace
 
@@ -52,59 +53,7 @@ def hand_made_trace(processed: bool = False) -> lv.Trace:
     )
 
 
-LITTLE_ENDIAN = {"float32": "<f4", "int32": "<i4", "uint8": "u1", "uint16": "<u2", "uint32": "<u4"}
-
-
-def decode(payload: dict) -> dict:
-    """Read a payload as the browser does, from its bytes and each array's own dtype and shape."""
-    n, k = payload["n"], payload["k"]
-    arrays = payload["arrays"]
-
-    def arr(name, dtype=None, count=None):
-        field = arrays[name]
-        assert dtype is None or field["dtype"] == dtype, f"{name} is {field['dtype']}, expected {dtype}"
-        out = np.frombuffer(bytes(field["buffer"]), dtype=LITTLE_ENDIAN[field["dtype"]]).reshape(field["shape"])
-        out = out.reshape(-1)
-        assert count is None or out.shape == (count,), f"{name}: {out.shape} values, expected {count}"
-        return out
-
-    blob = arr("text", "uint8").tobytes()
-    offsets = arr("text_offsets")
-    u = len(offsets) - 1
-    table = [blob[offsets[e] : offsets[e + 1]].decode("utf-8") for e in range(u)]
-    table_ids = arr("text_ids", None, u).astype(np.int64) - 1  # stored as id + 1
-    assert len(set(zip(table_ids.tolist(), table, strict=False))) == u, "the table holds each (id, text) once"
-    token_refs = arr("token_text", None, n).astype(np.int64) - 1  # -1: none
-    top_refs = arr("top_text", None, n * k).astype(np.int64).reshape(n, k) - 1
-    assert (token_refs >= 0).all() and (token_refs < u).all() and (top_refs < u).all()
-    counts = (top_refs >= 0).sum(axis=1)
-    # padding only after a token's alternatives
-    assert all((top_refs[i, counts[i]:] == -1).all() for i in range(n))
-    out = {
-        "tokens": [table[r] for r in token_refs],
-        "token_ids": table_ids[token_refs] if n else np.zeros(0, np.int32),
-        "top_tokens": [[table[r] for r in top_refs[i, : counts[i]]] for i in range(n)],
-        "top_ids": np.where(top_refs >= 0, table_ids[np.maximum(top_refs, 0)] if u else -1, -1),
-        "logprobs": arr("logprobs", "float32", n),
-        "ranks": arr("ranks", "int32", n),
-        "entropy": arr("entropy", "float32", n) if arrays["entropy"] is not None else np.full(n, np.nan, np.float32),
-        "top_logprobs": arr("top_logprobs", "float32", n * k).reshape(n, k),
-    }
-    starts, ends = arr("split_starts", "int32"), arr("split_ends", "int32")
-    members = [i for s, e in zip(starts, ends, strict=False) for i in range(s, e)]
-    split_refs = arr("split_text", None, len(members)).astype(np.int64) - 1
-    byte_offsets = arr("split_byte_offsets", "uint32", len(members) + 1)
-    raw = arr("split_bytes", "uint8").tobytes()
-    out["shown"] = list(out["tokens"])
-    out["split_bytes"] = {}
-    for m, i in enumerate(members):
-        out["shown"][i] = table[split_refs[m]]
-        out["split_bytes"][i] = raw[byte_offsets[m] : byte_offsets[m + 1]]
-    out["split_runs"] = list(zip(starts.tolist(), ends.tolist(), strict=False))
-    if arrays["processed_logprobs"] is not None:
-        out["processed_logprobs"] = arr("processed_logprobs", "float32", n)
-        out["processed_top_logprobs"] = arr("processed_top_logprobs", "float32", n * k).reshape(n, k)
-    return out
+decode = wire.trace  # the payload read as the browser does, by the suite's own reader
 
 
 @pytest.mark.parametrize("processed", [False, True])
@@ -134,7 +83,7 @@ def test_text_offsets_count_utf8_bytes_not_characters():
     trace = lv.Trace(tokens=["é", "🤖", "a"])
     payload = encode_trace(trace)
     assert payload["arrays"]["text_offsets"]["dtype"] == "uint16"
-    np.testing.assert_array_equal(np.frombuffer(payload["arrays"]["text_offsets"]["buffer"], "<u2"), [0, 2, 6, 7])
+    np.testing.assert_array_equal(wire.array(payload["arrays"]["text_offsets"], "uint16"), [0, 2, 6, 7])
     assert bytes(payload["arrays"]["text"]["buffer"]) == "é🤖a".encode()
 
 
@@ -152,9 +101,9 @@ def test_each_text_is_sent_once_and_references_are_uint16_or_uint32():
     payload = encode_trace(trace)
     assert dtypes(payload) == {"text_offsets": "uint16", "text_ids": "uint16", "refs": "uint16"}
     assert bytes(payload["arrays"]["text"]["buffer"]) == b" the cat a"  # (1, " the"), (2, " cat"), (3, " a")
-    np.testing.assert_array_equal(np.frombuffer(payload["arrays"]["token_text"]["buffer"], "<u2"), [1, 2, 1, 1])
+    np.testing.assert_array_equal(wire.array(payload["arrays"]["token_text"], "uint16"), [1, 2, 1, 1])
     assert payload["arrays"]["top_text"]["shape"] == [4, 2]
-    top_refs = np.frombuffer(payload["arrays"]["top_text"]["buffer"], "<u2")
+    top_refs = wire.array(payload["arrays"]["top_text"], "uint16").reshape(-1)
     np.testing.assert_array_equal(top_refs, [1, 3, 2, 0, 1, 0, 0, 0])
     got = decode(payload)
     assert got["top_tokens"] == trace.top_tokens
@@ -369,12 +318,7 @@ class Sent:
 
 def join_buffers(content: dict, buffers) -> dict:
     payload = json.loads(json.dumps(content["payload"]))  # what JSON carries, as the browser gets it
-    for path, buf in zip(content["buffer_paths"], buffers, strict=False):
-        target = payload
-        for key in path[:-1]:
-            target = target[key]
-        target[path[-1]] = bytes(buf)
-    return payload
+    return wire.put_back(payload, content["buffer_paths"], buffers)
 
 
 def stitched(first: dict, appends: list[dict]) -> dict:
@@ -501,7 +445,7 @@ def test_the_browser_s_reader_gives_the_trace_back_from_a_payload_and_its_append
     assert [m["start"] for m in sent.messages] == [2, 5]
     (tmp_path / "msgs.json").write_text(json.dumps([as_message(first)] + [as_message(m) for m in sent.messages]))
     script = tmp_path / "read.mjs"
-    script.write_text(READER % (REPO / "js" / "payload.js").as_uri())
+    script.write_text(READER % (REPO / "js" / "logprob" / "trace_data.js").as_uri())
     args = ["node", str(script), str(tmp_path / "msgs.json")]
     out = subprocess.run(args, capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr

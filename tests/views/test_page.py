@@ -1,4 +1,5 @@
-"""The standalone offline HTML export (logprob_viz.views.page): one file, nothing fetched, the state intact.
+"""Every view's HTML outside a widget manager (logprob_viz.views.page): offline pages, one file,
+nothing fetched, the state intact; the notebook's HTML fallback; frontend files that must be there.
 
 The page's behaviour in a real browser is tested in tests/browser/test_where_notebooks_live.py;
 here: what the file holds, read back with the standard library alone.
@@ -7,6 +8,7 @@ here: what the file holds, read back with the standard library alone.
 from __future__ import annotations
 
 import base64
+import html
 import json
 import re
 from html.parser import HTMLParser
@@ -16,13 +18,14 @@ import numpy as np
 import pytest
 
 import logprob_viz as lv
+import wire
 from logprob_viz.views import page as export
 from logprob_viz.views.logprob_view import LogprobView
 from logprob_viz.views.page import STATE_TYPE, html_fragment, mimebundle_with_fallback, to_html
 
 BREAKOUT = "</script><script>window.__pwned=1</script>"
 HOSTILE_IMG = '<img src=x onerror="window.__pwned=2">'
-STATIC = export._STATIC
+STATIC = export.STATIC
 
 
 def hostile_trace() -> lv.Trace:
@@ -88,9 +91,9 @@ def decode_state(page: str) -> dict:
 @pytest.fixture(scope="module")
 def page_html(tmp_path_factory):
     path = tmp_path_factory.mktemp("export") / "view.html"
-    page = to_html(hostile_trace(), path, color_mode="entropy", palette="magma", selected=2)
-    assert path.read_text(encoding="utf-8") == page
-    return page
+    # With a path, the page goes to the file and the path comes back (a cell does not print the page).
+    assert to_html(hostile_trace(), str(path), color_mode="entropy", palette="magma", selected=2) == path
+    return path.read_text(encoding="utf-8")
 
 
 def test_the_page_is_self_contained(page_html):
@@ -115,18 +118,11 @@ def test_the_page_is_self_contained(page_html):
 
 def payload_of(state: dict, paths: list, buffers: list[bytes]) -> dict:
     """The page's `_payload` with its buffers back at their paths (as standalone.js does)."""
-    for path, buf in zip(paths, buffers, strict=False):
-        target = state
-        for key in path[:-1]:
-            target = target[key]
-        target[path[-1]] = buf
-    return state["_payload"]
+    return wire.put_back(state, paths, buffers)["_payload"]
 
 
 def column(payload: dict, name: str) -> np.ndarray:
-    field = payload["arrays"][name]
-    dtype = {"float32": "<f4", "int32": "<i4", "uint8": "u1", "uint16": "<u2", "uint32": "<u4"}[field["dtype"]]
-    return np.frombuffer(field["buffer"], dtype=dtype).reshape(field["shape"])
+    return wire.array(payload["arrays"][name])
 
 
 def test_the_state_round_trips(page_html):
@@ -213,8 +209,8 @@ def test_a_large_state_gets_a_text_note_instead_of_the_view():
 
 
 def test_without_the_standalone_bundle_the_widget_shows_alone(monkeypatch, tmp_path):
-    monkeypatch.setattr(export, "_STANDALONE", tmp_path / "missing.js")
     view = LogprobView(hostile_trace())
+    monkeypatch.setattr(export, "STATIC", tmp_path)  # nothing built there
     try:
         bundle = view._repr_mimebundle_()
         assert mimebundle_with_fallback(view, bundle) is bundle
@@ -225,9 +221,10 @@ def test_without_the_standalone_bundle_the_widget_shows_alone(monkeypatch, tmp_p
 
 
 def test_a_bundle_that_would_end_its_script_early_is_refused(monkeypatch, tmp_path):
-    bad = tmp_path / "standalone.js"
-    bad.write_text('console.log("</SCRIPT><script>alert(1)//")')
-    monkeypatch.setattr(export, "_STANDALONE", bad)
+    for name in ("widget.js", "widget.css"):
+        (tmp_path / name).write_text((STATIC / name).read_text(encoding="utf-8"))
+    (tmp_path / "standalone.js").write_text('console.log("</SCRIPT><script>alert(1)//")')
+    monkeypatch.setattr(export, "STATIC", tmp_path)
     with pytest.raises(ValueError, match="cannot be inlined"):
         to_html(hostile_trace())
 
@@ -253,3 +250,39 @@ def test_a_view_exported_mid_stream_holds_every_token():
     blob, offsets = column(payload, "text").tobytes(), column(payload, "text_offsets")
     table = [blob[offsets[e] : offsets[e + 1]].decode("utf-8") for e in range(len(offsets) - 1)]
     assert payload["n"] == 6 and [table[r - 1] for r in column(payload, "token_text")] == trace.tokens
+
+
+@pytest.mark.parametrize("missing", ["widget.js", "widget.css"])
+def test_a_view_without_its_script_or_stylesheet_names_the_file_and_the_build(monkeypatch, tmp_path, missing):
+    for name in ("widget.js", "widget.css"):
+        if name != missing:
+            (tmp_path / name).write_text((STATIC / name).read_text(encoding="utf-8"))
+    monkeypatch.setattr(export, "STATIC", tmp_path)
+    with pytest.raises(FileNotFoundError, match=rf"{re.escape(str(tmp_path / missing))} is missing.*npm run build"):
+        LogprobView(hostile_trace())
+
+
+def test_every_record_has_a_view_and_an_offline_page(tmp_path):
+    from logprob_viz.views.compare_view import CompareView
+
+    trace = hostile_trace()
+    view = trace.view(color_mode="rank")
+    try:
+        assert isinstance(view, LogprobView) and view.color_mode == "rank"
+    finally:
+        view.close()
+    cmp = lv.compare([trace, trace[:4]], labels=["<i>all</i>", "head"])
+    page = cmp.to_html()
+    assert page.startswith("<!doctype html>") and "default-src 'none'" in page and "<script" not in page.lower()
+    assert "&lt;i&gt;all&lt;/i&gt;" in page and "<i>all</i>" not in page  # labels and tokens are escaped
+    for hostile in (BREAKOUT, HOSTILE_IMG):
+        assert hostile not in page and html.escape(hostile) in page
+    cmp_view = cmp.view()
+    try:
+        assert isinstance(cmp_view, CompareView)
+        path = lv.to_html(cmp_view, tmp_path / "compare.html")
+        assert path == tmp_path / "compare.html" and "bits / byte" in path.read_text(encoding="utf-8")
+    finally:
+        cmp_view.close()
+    with pytest.raises(TypeError, match="only apply to a Trace"):
+        lv.to_html(cmp, color_mode="rank")

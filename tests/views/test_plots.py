@@ -13,13 +13,12 @@ import subprocess
 import sys
 
 import numpy as np
+import plotly  # noqa: F401  (the dev extra installs it: a missing one fails, not skips)
 import pytest
 
 import logprob_viz as lv
 from logprob_viz.records.comparison import compare
 from logprob_viz.views.plots import KINDS, figure_html, plot
-
-pytest.importorskip("plotly")
 
 TEXT = "A robot may not injure a human being, or, through inaction, allow a human being to come to harm."
 
@@ -113,7 +112,6 @@ def test_figure_html_is_offline(scored):
     # no script loaded from anywhere (plotly.js's own text names CDNs for maps, which we do not draw)
     assert not re.findall(r"<script[^>]*\bsrc=", html)
     assert "Plotly.newPlot" in html
-    import plotly
 
     bundled = (plotly.__path__[0] + "/package_data/plotly.min.js")
     head = open(bundled, encoding="utf-8").read()[:200]

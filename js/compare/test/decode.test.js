@@ -2,53 +2,62 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { arrayOf, decodeComparison, divergingColor, percent, visible } from "../decode.js";
+import { decodeComparison, divergingColor } from "../decode.js";
 
 const enc = new TextEncoder();
-const u32 = (xs) => new DataView(new Uint32Array(xs).buffer);
-const i32 = (xs) => new DataView(new Int32Array(xs).buffer);
-const f32 = (xs) => new DataView(new Float32Array(xs).buffer);
-function blob(texts) {
-  const parts = texts.map((t) => enc.encode(t));
+const DTYPE = new Map([[Float32Array, "float32"], [Int32Array, "int32"], [Uint8Array, "uint8"], [Uint32Array, "uint32"]]);
+/** `{dtype, shape, buffer}` as views/codec.py `array` writes it, the buffer a DataView. */
+const field = (typed) => ({ dtype: DTYPE.get(typed.constructor), shape: [typed.length], buffer: new DataView(typed.buffer) });
+const u32 = (xs) => field(new Uint32Array(xs));
+const i32 = (xs) => field(new Int32Array(xs));
+const f32 = (xs) => field(new Float32Array(xs));
+/** `{blob, offsets}` as views/codec.py `texts` writes it. */
+function texts(strings) {
+  const parts = strings.map((t) => enc.encode(t));
   const offsets = [0];
   for (const p of parts) offsets.push(offsets[offsets.length - 1] + p.length);
   const all = new Uint8Array(offsets[offsets.length - 1]);
   parts.forEach((p, i) => all.set(p, offsets[i]));
-  return [new DataView(all.buffer), u32(offsets)];
+  return { blob: field(all), offsets: u32(offsets) };
 }
 
-test("decodes spans, rows, tails and alternatives", () => {
-  const [spanText, spanOffsets] = blob(["The cat", " sat"]);
-  const [textA, offA] = blob(["The", " cat", " sat", "!"]);
-  const [altA, altOffA] = blob([" sat", " lay"]);
-  const [textB, offB] = blob(["The c", "at", " sat", "?"]);
-  const [altB, altOffB] = blob([]);
-  const d = decodeComparison({
-    n_rows: 2, n_spans: 2,
-    span_starts: u32([0, 7]), span_ends: u32([7, 11]), span_logprobs: f32([NaN, -1, NaN, -2]),
-    span_text: spanText, span_text_offsets: spanOffsets,
-    rows: [
-      { n: 4, text: textA, text_offsets: offA, logprobs: f32([NaN, -0.5, -1, -3]), ranks: i32([0, 1, 2, 1]),
-        span_of: i32([0, 0, 1, -1]), alt_start: u32([0, 0, 0, 2, 2]), alt_text: altA, alt_offsets: altOffA,
-        alt_logprobs: f32([-0.2, -1]) },
-      { n: 4, text: textB, text_offsets: offB, logprobs: f32([NaN, -1, -2, -4]), ranks: i32([0, 1, 1, 1]),
-        span_of: i32([0, 0, 1, -1]), alt_start: u32([0, 0, 0, 0, 0]), alt_text: altB, alt_offsets: altOffB,
-        alt_logprobs: f32([]) },
-    ],
-  });
+const payload = () => ({
+  n_rows: 2, n_spans: 2,
+  span_starts: u32([0, 7]), span_ends: u32([7, 11]), span_logprobs: { ...f32([NaN, -1, NaN, -2]), shape: [2, 2] },
+  span_texts: texts(["The cat", " sat"]),
+  rows: [
+    { n: 4, tokens: texts(["The", " cat", " sat", "!"]), logprobs: f32([NaN, -0.5, -1, -3]), ranks: i32([0, 1, 2, 1]),
+      span_of: i32([0, 0, 1, -1]), alt_start: u32([0, 0, 0, 2, 2]), alt_texts: texts([" sat", " lay"]),
+      alt_logprobs: f32([-0.2, -1]), split_tokens: i32([]), split_texts: texts([]) },
+    { n: 4, tokens: texts(["The c", "at", " sat", "?"]), logprobs: f32([NaN, -1, -2, -4]), ranks: i32([0, 1, 1, 1]),
+      span_of: i32([0, 0, 1, -1]), alt_start: u32([0, 0, 0, 0, 0]), alt_texts: texts([]), alt_logprobs: f32([]),
+      split_tokens: i32([0]), split_texts: texts(["The c"]) },
+  ],
+});
+
+test("decodes spans, rows, tails and alternatives from self-describing arrays", () => {
+  const d = decodeComparison(payload());
   assert.deepEqual(d.spanTexts, ["The cat", " sat"]);
   assert.deepEqual([...d.rows[0].spanFirst], [0, 2]);
   assert.deepEqual([...d.rows[0].spanEnd], [2, 3]);
   assert.equal(d.rows[0].tailFrom, 3);
   assert.deepEqual(d.rows[0].altTexts.slice(d.rows[0].altStart[2], d.rows[0].altStart[3]), [" sat", " lay"]);
   assert.deepEqual(d.rows[1].tokens, ["The c", "at", " sat", "?"]);
+  assert.deepEqual([...d.rows[1].split], [1, 0, 0, 0]);
   assert.ok(Number.isNaN(d.spanLogprobs[0]));
   assert.equal(d.spanLogprobs[3], -2);
 });
 
-test("a buffer of the wrong length is an error that names it", () => {
-  assert.throws(() => arrayOf(new DataView(new ArrayBuffer(6)), Float32Array, "logprobs"), /logprobs/);
-  assert.throws(() => arrayOf(u32([1, 2]), Uint32Array, "span_starts", 3), /span_starts: expected 3/);
+test("an array of the wrong length or dtype is an error that names it", () => {
+  const short = payload();
+  short.span_starts = u32([1, 2, 3]);
+  assert.throws(() => decodeComparison(short), /span_starts has 3 values, expected 2/);
+  const ragged = payload();
+  ragged.rows[0].logprobs = { dtype: "float32", shape: [4], buffer: new DataView(new ArrayBuffer(6)) };
+  assert.throws(() => decodeComparison(ragged), /multiple of 4/);
+  const fewer = payload();
+  fewer.rows[1].tokens = texts(["x"]);
+  assert.throws(() => decodeComparison(fewer), /1 token texts, expected 4/);
 });
 
 test("the diverging scale: purple below 0, white at 0, orange above, unknown null", () => {
@@ -59,11 +68,4 @@ test("the diverging scale: purple below 0, white at 0, orange above, unknown nul
   assert.deepEqual(mid, [247, 247, 247]);
   assert.ok(r1 > b1);
   assert.equal(divergingColor(NaN, 4), null);
-});
-
-test("formats", () => {
-  assert.equal(percent(Math.log(0.5)), "50.0%");
-  assert.equal(percent(-20), "<0.1%");
-  assert.equal(percent(NaN), "?");
-  assert.equal(visible(" a\tb\n"), "\u2423a\u21e5b\u21b5");
 });

@@ -353,12 +353,9 @@ class Explorer:
     # -- display --------------------------------------------------------------------------
 
     def _repr_mimebundle_(self, **kwargs):
-        data = self.widget._repr_mimebundle_(**kwargs)
-        if data is None:
-            return None
-        data = dict(data)
-        data["text/html"] = self.offline_html()
-        return data
+        from ..page import with_html_fallback  # the live app; without a widget manager, every branch as HTML
+
+        return with_html_fallback(self.widget._repr_mimebundle_(**kwargs), self.offline_html)
 
     def offline_html(self, max_branches: int = 8) -> str:
         """The app as self-contained HTML where no kernel and no widget manager is (nbconvert, viewers)."""
@@ -368,8 +365,9 @@ class Explorer:
             self.branches.refresh(self.tree, self.current)
         return offline_html(self, max_branches)
 
-    def to_html(self, path=None) -> str:
-        """Every branch as one standalone, offline HTML page (hover and pin work), written to `path` if given."""
+    def to_html(self, path=None):
+        """Every branch as one standalone, offline HTML page (hover and pin work); with `path`, written
+        there and the path returned, else the page."""
         from .offline import offline_page
 
         if self.tree is not None:

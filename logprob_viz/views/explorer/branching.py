@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from ...records.trace import Trace
+from ..whitespace import visible as marked
 
 __all__ = ["as_trace", "parents_of", "fork_position", "visible", "branch_label", "append_row"]
 
@@ -47,9 +48,9 @@ def fork_position(parent: Trace, child: Trace) -> int:
 
 
 def visible(token: str, limit: int = 40) -> str:
-    """A token's text with its whitespace made visible (for button and list labels, which are plain text)."""
-    shown = token.replace("\n", "⏎").replace("\t", "⇥").replace(" ", "␣")
-    shown = "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in shown)
+    """A token's text with its whitespace made visible (for button and list labels, which are plain text):
+    the views' marks (`logprob_viz.views.whitespace`), other unprintable characters as ``\\xNN``."""
+    shown = "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in marked(token))
     return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 

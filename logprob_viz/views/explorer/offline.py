@@ -45,17 +45,8 @@ def offline_html(app, max_branches: int | None = 8, note: str = NO_KERNEL_NOTE) 
     return "".join(parts)
 
 
-def offline_page(app, path: str | Path | None = None) -> str:
-    """Every branch of the app as one standalone, offline HTML page; written to `path` if given."""
-    page = (
-        '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        # Nothing may load from the network; inline styles and scripts only (as export.to_html).
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-        "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
-        "<title>logprob_viz explorer</title>\n"
-        "<style>body { margin: 16px; font-family: system-ui, sans-serif; }</style>\n"
-        f"</head>\n<body>\n{offline_html(app, None, PAGE_NOTE)}\n</body>\n</html>\n"
-    )
-    if path is not None:
-        Path(path).write_text(page, encoding="utf-8")
-    return page
+def offline_page(app, path: str | Path | None = None) -> str | Path:
+    """Every branch of the app as one standalone, offline HTML page; with `path`, written there, the path returned."""
+    from ..page import page, written
+
+    return written(page(offline_html(app, None, PAGE_NOTE), "logprob_viz explorer"), path)

@@ -1,4 +1,4 @@
-"""The explorer's view: the LogprobView with fork points, and how it starts before any text exists."""
+"""The explorer's view: the LogprobView with fork points and branching on, and how it starts before any text exists."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ __all__ = ["ExplorerView", "empty_view"]
 
 
 class ExplorerView(LogprobView):
-    """The LogprobView with the explorer's fork points (token positions) marked in the text."""
+    """The LogprobView with the explorer's fork points (token positions) marked in the text, and
+    branching on: a click on an alternative asks the explorer to branch there."""
 
     forks = t.List(t.Int()).tag(sync=True)
+    branching = t.Bool(True).tag(sync=True)
 
 
 def empty_view() -> ExplorerView:

@@ -2,20 +2,9 @@
 // buckets), and the swatches for unknown and prompt tokens. It reads and sets the model's
 // colour traits; the view recolours on their change events.
 
-import { gradient, MODES, PALETTES, RANK_BUCKETS, ticks } from "./colors.js";
-import { h } from "./text.js";
-
-function select(options, value, className, onChange) {
-  const el = h("select", className);
-  for (const [v, label] of options) {
-    const opt = h("option", null, label);
-    opt.value = v;
-    el.appendChild(opt);
-  }
-  el.value = value;
-  el.addEventListener("change", () => onChange(el.value));
-  return el;
-}
+import { PALETTES, rgb } from "../toolkit/colors.js";
+import { h, select } from "../toolkit/dom.js";
+import { gradient, MODES, RANK_BUCKETS, ticks } from "./modes.js";
 
 /** Fill `legend` for the colour scale `sc`; `setTraits({name: value})` writes traits back. */
 export function buildLegend(legend, sc, model, setTraits) {
@@ -59,7 +48,7 @@ export function buildLegend(legend, sc, model, setTraits) {
     for (const b of RANK_BUCKETS) {
       const item = h("span", "lv-legend-item lv-bucket");
       const sw = h("span", "lv-swatch");
-      sw.style.background = `rgb(${b.rgb.join(",")})`;
+      sw.style.background = rgb(b.rgb);
       item.appendChild(sw);
       item.appendChild(document.createTextNode(b.label));
       legend.appendChild(item);

@@ -2,17 +2,19 @@
 // nodes, never parsed as HTML: a token can be `<script>`. Long traces are built in blocks,
 // a few per task, so opening 100,000 tokens never blocks the page.
 
-import { controlGlyph, hexBytes, segments } from "./tokens.js";
+import { h } from "../toolkit/dom.js";
+import { controlGlyph, hexBytes, segments } from "../toolkit/tokens.js";
+import { EMPTY_MARK, WHITESPACE_MARKS } from "../toolkit/whitespace.js";
 
-/** Create an element with a class (and, optionally, plain text). Never parses HTML. */
-export function h(tag, className, text) {
-  const el = document.createElement(tag);
-  if (className) el.className = className;
-  if (text != null) el.textContent = text;
-  return el;
+const WS_CLASS = { space: "lv-ws lv-sp", tab: "lv-ws lv-tab", newline: "lv-ws lv-nl", cr: "lv-ws lv-ctrl lv-cr" };
+
+/** A span that shows `glyph` (through CSS, `data-glyph`) in place of `text`, which it keeps. */
+function marked(className, glyph, text) {
+  const span = h("span", className);
+  span.setAttribute("data-glyph", glyph);
+  if (text != null) span.appendChild(document.createTextNode(text));
+  return span;
 }
-
-const WS_CLASS = { space: "lv-ws lv-sp", tab: "lv-ws lv-tab", newline: "lv-ws lv-nl" };
 
 /**
  * Append `text` to `parent` with whitespace and invisible characters made visible. Each space,
@@ -23,17 +25,18 @@ const WS_CLASS = { space: "lv-ws lv-sp", tab: "lv-ws lv-tab", newline: "lv-ws lv
  */
 export function appendText(parent, text) {
   if (text === "") {
-    parent.appendChild(h("span", "lv-ws lv-empty"));
+    parent.appendChild(marked("lv-ws lv-empty", EMPTY_MARK));
     return;
   }
   for (const seg of segments(text)) {
     if (seg.kind === "text") {
       parent.appendChild(document.createTextNode(seg.text));
-    } else if (WS_CLASS[seg.kind]) {
-      parent.appendChild(h("span", WS_CLASS[seg.kind], seg.text));
+    } else if (seg.kind === "space" || seg.kind === "tab" || seg.kind === "newline") {
+      parent.appendChild(marked(WS_CLASS[seg.kind], WHITESPACE_MARKS[seg.text], seg.text));
     } else {
-      const span = h("span", `lv-ws lv-ctrl${seg.kind === "cr" ? " lv-cr" : ""}`);
-      span.setAttribute("data-glyph", seg.kind === "cr" ? "\u240d" : controlGlyph(seg.text));
+      // A control character neither draws nor moves the text around it: kept in a hidden span.
+      const glyph = seg.kind === "cr" ? WHITESPACE_MARKS["\r"] : controlGlyph(seg.text);
+      const span = marked(seg.kind === "cr" ? WS_CLASS.cr : "lv-ws lv-ctrl", glyph);
       span.appendChild(h("span", "lv-raw", seg.text));
       parent.appendChild(span);
     }

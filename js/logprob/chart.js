@@ -3,10 +3,11 @@
 // outside the top K, token ids on request, and the sampled-from (processed) distribution in a
 // column of its own when the trace has one.
 
-import { formatLogprob, formatPercent } from "./format.js";
-import { alternatives } from "./payload.js";
-import { hexBytes } from "./tokens.js";
-import { appendText, h } from "./text.js";
+import { h } from "../toolkit/dom.js";
+import { formatLogprob, formatPercent } from "../toolkit/format.js";
+import { hexBytes } from "../toolkit/tokens.js";
+import { appendText } from "./text.js";
+import { alternatives } from "./trace_data.js";
 
 const clamp01 = (p) => (Number.isFinite(p) ? Math.max(0, Math.min(1, p)) : 0);
 

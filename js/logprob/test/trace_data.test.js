@@ -1,12 +1,13 @@
-// Unit tests of the wire codec's reader (payload.js), token text (tokens.js) and number formats:
+// Unit tests of the LogprobView's trace as read from the wire (trace_data.js, toolkit/codec.js):
 // `npm test` (node's built-in runner, no dependencies).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { paletteColor, readableOn, scale, tokenStyle } from "../colors.js";
-import { formatLogprob, formatPercent } from "../format.js";
-import { alternatives, decodePayload, readArray, typedArray } from "../payload.js";
-import { hexBytes, segments } from "../tokens.js";
+import { paletteColor, readableOn } from "../../toolkit/colors.js";
+import { readArray, typedArray } from "../../toolkit/codec.js";
+import { hexBytes } from "../../toolkit/tokens.js";
+import { scale, tokenStyle } from "../modes.js";
+import { alternatives, decodePayload } from "../trace_data.js";
 
 /** Bytes of a little-endian typed array, placed at `offset` inside a larger buffer (as the kernel's message parts are). */
 function bufferAt(typed, offset) {
@@ -205,38 +206,8 @@ test("viridis runs from dark purple to yellow; unknown logprobs get no colour", 
   assert.equal(readableOn(paletteColor("viridis", 1)), "#000");
 });
 
-test("percentages and logprobs are formatted as the chart shows them", () => {
-  assert.equal(formatPercent(Math.exp(-0.884)), "41.3%");
-  assert.equal(formatPercent(1), "100.0%");
-  assert.equal(formatPercent(0.00042), "<0.1%");
-  assert.equal(formatPercent(0.0005), "0.1%");
-  assert.equal(formatPercent(0), "0%");
-  assert.equal(formatLogprob(-0.8841), "-0.884");
-  assert.equal(formatLogprob(-0.0001), "0.000");
-  assert.equal(formatLogprob(-Infinity), "-inf");
-  assert.equal(formatLogprob(NaN), "?");
-});
-
-test("segments splits whitespace into single visible characters", () => {
-  assert.deepEqual(segments(" a\tb\n\n"), [
-    { kind: "space", text: " " },
-    { kind: "text", text: "a" },
-    { kind: "tab", text: "\t" },
-    { kind: "text", text: "b" },
-    { kind: "newline", text: "\n" },
-    { kind: "newline", text: "\n" },
-  ]);
-  assert.deepEqual(segments("<script>"), [{ kind: "text", text: "<script>" }]);
-  assert.deepEqual(segments("a\r\x07"), [
-    { kind: "text", text: "a" },
-    { kind: "cr", text: "\r" },
-    { kind: "control", text: "\x07" },
-  ]);
-  assert.deepEqual(segments(""), []);
-});
-
 test("the header leaves out a number the source did not give, rather than showing '?'", async () => {
-  const { headerText } = await import("../format.js");
+  const { headerText } = await import("../header.js");
   const data = { n: 6, promptLen: 1, summary: { perplexity: 3.456, mean_logprob: -1.2401, mean_entropy: null }, meta: { source: "vllm" } };
   assert.equal(headerText(data), "6 tokens (1 prompt, 5 completion) \u00b7 perplexity 3.46 \u00b7 mean logprob -1.240 \u00b7 vllm");
   assert.equal(headerText({ n: 2, promptLen: 0, summary: {}, meta: {} }), "2 tokens (0 prompt, 2 completion)");

@@ -1,74 +1,10 @@
-// The wire codec's reader: mirrors logprob_viz/views/codec.py (its docstring describes the layout).
-// Every array arrives as {dtype, shape, buffer}; nothing is typed by field name. A payload
-// becomes a `TraceData` that grows: `apply(append)` keeps the first `start` tokens and adds the
-// rest, so a stream's tokens are decoded once. No DOM here, so `npm test` runs it in node.
+// The LogprobView's trace as the browser holds it, read through the wire codec (toolkit/codec.js;
+// the layout is codec.py's `encode_trace`). A payload becomes a `TraceData` that grows:
+// `apply(append)` keeps the first `start` tokens and adds the rest, so a stream's tokens are
+// decoded once. No DOM here, so `npm test` runs it in node.
 
-import { decodeTexts } from "./tokens.js";
-
-const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-
-export const DTYPES = {
-  float32: Float32Array,
-  int32: Int32Array,
-  uint8: Uint8Array,
-  uint16: Uint16Array,
-  uint32: Uint32Array,
-};
-
-/** The bytes of a buffer from the kernel (DataView, ArrayBuffer or typed array) as a Uint8Array view. */
-export function asBytes(value) {
-  if (value == null) return new Uint8Array(0);
-  if (value instanceof Uint8Array) return value;
-  if (value instanceof ArrayBuffer) return new Uint8Array(value);
-  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
-  throw new TypeError(`expected a binary buffer, got ${Object.prototype.toString.call(value)}`);
-}
-
-const GETTERS = new Map([
-  [Float32Array, "getFloat32"],
-  [Uint16Array, "getUint16"],
-  [Int32Array, "getInt32"],
-  [Uint32Array, "getUint32"],
-]);
-
-/**
- * A typed array over a little-endian buffer, without copying when it can.
- *
- * Buffers from the kernel are DataViews into one ArrayBuffer holding the whole message, so their
- * byteOffset need not be a multiple of the element size: then the bytes are copied once into an
- * aligned buffer (a typed array cannot start at a misaligned offset).
- */
-export function typedArray(value, Ctor) {
-  const bytes = asBytes(value);
-  const size = Ctor.BYTES_PER_ELEMENT;
-  if (bytes.byteLength % size !== 0) {
-    throw new RangeError(`a ${Ctor.name} buffer must hold a multiple of ${size} bytes, got ${bytes.byteLength}`);
-  }
-  const length = bytes.byteLength / size;
-  if (Ctor === Uint8Array) return bytes;
-  if (!LITTLE_ENDIAN) {
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    const out = new Ctor(length);
-    const get = GETTERS.get(Ctor);
-    for (let i = 0; i < length; i++) out[i] = view[get](i * size, true);
-    return out;
-  }
-  if (bytes.byteOffset % size === 0) return new Ctor(bytes.buffer, bytes.byteOffset, length);
-  return new Ctor(bytes.slice().buffer, 0, length);
-}
-
-/** The typed array of a `{dtype, shape, buffer}` field (null stays null), checked against its shape. */
-export function readArray(field, name) {
-  if (field == null) return null;
-  const Ctor = DTYPES[field.dtype];
-  if (!Ctor) {
-    throw new TypeError(`payload array ${name} has dtype ${JSON.stringify(field.dtype)}, not one of ${Object.keys(DTYPES).join(", ")}`);
-  }
-  const arr = typedArray(field.buffer, Ctor);
-  const count = (field.shape ?? [arr.length]).reduce((a, b) => a * b, 1);
-  if (arr.length !== count) throw new RangeError(`payload array ${name} holds ${arr.length} values; its shape [${field.shape}] says ${count}`);
-  return arr;
-}
+import { readArray } from "../toolkit/codec.js";
+import { decodeTexts } from "../toolkit/tokens.js";
 
 function sized(name, array, length) {
   if (array.length !== length) throw new RangeError(`payload array ${name} has ${array.length} values, expected ${length}`);

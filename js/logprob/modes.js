@@ -1,16 +1,8 @@
 // Colour modes of the heatmap: what number of a token is coloured (probability, surprisal,
 // entropy, rank bucket, p / p(top-1)), over which range, with which colour-blind-safe palette.
-// Pure functions: no DOM, unit-tested in node.
+// Pure functions: no DOM, unit-tested in node. The palettes themselves are the toolkit's.
 
-/** Perceptually uniform palettes, safe for the common colour-vision deficiencies, dark to bright. */
-export const PALETTES = {
-  viridis: [
-    [68, 1, 84], [72, 40, 120], [62, 74, 137], [49, 104, 142], [38, 130, 142],
-    [31, 158, 137], [53, 183, 121], [109, 205, 89], [180, 222, 44], [253, 231, 37],
-  ],
-  cividis: [[0, 34, 78], [64, 77, 107], [124, 123, 120], [188, 175, 111], [254, 232, 56]],
-  magma: [[0, 0, 4], [81, 18, 124], [183, 55, 121], [252, 137, 97], [252, 253, 191]],
-};
+import { gradientOf, paletteColor, styleOn } from "../toolkit/colors.js";
 
 /** GLTR's rank buckets, coloured with the Okabe–Ito palette (distinct under colour-blindness). */
 export const RANK_BUCKETS = [
@@ -80,16 +72,6 @@ export function mode(name) {
   return MODES[name] ?? MODES.probability;
 }
 
-/** The palette's colour at t in [0, 1] as [r, g, b], interpolated linearly between its samples. */
-export function paletteColor(palette, t) {
-  const stops = PALETTES[palette] ?? PALETTES.viridis;
-  const x = Math.min(1, Math.max(0, Number.isFinite(t) ? t : 0)) * (stops.length - 1);
-  const lo = Math.floor(x);
-  const hi = Math.min(lo + 1, stops.length - 1);
-  const f = x - lo;
-  return stops[lo].map((c, ch) => Math.round(c + (stops[hi][ch] - c) * f));
-}
-
 /** The rank bucket (index into RANK_BUCKETS) of a 1-based rank. */
 export function rankBucket(rank) {
   return RANK_BUCKETS.findIndex((b) => rank <= b.max);
@@ -123,12 +105,7 @@ function validRange(range) {
 /** The legend's CSS gradient, lo (left) to hi (right), sampled from the scale itself. */
 export function gradient(sc, steps = 10) {
   const [lo, hi] = sc.range;
-  const stops = [];
-  for (let s = 0; s <= steps; s++) {
-    const v = lo + ((hi - lo) * s) / steps;
-    stops.push(`rgb(${sc.rgb(v).join(",")}) ${((s / steps) * 100).toFixed(1)}%`);
-  }
-  return `linear-gradient(to right, ${stops.join(", ")})`;
+  return gradientOf((t) => sc.rgb(lo + (hi - lo) * t), steps);
 }
 
 /** Five tick labels across the scale's range. */
@@ -137,18 +114,7 @@ export function ticks(sc) {
   return [0, 0.25, 0.5, 0.75, 1].map((f) => sc.mode.format(lo + (hi - lo) * f));
 }
 
-/** Black or white, whichever contrasts more with the background (WCAG relative luminance). */
-export function readableOn([r, g, b]) {
-  const lin = (c) => {
-    const s = c / 255;
-    return s <= 0.04045 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
-  };
-  const lum = 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
-  return (lum + 0.05) / 0.05 > 1.05 / (lum + 0.05) ? "#000" : "#fff";
-}
-
 /** Background and text colour of token i under a scale; null when its value is unknown. */
 export function tokenStyle(sc, data, i) {
-  const rgb = sc.rgb(sc.mode.value(data, i));
-  return rgb ? { background: `rgb(${rgb.join(",")})`, color: readableOn(rgb) } : null;
+  return styleOn(sc.rgb(sc.mode.value(data, i)));
 }

@@ -2,8 +2,8 @@
 // several outputs). The `_payload` trait replaces it; an "append" custom message from the kernel
 // grows it (only the new tokens cross). Each view subscribes and rebuilds or adds spans.
 
-import { setPath } from "./model.js";
-import { decodePayload } from "./payload.js";
+import { unpackMessage } from "../toolkit/codec.js";
+import { decodePayload } from "./trace_data.js";
 
 const stores = new WeakMap(); // model -> the trace shared by its views
 
@@ -33,7 +33,7 @@ export function storeOf(model) {
   };
   const onMessage = (msg, buffers) => {
     if (!msg || msg.type !== "append" || !store.load()) return;
-    (msg.buffer_paths || []).forEach((path, i) => setPath(msg.payload, path, buffers[i]));
+    unpackMessage(msg, buffers);
     if (msg.payload.id !== store.data.id) return; // for a trace no longer on show
     store.data.apply(msg.payload);
     notify("grow", msg.payload.start);

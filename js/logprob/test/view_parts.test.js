@@ -1,10 +1,10 @@
-// Unit tests of the colour modes, the statistics helpers, text blocks and the chart's "other" mass.
+// Unit tests of the LogprobView's parts: colour modes, statistics, text blocks, the chart's "other" mass.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
+import { paletteColor, PALETTES } from "../../toolkit/colors.js";
 import { residual } from "../chart.js";
-import { gradient, mode, paletteColor, PALETTES, rankBucket, scale, ticks, tokenStyle } from "../colors.js";
-import { controlGlyph, decodeTokens, segments } from "../tokens.js";
+import { gradient, mode, rankBucket, scale, ticks, tokenStyle } from "../modes.js";
 import { leastConfident, stripBins, stripIndex } from "../stats.js";
 import { blockEnds } from "../text.js";
 
@@ -91,28 +91,4 @@ test("the other bar holds 1 - sum of the top-K probabilities", () => {
   assert.ok(Math.abs(residual([Math.log(0.5), Math.log(0.2)]) - 0.3) < 1e-9);
   assert.equal(residual([Math.log(0.7), Math.log(0.6)]), 0);
   assert.equal(residual([]), null);
-});
-
-test("zero-width and bidi characters become glyph segments", () => {
-  assert.deepEqual(segments("a\u202eb\u200b"), [
-    { kind: "text", text: "a" },
-    { kind: "invisible", text: "\u202e" },
-    { kind: "text", text: "b" },
-    { kind: "invisible", text: "\u200b" },
-  ]);
-  assert.equal(controlGlyph("\u202e"), "[RLO]");
-  assert.equal(controlGlyph("\u0085"), "\\x85");
-  assert.deepEqual(segments("\u0085"), [{ kind: "control", text: "\u0085" }]);
-});
-
-test("decodeTokens splits one decode at the byte offsets, and gives up on invalid UTF-8", () => {
-  const texts = ["a", " wörld", "🤖", "", "\u202e<b>"];
-  const parts = texts.map((t) => new TextEncoder().encode(t));
-  const offsets = new Uint32Array(parts.length + 1);
-  parts.forEach((p, i) => (offsets[i + 1] = offsets[i] + p.length));
-  const blob = new Uint8Array(offsets[parts.length]);
-  parts.forEach((p, i) => blob.set(p, offsets[i]));
-  assert.deepEqual(decodeTokens(blob, offsets, texts.length), texts);
-  const bad = new Uint8Array([0x61, 0xe2, 0x80]); // "a" then half a character
-  assert.equal(decodeTokens(bad, new Uint32Array([0, 1, 3]), 2), null);
 });

@@ -1,5 +1,6 @@
-"""The explorer features of the widget in a real JupyterLab + chromium: colour modes, the
-alternatives chart, navigation, statistics, hostile text, and a 100,000-token trace.
+"""The LogprobView's features in a real JupyterLab + chromium: colour modes, the alternatives
+chart, navigation, statistics, hostile text, and a 100,000-token trace. (The explorer app,
+lv.explore(), is tested in test_explore_browser.py; the view's branching there too.)
 
 Expected values come from the trace (trace.json, written by the notebook) and are computed
 here independently of the view's code.
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from browser.cells import EXPLORER_CELL
+from browser.cells import FEATURES_CELL
 from browser.expected import as_float, expected_percent, expected_rows, js_to_fixed
 from browser.lab import (
     ARTIFACTS,
@@ -47,12 +48,12 @@ def token_background(root, i: int) -> str:
     return root.locator(f".lv-token[data-index='{i}']").evaluate("el => getComputedStyle(el).backgroundColor")
 
 
-def open_explorer(page, lab_server, name, extra_cells):
-    write_notebook(lab_server, name, [EXPLORER_CELL, *extra_cells])
+def open_features(page, lab_server, name, extra_cells):
+    write_notebook(lab_server, name, [FEATURES_CELL, *extra_cells])
     open_notebook(page, lab_server, name)
     run_cell(page, 0)
     wait_for_output(page, lab_server, 0, ".lv-root .lv-token", HAND_MADE_TIMEOUT)
-    trace = json.loads((lab_server.root / "explorer.json").read_text())
+    trace = json.loads((lab_server.root / "features.json").read_text())
     return trace, page.locator(".lv-root:visible").first
 
 
@@ -61,7 +62,7 @@ def test_color_modes_palettes_and_legend_range_from_python_and_the_legend(page, 
         "v.color_mode = 'surprisal'; v.color_range = [0, 2]; v.palette = 'cividis'",
         "print('mode is', v.color_mode, v.color_range)",
     ]
-    trace, root = open_explorer(page, lab_server, "modes.ipynb", cells)
+    trace, root = open_features(page, lab_server, "modes.ipynb", cells)
     n = len(trace["tokens"])
     seen = {}
     for j, m in enumerate(MODES, start=1):
@@ -104,7 +105,7 @@ def test_color_modes_palettes_and_legend_range_from_python_and_the_legend(page, 
 
 
 def test_chart_other_bar_outside_top_k_ids_and_processed_side_by_side(page, lab_server):
-    trace, root = open_explorer(page, lab_server, "chart.ipynb", ["v.show_ids = True"])
+    trace, root = open_features(page, lab_server, "chart.ipynb", ["v.show_ids = True"])
     n, k = len(trace["tokens"]), trace["k"]
     outside = next(i for i in range(1, n) if trace["ranks"][i] > 1)
     root.locator(f".lv-token[data-index='{outside}']").hover()
@@ -140,7 +141,7 @@ def test_chart_other_bar_outside_top_k_ids_and_processed_side_by_side(page, lab_
 
 
 def test_click_pins_arrows_move_escape_releases_and_python_reads_it(page, lab_server):
-    trace, root = open_explorer(page, lab_server, "nav.ipynb", ["print('selected is', v.selected)", "v.selected = 7"])
+    trace, root = open_features(page, lab_server, "nav.ipynb", ["print('selected is', v.selected)", "v.selected = 7"])
     root.locator(".lv-token[data-index='4']").click()
     root.locator(".lv-token[data-index='4'].lv-pinned").wait_for(timeout=10_000)
     page.keyboard.press("ArrowRight")
@@ -162,7 +163,7 @@ def test_click_pins_arrows_move_escape_releases_and_python_reads_it(page, lab_se
 
 
 def test_statistics_header_least_confident_jump_and_surprisal_strip(page, lab_server):
-    trace, root = open_explorer(page, lab_server, "stats.ipynb", ["print('selected is', v.selected)"])
+    trace, root = open_features(page, lab_server, "stats.ipynb", ["print('selected is', v.selected)"])
     n = len(trace["tokens"])
     known = [as_float(x) for x in trace["logprobs"] if not math.isnan(as_float(x))]
     mean = sum(known) / len(known)

@@ -1,9 +1,11 @@
-"""Static HTML of a comparison, for where no widget manager runs the compare view.
+"""Static HTML (no script) of a comparison and of a lens, for where no widget manager runs their views.
 
 nbconvert's HTML export of a notebook without saved widget state, notebook viewers, and a
 notebook opened without a kernel show a notebook output's ``text/html`` instead of the widget.
-This is that HTML: the header (bits per byte, perplexity) and each row's tokens coloured by
-probability, with no script. Every token text goes through ``html.escape``: it is data, not markup.
+This is that HTML (`logprob_viz.views.page` adds it to the views' outputs and writes pages of it):
+a comparison's header (bits per byte, perplexity) and each row's tokens coloured by probability;
+a lens's layers x tokens table, each cell the layer's top guess coloured by the probability it
+gave the actual token. Every token text goes through ``html.escape``: it is data, not markup.
 """
 
 from __future__ import annotations
@@ -11,9 +13,12 @@ from __future__ import annotations
 import html
 import math
 
-from ..records.tokens import split_groups
+import numpy as np
 
-__all__ = ["comparison_html", "with_html_fallback"]
+from ..records.tokens import split_groups
+from .whitespace import visible
+
+__all__ = ["comparison_html", "lens_html"]
 
 # viridis, dark (p = 0) to bright (p = 1), as the live view colours a row
 _VIRIDIS = [
@@ -21,6 +26,7 @@ _VIRIDIS = [
     (31, 158, 137), (53, 183, 121), (109, 205, 89), (180, 222, 44), (253, 231, 37),
 ]
 MAX_COLOURED_TOKENS = 20_000  # beyond it the rows are plain text: each coloured token costs ~90 bytes of HTML
+MAX_LENS_COLUMNS = 400  # tokens of a lens's table (x layers, ~100 bytes a cell); the rest is said in words
 
 
 def _viridis(p: float) -> tuple[int, int, int]:
@@ -83,10 +89,36 @@ def comparison_html(cmp) -> str:
     return "".join(out)
 
 
-def with_html_fallback(bundle, fragment: str):
-    """A widget's mime bundle (anywidget's (data, metadata) tuple or a dict) with ``text/html`` added."""
-    if bundle is None:
-        return None
-    data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
-    data = {**data, "text/html": fragment}
-    return (data, metadata) if isinstance(bundle, tuple) else data
+def _cell(text: str, p: float, bold: bool) -> str:
+    if not math.isfinite(p):
+        return f'<td style="outline: 1px dashed #888">{html.escape(text)}</td>'
+    rgb = _viridis(p)
+    weight = "; font-weight: bold" if bold else ""
+    return f'<td style="background: rgb{rgb}; color: {_ink(rgb)}{weight}" title="p {p:.3f}">{html.escape(text)}</td>'
+
+
+def lens_html(lens) -> str:
+    """The lens as a static HTML fragment: one row per layer (the last on top), one column per token."""
+    n_layers, n = lens.shape
+    shown = min(n, MAX_LENS_COLUMNS)
+    top1 = lens.top_ids[:, :shown, 0] if lens.k else np.full((n_layers, shown), -1)  # (L, N)
+    probs = np.exp(lens.logprobs[:, :shown].astype(np.float64))  # (L, N)
+    name = html.escape(str(lens.meta.get("model", "")))
+    cell = "font-family: var(--jp-code-font-family, monospace); font-size: 11px; white-space: pre; padding: 0 3px"
+    out = [f'<div class="lvl-static" style="font-family: var(--jp-ui-font-family, sans-serif); font-size: 13px">'
+           f"<p>{name + ' · ' if name else ''}{n_layers} layers × {n} tokens · colour: probability of the actual "
+           f"token at that layer; text: the layer's top guess (bold where it is the actual token)</p>"
+           f"<style>.lvl-static td {{{cell}}}</style>",
+           '<div style="overflow-x: auto"><table style="border-collapse: collapse">']
+    for r in range(n_layers - 1, -1, -1):
+        out.append(f"<tr><th>{int(lens.layers[r])}</th>")
+        for i in range(shown):
+            guess = "" if i == 0 or top1[r, i] < 0 else visible(lens._text_of(int(top1[r, i])))
+            out.append(_cell(guess, float(probs[r, i]) if i else math.nan, int(lens.ranks[r, i]) == 1))
+        out.append("</tr>")
+    out.append("<tr><th>token</th>" + "".join(f"<td>{html.escape(visible(t))}</td>" for t in lens.tokens[:shown]))
+    out.append("</tr></table></div>")
+    if n > shown:
+        out.append(f"<p>({n - shown} more tokens: the live view shows them all)</p>")
+    out.append("</div>")
+    return "".join(out)

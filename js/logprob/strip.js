@@ -2,9 +2,10 @@
 // surprisal of its tokens), and a marker at the token on show. Redrawn at most once a frame,
 // so a stream's appends and resizes cost one draw each frame at most.
 
-import { scale } from "./colors.js";
+import { rgb } from "../toolkit/colors.js";
+import { h } from "../toolkit/dom.js";
+import { scale } from "./modes.js";
 import { stripBins, stripIndex, stripX } from "./stats.js";
-import { h } from "./text.js";
 
 const HEIGHT = 18; // px
 
@@ -42,7 +43,7 @@ export class Strip {
       const s = bins[b];
       if (Number.isNaN(s)) continue;
       const hgt = Math.max(2, Math.min(1, s / 10) * HEIGHT);
-      ctx.fillStyle = `rgb(${colors.rgb(s).join(",")})`;
+      ctx.fillStyle = rgb(colors.rgb(s));
       ctx.fillRect(b * bw, HEIGHT - hgt, Math.max(1, bw - (bw > 3 ? 1 : 0)), hgt);
     }
   }

@@ -17,11 +17,11 @@
 // JSON.parse; the view inserts token text as text, as in the notebook.
 //
 // The model object is the minimal one anywidget's render() needs (get/set/on/off/save_changes/send
-// over a plain object, change events fired synchronously on set): js/model.js, shared with the
+// over a plain object, change events fired synchronously on set): js/toolkit/model.js, shared with the
 // frontend benchmark's harness.
 
-import { makeModel, setPath } from "./model.js";
-import widget from "./widget.js";
+import { makeModel, setPath } from "../toolkit/model.js";
+import widget from "./view.js";
 
 const STATE_TYPE = "application/vnd.logprob-viz.state+base64";
 

@@ -1,0 +1,91 @@
+// The LogprobView's chart panel: the alternatives chart of the token on show (hovered or
+// pinned), the hover box that outlines that token in the text, and the panel's fixed height
+// (measured once, so hovering never changes the widget's size).
+
+import { h } from "../toolkit/dom.js";
+import { buildChart, ROW_PX, tallest } from "./chart.js";
+
+export class ChartPanel {
+  /**
+   * `textEl`: the text box (the hover box goes in it); `estimate`: the height (px) until measured;
+   * `ask`: { showIds(), style(i), pinned(), spanOf(i), strip } from the view.
+   */
+  constructor(textEl, estimate, ask) {
+    this.textEl = textEl;
+    this.ask = ask;
+    this.shown = -1; // index whose chart is on screen
+    this.activeEl = null;
+    this.sized = false; // whether the height was measured (see `size`)
+    this.hoverBox = h("div", "lv-hover-box");
+    this.hoverBox.style.display = "none";
+    textEl.appendChild(this.hoverBox);
+    this.el = h("div", "lv-panel");
+    this.el.style.height = `${estimate}px`; // hovering never changes the widget's size: see `size`
+    this.placeholder = h("div", "lv-chart-empty", "Hover a token to see what the model was choosing between. Click to pin it.");
+    this.el.appendChild(this.placeholder);
+  }
+
+  /** Show token i's chart (-1: the placeholder); again only when `force`. */
+  show(data, i, force = false) {
+    if (i === this.shown && !force) return;
+    this.shown = i;
+    const { ask } = this;
+    const chart =
+      i >= 0
+        ? buildChart(data, i, { promptLen: data.promptLen, showIds: ask.showIds(), style: ask.style(i), pinned: i === ask.pinned(), flags: data.flagNotes[String(i)] })
+        : this.placeholder;
+    this.markActive(i); // first: it reads the text's layout, still clean before the chart changes
+    this.el.replaceChildren(chart);
+    ask.strip.mark(i, data.n);
+  }
+
+  /**
+   * Outline token i with the hover box: a layer of its own over the text, moved by a transform, so
+   * the text (10,000s of spans) is not repainted on hover. The span keeps the `lv-active` class.
+   */
+  markActive(i) {
+    if (this.activeEl) this.activeEl.classList.remove("lv-active");
+    this.activeEl = this.ask.spanOf(i);
+    if (!this.activeEl) {
+      this.hoverBox.style.display = "none";
+      return;
+    }
+    const { textEl } = this;
+    const box = textEl.getBoundingClientRect();
+    const r = this.activeEl.getBoundingClientRect();
+    const x = r.left - box.left + textEl.scrollLeft - textEl.clientLeft;
+    const y = r.top - box.top + textEl.scrollTop - textEl.clientTop;
+    Object.assign(this.hoverBox.style, { display: "", width: `${r.width}px`, height: `${r.height}px`, transform: `translate(${x}px, ${y}px)` });
+    this.activeEl.classList.add("lv-active");
+  }
+
+  /** The text re-flowed: the hover box follows its token. */
+  follow() {
+    if (this.activeEl) this.markActive(this.shown);
+  }
+
+  /**
+   * Give the panel the height of the tallest chart this trace can show (K alternatives, a gap and
+   * the chosen token outside the top K, pinned), measured once from a hidden chart. Not measured
+   * while the view is not laid out (then `sized` stays false and the view measures on resize).
+   */
+  size(data) {
+    if (this.sized) return;
+    const chart = buildChart(data, tallest(data), { promptLen: data.promptLen, showIds: this.ask.showIds(), style: null, pinned: true });
+    chart.style.visibility = "hidden";
+    const shownNow = [...this.el.childNodes];
+    this.el.replaceChildren(chart);
+    const height = chart.getBoundingClientRect().height;
+    const rows = chart.querySelectorAll(".lv-alt-row");
+    const row = rows.length ? rows[0].getBoundingClientRect().height : ROW_PX;
+    const css = getComputedStyle(this.el);
+    const frame = ["paddingTop", "paddingBottom", "borderTopWidth", "borderBottomWidth"].reduce((sum, k) => sum + (parseFloat(css[k]) || 0), 0);
+    this.el.replaceChildren(...shownNow);
+    if (!height) return;
+    // Rows the measured chart lacks: up to K alternatives, the gap, the chosen token outside the top K and its rank line.
+    const missing = data.k === 0 ? 0 : Math.max(0, data.k + 3 - rows.length - 2 * chart.querySelectorAll(".lv-alt-gap").length);
+    this.el.style.height = `${Math.ceil(height + missing * row + frame)}px`;
+    this.el.classList.add("lv-sized"); // (tests wait for it)
+    this.sized = true;
+  }
+}

@@ -1,0 +1,276 @@
+// The LogprobView: a trace's text as a heatmap of token probabilities. A header of statistics,
+// a legend whose mode, palette and range can be changed, a per-token surprisal strip, the text,
+// and the alternatives chart of the hovered or pinned token. Token text from the model is
+// always inserted as text (textContent / text nodes), never as HTML: a token can be `<script>`.
+//
+// The trace lives on the model (`initialize`), shared by every view of it: the `_payload` trait
+// replaces it, an "append" custom message from the kernel grows it (trace_data.js), and each
+// view adds the new tokens' spans without rebuilding. One `LogprobRender` per output holds what
+// that output shows; its events (events.js) and its chart panel (panel.js) are parts of their own.
+
+import "./widget.css";
+import { h } from "../toolkit/dom.js";
+import { panelEstimate } from "./chart.js";
+import { listen } from "./events.js";
+import { headerText } from "./header.js";
+import { buildLegend } from "./legend.js";
+import { scale, tokenStyle } from "./modes.js";
+import { ChartPanel } from "./panel.js";
+import { storeOf } from "./store.js";
+import { Strip } from "./strip.js";
+import { inSlices, paint, TokenText, tokenSpan } from "./text.js";
+
+const FIRST_SLICE = 300; // tokens built before the view first shows; the rest follows in slices
+const SLICE = 400;
+export const JUMPS = 20; // how many least-confident tokens the jump button cycles through
+
+function initialize({ model }) {
+  const store = storeOf(model);
+  return () => store.dispose();
+}
+
+/** One output of the view: the trace's text, header, legend, strip and chart panel. */
+export class LogprobRender {
+  constructor(model, el) {
+    this.model = model;
+    this.store = storeOf(model);
+    this.root = h("div", "lv-root");
+    this.root.tabIndex = 0;
+    this.root.classList.toggle("lv-branchable", !!model.get("branching"));
+    el.appendChild(this.root);
+    this.data = null; // the TraceData on show
+    this.sc = null; // the colour scale
+    this.text = null; // the TokenText
+    this.cancelBuild = () => {};
+    this.cancelPaint = () => {};
+    this.pinnedEl = null;
+    this.jumps = null; // the least-confident tokens, least confident first (found on the first jump)
+    this.jumpAt = -1;
+    this.visibility = null; // the IntersectionObserver of long texts' blocks
+    this.forks = new Set(model.get("forks") ?? []); // fork points to mark (e.g. where branches start)
+  }
+
+  get shown() {
+    return this.panel ? this.panel.shown : -1;
+  }
+
+  /** The pinned token's index, -1 for none. */
+  pinned() {
+    const s = this.model.get("selected");
+    return this.data && s >= 0 && s < this.data.n ? s : -1;
+  }
+
+  spanOf(i) {
+    return this.text && i >= 0 && i < this.text.built ? this.text.spans[i] : null;
+  }
+
+  newScale() {
+    return scale(this.model.get("color_mode"), this.model.get("palette"), this.model.get("color_range"));
+  }
+
+  setSelected(i) {
+    this.model.set("selected", i);
+    this.model.save_changes();
+  }
+
+  setTraits(values) {
+    for (const [k, v] of Object.entries(values)) this.model.set(k, v);
+    this.model.save_changes();
+  }
+
+  showChart(i, force = false) {
+    if (this.data) this.panel.show(this.data, i, force);
+  }
+
+  markPinned() {
+    if (!this.data) return;
+    if (this.pinnedEl) this.pinnedEl.classList.remove("lv-pinned");
+    this.pinnedEl = this.spanOf(this.pinned());
+    if (this.pinnedEl) this.pinnedEl.classList.add("lv-pinned");
+    this.showChart(this.pinned(), true);
+  }
+
+  /** Scroll the text box (not the page) so token i is in view. */
+  reveal(i) {
+    const span = this.spanOf(i);
+    if (!span) return;
+    const blockEl = span.closest(".lv-offscreen");
+    if (blockEl) blockEl.classList.remove("lv-offscreen"); // laid out now, to be measured
+    const box = this.textEl.getBoundingClientRect();
+    const r = span.getBoundingClientRect();
+    if (r.top < box.top || r.bottom > box.bottom) this.textEl.scrollTop += r.top - box.top - this.textEl.clientHeight / 2;
+  }
+
+  recolor() {
+    if (!this.data) return;
+    this.sc = this.newScale();
+    buildLegend(this.legend, this.sc, this.model, (values) => this.setTraits(values));
+    this.cancelPaint();
+    const { data, sc, text } = this;
+    this.cancelPaint = inSlices(text.built, 4 * SLICE, (start, end) => {
+      for (let i = start; i < end; i++) paint(text.spans[i], tokenStyle(sc, data, i));
+    });
+    this.showChart(this.shown, true);
+  }
+
+  makeSpan(i) {
+    const { data } = this;
+    const span = tokenSpan(data.shown[i], i, i < data.promptLen, tokenStyle(this.sc, data, i), data.splitOf(i));
+    if (this.forks.has(i)) span.classList.add("lv-fork"); // a branch starts here
+    const flags = data.flagNotes[String(i)];
+    if (flags) {
+      span.classList.add("lv-flagged"); // the source lost something here: say what on hover
+      span.title = flags.join("\n");
+    }
+    return span;
+  }
+
+  /** Add the spans of the tokens not built yet: `first` now, the rest in slices across tasks. */
+  extend(first) {
+    this.cancelBuild();
+    let timer = null;
+    const step = (count) => {
+      this.text.add(this.data, Math.min(this.data.n, this.text.built + count), (i) => this.makeSpan(i));
+      if (this.text.built < this.data.n) {
+        this.header.classList.add("lv-loading"); // on the header, not the root: restyling the root restyles every token
+        timer = setTimeout(() => step(SLICE), 0);
+      } else {
+        timer = null;
+        this.header.classList.remove("lv-loading");
+        if (this.pinnedEl !== this.spanOf(this.pinned())) this.markPinned(); // a pinned token built only now
+      }
+    };
+    step(first);
+    this.cancelBuild = () => timer != null && clearTimeout(timer);
+  }
+
+  /** The header, the jump button, the legend and the strip. */
+  buildTop() {
+    const top = h("div", "lv-top");
+    this.header = h("div", "lv-header", headerText(this.data));
+    this.jumpBtn = h("button", "lv-jump", "least confident \u25b8");
+    this.jumpBtn.type = "button";
+    this.jumpBtn.title = `pin the ${JUMPS} least-confident tokens in turn, least confident first`;
+    this.jumpBtn.hidden = this.data.n === 0;
+    top.append(this.header, this.jumpBtn);
+    this.legend = h("div", "lv-legend");
+    buildLegend(this.legend, this.sc, this.model, (values) => this.setTraits(values));
+    this.strip = new Strip();
+    this.root.append(top, this.legend, this.strip.el);
+  }
+
+  /** The text box and the chart panel beside it. */
+  buildBody() {
+    const body = h("div", "lv-body");
+    this.textEl = h("div", "lv-text");
+    this.panel = new ChartPanel(this.textEl, panelEstimate(this.data), {
+      showIds: () => this.model.get("show_ids"),
+      style: (i) => tokenStyle(this.sc, this.data, i),
+      pinned: () => this.pinned(),
+      spanOf: (i) => this.spanOf(i),
+      strip: this.strip,
+    });
+    body.append(this.textEl, this.panel.el);
+    this.root.appendChild(body);
+    // Long texts: a block is laid out only while near the text box's view (content-visibility).
+    if (this.visibility) this.visibility.disconnect();
+    this.visibility =
+      typeof IntersectionObserver === "function"
+        ? new IntersectionObserver(
+            (entries) => {
+              for (const e of entries) e.target.classList.toggle("lv-offscreen", !e.isIntersecting);
+            },
+            { root: this.textEl, rootMargin: "400px 0px" },
+          )
+        : null;
+    this.text = new TokenText(this.textEl, this.visibility ? (b) => this.visibility.observe(b) : null);
+    if (this.data.n === 0) this.textEl.appendChild(h("span", "lv-chart-empty lv-empty-trace", "(empty trace)"));
+  }
+
+  build() {
+    this.cancelBuild();
+    this.cancelPaint();
+    this.strip?.cancel();
+    this.data = this.store.load();
+    this.root.replaceChildren();
+    this.pinnedEl = null;
+    if (!this.data) {
+      this.root.appendChild(h("div", "lv-error", `logprob_viz: could not read the trace (${this.store.error})`));
+      return;
+    }
+    this.sc = this.newScale();
+    this.jumps = null; // found on the first jump: opening the view does only what the first frame needs
+    this.jumpAt = -1;
+    this.buildTop();
+    this.buildBody();
+    this.extend(FIRST_SLICE);
+    this.measureLater();
+    this.strip.schedule(this.data, this.model.get("palette"));
+  }
+
+  /** The panel's size, once the first frame is laid out: then measuring lays out the (contained) panel only. */
+  measureLater() {
+    const built = this.data;
+    requestAnimationFrame(() =>
+      setTimeout(() => {
+        if (this.data === built && built.n > 0) this.panel.size(built);
+      }, 0),
+    );
+  }
+
+  /** New tokens from `start` on (a stream): keep the spans before it, add the rest. */
+  grow(start) {
+    if (!this.data || this.data !== this.store.data) return this.build();
+    if (start < this.text.built) {
+      this.text.truncate(start);
+      if (this.shown >= start) this.showChart(-1, true);
+    }
+    if (this.data.n > 0) this.textEl.querySelector(".lv-empty-trace")?.remove();
+    this.jumps = null;
+    this.jumpBtn.hidden = this.data.n === 0;
+    this.header.textContent = headerText(this.data);
+    this.extend(SLICE);
+    if (!this.panel.sized) this.measureLater();
+    this.strip.schedule(this.data, this.model.get("palette"));
+  }
+
+  redrawStrip() {
+    if (this.data) this.strip.schedule(this.data, this.model.get("palette"));
+  }
+
+  onResize() {
+    if (this.data && this.data.n > 0 && !this.panel.sized) this.measureLater(); // laid out now (it was detached)
+    this.panel?.follow(); // the text re-flowed: the hover box follows its token
+    this.redrawStrip();
+  }
+
+  onForks() {
+    this.forks = new Set(this.model.get("forks") ?? []);
+    if (this.text) this.text.spans.forEach((span, i) => span.classList.toggle("lv-fork", this.forks.has(i)));
+  }
+
+  /** Start: subscribe to the store, the traits and the DOM's events; returns the cleanup. */
+  start() {
+    const onStore = (what, start) => (what === "grow" ? this.grow(start) : this.build());
+    this.store.views.add(onStore);
+    const stopListening = listen(this, JUMPS);
+    // Build in a task of its own, not inside the one that delivered the widget's (large) state.
+    const initial = setTimeout(() => this.build(), 0);
+    return () => {
+      clearTimeout(initial);
+      this.cancelBuild();
+      this.cancelPaint();
+      this.strip?.cancel();
+      this.store.views.delete(onStore);
+      stopListening();
+      if (this.visibility) this.visibility.disconnect();
+      this.root.remove();
+    };
+  }
+}
+
+function render({ model, el }) {
+  return new LogprobRender(model, el).start();
+}
+
+export default { initialize, render };

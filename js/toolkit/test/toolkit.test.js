@@ -1,0 +1,123 @@
+// Unit tests of the toolkit every view uses: number formats, token text segments, the one
+// visible-whitespace mapping, colours and the codec's texts and messages (`npm test`).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { readTexts, sizedArray, unpackMessage } from "../codec.js";
+import { gradientOf, interpolate, paletteColor, readableOn, styleOn } from "../colors.js";
+import { formatFixed, formatLogprob, formatPercent, percentOfLogprob } from "../format.js";
+import { controlGlyph, decodeTokens, segments } from "../tokens.js";
+import { EMPTY_MARK, isBlank, visible, WHITESPACE_MARKS } from "../whitespace.js";
+
+test("percentages and logprobs are formatted as the chart shows them", () => {
+  assert.equal(formatPercent(Math.exp(-0.884)), "41.3%");
+  assert.equal(formatPercent(1), "100.0%");
+  assert.equal(formatPercent(0.00042), "<0.1%");
+  assert.equal(formatPercent(0.0005), "0.1%");
+  assert.equal(formatPercent(0), "0%");
+  assert.equal(formatLogprob(-0.8841), "-0.884");
+  assert.equal(formatLogprob(-0.0001), "0.000");
+  assert.equal(formatLogprob(-Infinity), "-inf");
+  assert.equal(formatLogprob(NaN), "?");
+});
+
+test("segments splits whitespace into single visible characters", () => {
+  assert.deepEqual(segments(" a\tb\n\n"), [
+    { kind: "space", text: " " },
+    { kind: "text", text: "a" },
+    { kind: "tab", text: "\t" },
+    { kind: "text", text: "b" },
+    { kind: "newline", text: "\n" },
+    { kind: "newline", text: "\n" },
+  ]);
+  assert.deepEqual(segments("<script>"), [{ kind: "text", text: "<script>" }]);
+  assert.deepEqual(segments("a\r\x07"), [
+    { kind: "text", text: "a" },
+    { kind: "cr", text: "\r" },
+    { kind: "control", text: "\x07" },
+  ]);
+  assert.deepEqual(segments(""), []);
+});
+
+test("every view marks whitespace the same way: space ·, tab →, newline ↵, return ␍, empty ∅", () => {
+  assert.equal(visible(" a\tb\n\r"), "\u00b7a\u2192b\u21b5\u240d");
+  assert.equal(visible("\u00a0"), "\u00b7");
+  assert.equal(visible(""), EMPTY_MARK);
+  assert.equal(visible("<b>x</b>"), "<b>x</b>"); // text stays text: nothing else changes
+  assert.deepEqual(Object.keys(WHITESPACE_MARKS).sort(), [" ", "\u00a0", "\t", "\n", "\r"].sort());
+  assert.ok(isBlank(" \n") && isBlank("") && !isBlank(" a"));
+});
+
+test("percent of a logprob, fixed decimals: '?' where unknown", () => {
+  assert.equal(percentOfLogprob(Math.log(0.5)), "50.0%");
+  assert.equal(percentOfLogprob(-20), "<0.1%");
+  assert.equal(percentOfLogprob(-Infinity), "0%");
+  assert.equal(percentOfLogprob(NaN), "?");
+  assert.equal(formatFixed(1.23456, 2), "1.23");
+  assert.equal(formatFixed(Infinity), "?");
+  assert.equal(formatFixed(null), "?");
+});
+
+test("colours: stops interpolate, the text on a colour is the one that contrasts more", () => {
+  assert.deepEqual(interpolate([[0, 0, 0], [255, 255, 255]], 0.5), [128, 128, 128]);
+  assert.deepEqual(interpolate([[0, 0, 0], [255, 255, 255]], 7), [255, 255, 255]); // clamped
+  assert.deepEqual(styleOn(paletteColor("viridis", 1)), { background: "rgb(253,231,37)", color: "#000" });
+  assert.equal(styleOn(null), null);
+  assert.equal(readableOn([20, 20, 20]), "#fff");
+  assert.match(gradientOf((t) => [t * 255, 0, 0], 2), /^linear-gradient\(to right, rgb\(0,0,0\) 0\.0%, rgb\(127\.5,0,0\) 50\.0%/);
+});
+
+/** `{dtype, shape, buffer}` of a typed array, at an odd offset of a larger buffer (as a kernel message's parts are). */
+function field(dtype, typed) {
+  const bytes = new Uint8Array(typed.byteLength + 3);
+  bytes.set(new Uint8Array(typed.buffer, typed.byteOffset, typed.byteLength), 3);
+  return { dtype, shape: [typed.length], buffer: new DataView(bytes.buffer, 3, typed.byteLength) };
+}
+
+test("texts arrive as {blob, offsets}: split at UTF-8 byte offsets", () => {
+  const blob = new TextEncoder().encode("aé🤖");
+  const texts = { blob: field("uint8", blob), offsets: field("uint32", new Uint32Array([0, 1, 3, 3, 7])) };
+  assert.deepEqual(readTexts(texts, "t"), ["a", "é", "", "🤖"]);
+  assert.deepEqual(readTexts(null, "t"), []);
+  const short = { blob: field("uint8", blob), offsets: field("uint32", new Uint32Array([0, 9])) };
+  assert.throws(() => readTexts(short, "t"), /t end at byte 9/);
+});
+
+test("an array of the wrong length or a missing one is an error that names it", () => {
+  const fields = { a: field("int32", new Int32Array([1, 2])) };
+  assert.deepEqual([...sizedArray(fields, "a", 2)], [1, 2]);
+  assert.throws(() => sizedArray(fields, "a", 3), /a has 2 values, expected 3/);
+  assert.throws(() => sizedArray(fields, "b", 3), /b is missing/);
+  assert.throws(() => sizedArray({ c: { dtype: "float64", shape: [1], buffer: new ArrayBuffer(8) } }, "c"), /dtype "float64"/);
+});
+
+test("a message's buffers go back to their paths", () => {
+  const payload = { x: { dtype: "float32", shape: [1], buffer: null }, rows: [{ y: null }] };
+  const got = unpackMessage({ payload, buffer_paths: [["x", "buffer"], ["rows", 0, "y"]] }, ["B0", "B1"]);
+  assert.equal(got.x.buffer, "B0");
+  assert.equal(got.rows[0].y, "B1");
+});
+
+test("zero-width and bidi characters become glyph segments", () => {
+  assert.deepEqual(segments("a\u202eb\u200b"), [
+    { kind: "text", text: "a" },
+    { kind: "invisible", text: "\u202e" },
+    { kind: "text", text: "b" },
+    { kind: "invisible", text: "\u200b" },
+  ]);
+  assert.equal(controlGlyph("\u202e"), "[RLO]");
+  assert.equal(controlGlyph("\u0085"), "\\x85");
+  assert.deepEqual(segments("\u0085"), [{ kind: "control", text: "\u0085" }]);
+});
+
+test("decodeTokens splits one decode at the byte offsets, and gives up on invalid UTF-8", () => {
+  const texts = ["a", " wörld", "🤖", "", "\u202e<b>"];
+  const parts = texts.map((t) => new TextEncoder().encode(t));
+  const offsets = new Uint32Array(parts.length + 1);
+  parts.forEach((p, i) => (offsets[i + 1] = offsets[i] + p.length));
+  const blob = new Uint8Array(offsets[parts.length]);
+  parts.forEach((p, i) => blob.set(p, offsets[i]));
+  assert.deepEqual(decodeTokens(blob, offsets, texts.length), texts);
+  const bad = new Uint8Array([0x61, 0xe2, 0x80]); // "a" then half a character
+  assert.equal(decodeTokens(bad, new Uint32Array([0, 1, 3]), 2), null);
+});
