@@ -11,7 +11,7 @@ differently for each row (row 0 one token per word, the others split each word i
 at random, as tokenizers of other vocabularies do), K=5 alternatives, random logprobs. The page
 state is `CompareView(...).get_state()` split into JSON + binary buffers by the wire codec
 (`logprob_viz.views.page.state_parts`) and put back as DataViews behind the shared minimal model
-(js/model.js), as the notebook and the frontend benchmark do. Nothing here is a test: no thresholds.
+(js/toolkit/model.js), as the notebook and the frontend benchmark do. Nothing here is a test: no thresholds.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from benchmarks.common import parse_args, table
 
 ROOT = Path(__file__).parent.parent
 STATIC = ROOT / "logprob_viz" / "views" / "static"
-MODEL_JS = ROOT / "js" / "model.js"
+MODEL_JS = ROOT / "js" / "toolkit" / "model.js"
 WORDS = ["the", "robot", "may", "not", "injure", "a", "human", "being", "café", "naïve", "東京", "🙂", "größe", "über"]
 
 PAGE = """<!doctype html><html><head><meta charset="utf-8"><style>body{margin:8px;width:1000px}</style></head>

@@ -2,7 +2,7 @@
 served as static files on 127.0.0.1, and the headless chromium they are opened in.
 
 The harness page (frontend_harness.html) hosts the widget's ESM bundle outside Jupyter behind the
-shared minimal model (js/model.js); `Server.put_state` / `put_stream` / `put_page` write what a
+shared minimal model (js/toolkit/model.js); `Server.put_state` / `put_stream` / `put_page` write what a
 page loads from /data/.
 """
 
@@ -21,7 +21,7 @@ HERE = Path(__file__).parent
 ROOT = HERE.parent
 STATIC = ROOT / "logprob_viz" / "views" / "static"
 HARNESS = HERE / "frontend_harness.html"
-MODEL_JS = ROOT / "js" / "model.js"  # the harness's model object, shared with the standalone page
+MODEL_JS = ROOT / "js" / "toolkit" / "model.js"  # the harness's model object, shared with the standalone page
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",

@@ -16,9 +16,9 @@ export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 pictures="
 widget.png                 screenshot.png           tests/browser/test_widget_browser.py::test_generated_trace_hover_lists_the_model_alternatives
 widget-handmade-dark.png   dark.png                 tests/browser/test_widget_browser.py::test_hand_made_trace_shows_hostile_text_as_text_whitespace_and_pinning
-mode-rank.png              color-mode-rank.png      tests/browser/test_explorer_browser.py::test_color_modes_palettes_and_legend_range_from_python_and_the_legend
-mode-logprob.png           color-mode-surprisal.png tests/browser/test_explorer_browser.py::test_color_modes_palettes_and_legend_range_from_python_and_the_legend
-chart-ids.png              chart.png                tests/browser/test_explorer_browser.py::test_chart_other_bar_outside_top_k_ids_and_processed_side_by_side
+mode-rank.png              color-mode-rank.png      tests/browser/test_logprob_view_browser.py::test_color_modes_palettes_and_legend_range_from_python_and_the_legend
+mode-logprob.png           color-mode-surprisal.png tests/browser/test_logprob_view_browser.py::test_color_modes_palettes_and_legend_range_from_python_and_the_legend
+chart-ids.png              chart.png                tests/browser/test_logprob_view_browser.py::test_chart_other_bar_outside_top_k_ids_and_processed_side_by_side
 explore-mid-stream.png     explorer-stream.png      tests/browser/test_explore_browser.py::test_type_generate_stream_stop_branch_switch_and_step
 explore-three-branches.png explorer-branches.png    tests/browser/test_explore_browser.py::test_type_generate_stream_stop_branch_switch_and_step
 lens.png                   lens.png                 tests/browser/test_lens_browser.py::test_hover_reads_a_layers_alternatives_and_pin_plots_the_token_through_the_layers

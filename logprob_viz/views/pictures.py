@@ -1,7 +1,7 @@
 """Pictures for slides and papers, without a browser: a trace's heatmap as SVG text and as LaTeX.
 
-The colours are the view's: this module holds the one Python copy of ``js/colors.js``'s
-palette and rank-bucket tables, its colour modes and its text-on-colour rule
+The colours are the view's: this module holds the one Python copy of the JS palette and
+rank-bucket tables (``js/toolkit/colors.js``, ``js/logprob/modes.js``), its colour modes and its text-on-colour rule
 (``tests/views/test_pictures_colors.py`` checks them against the JS module itself, in node).
 
 How token text is written: it is always data. In SVG every token is a ``<text>`` element whose
@@ -25,7 +25,7 @@ from ..records.trace import Trace
 __all__ = ["PALETTES", "RANK_BUCKETS", "MODES", "token_colors", "readable_on", "shown_text", "latex_escape",
            "to_latex"]
 
-# ---- the view's colours (a copy of js/colors.js; tests compare it with the JS module) ----------
+# ---- the view's colours (a copy of js/toolkit/colors.js + js/logprob/modes.js; tests compare them) ----
 
 PALETTES = {
     "viridis": [
@@ -85,7 +85,7 @@ def mode_values(trace: Trace, mode: str) -> np.ndarray:
 
 
 def palette_color(palette: str, t: float) -> tuple[int, int, int]:
-    """The palette's colour at t in [0, 1], interpolated linearly between its samples (as colors.js)."""
+    """The palette's colour at t in [0, 1], interpolated linearly between its samples (as js/toolkit/colors.js)."""
     stops = PALETTES[palette]
     x = min(1.0, max(0.0, t if math.isfinite(t) else 0.0)) * (len(stops) - 1)
     lo = math.floor(x)

@@ -1,12 +1,11 @@
-"""The pictures' colours are the view's: the Python copy of js/colors.js checked against the JS module.
+"""The pictures' colours are the view's: the Python copy of the JS colour tables checked against them.
 
-node imports ``js/colors.js`` itself and prints its tables and the colours its `scale` and
-`readableOn` give for a grid of values in every mode and palette; the Python side must match.
+node imports ``js/toolkit/colors.js`` and ``js/logprob/modes.js`` themselves and prints their tables and
+the colours `scale` and `readableOn` give for a grid of values in every mode and palette; the Python side must match.
 """
 
 import json
 import math
-import shutil
 import subprocess
 
 import pytest
@@ -14,15 +13,14 @@ import pytest
 from logprob_viz.views import pictures
 from paths import REPO
 
-pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node runs the view's own colour module")
-
 MODES = ["probability", "logprob", "entropy", "rank", "ratio"]
 VALUES = [-1.0, 0.0, 0.03, 0.1, 0.25, 0.5, 0.505, 0.77, 0.999, 1.0, 1.5, 2.2, 4.9, 7.5, 10.0, 12.0, 1, 5, 10, 11, 99,
           100, 101, 999, 1000, 1001, 50000]
 RANGES = [None, [0.2, 0.6], [1.0, 3.0]]
 
 NODE_SCRIPT = """
-import { PALETTES, RANK_BUCKETS, scale, readableOn } from %s;
+import { PALETTES, readableOn } from %s;
+import { RANK_BUCKETS, scale } from %s;
 const [modes, values, ranges] = JSON.parse(process.argv[1]);
 const out = { palettes: PALETTES, buckets: RANK_BUCKETS.map((b) => [b.label, b.max === Infinity ? null : b.max, b.rgb]),
               colors: [] };
@@ -39,7 +37,8 @@ console.log(JSON.stringify(out));
 
 @pytest.fixture(scope="module")
 def js():
-    script = NODE_SCRIPT % json.dumps((REPO / "js" / "colors.js").as_uri())
+    modules = (REPO / "js" / "toolkit" / "colors.js", REPO / "js" / "logprob" / "modes.js")
+    script = NODE_SCRIPT % tuple(json.dumps(m.as_uri()) for m in modules)
     args = json.dumps([MODES, VALUES, RANGES])
     done = subprocess.run(["node", "--input-type=module", "-e", script, args], capture_output=True, text=True,
                           timeout=60, check=True)
