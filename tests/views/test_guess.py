@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import logprob_viz as lv
+from logprob_viz.views import page
 from logprob_viz.views.codec import read_array
 from logprob_viz.views.guess_chart import BitsTable
 from logprob_viz.views.guess_scoring import shannon_bounds
@@ -170,3 +171,10 @@ def test_svg_table_without_plotly_escapes_tokens():
     root = ET.fromstring(BitsTable(rows, summary)._repr_svg_())
     texts = [el.text for el in root.iter("{http://www.w3.org/2000/svg}text")]
     assert "<script>]]>&" in texts and "\\x07" in texts and "2" in texts and "1 (revealed)" in texts
+
+
+def test_a_missing_build_names_the_file_and_the_command(monkeypatch, tmp_path):
+    trace = lv.Trace(tokens=["Hello", " world"], logprobs=[np.nan, -1.0])
+    monkeypatch.setattr(page, "STATIC", tmp_path)  # a checkout whose js/ was never built
+    with pytest.raises(FileNotFoundError, match=r"guess\.js is missing.*`npm install && npm run build` in js/"):
+        lv.guess(trace, start=1)
