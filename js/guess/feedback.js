@@ -2,9 +2,9 @@
 // totals. Pure functions over the widget's traits (no DOM), so `npm test` runs them in node.
 // Token text is returned as its own part ({ token }) for the view to insert as text, never markup.
 
-import { formatPercent } from "../toolkit/format.js";
+import { formatFixed, formatPercent } from "../toolkit/format.js";
 
-const bits = (x) => (x == null || !Number.isFinite(x) ? "?" : x.toFixed(2));
+const bits = (x) => formatFixed(x, 2); // bits per token: two decimals, "?" when unknown
 const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "es"}`;
 
 /** The model's view of a played row: "the model gave it 63.2% (rank 1)". */

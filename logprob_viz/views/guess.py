@@ -18,7 +18,6 @@ import dataclasses
 import math
 import random
 import re
-from pathlib import Path
 
 import anywidget
 import traitlets as t
@@ -26,16 +25,12 @@ import traitlets as t
 from ..records.trace import Trace
 from .codec import encode_trace
 from .guess_scoring import guess_number_bits, matches, normalise, shannon_bounds
+from .page import STATIC, fallback_html, require_frontend, with_html_fallback
 
 __all__ = ["guess", "GuessGame", "Outcome"]
 
-_STATIC = Path(__file__).parent / "static"
-_BUNDLE = _STATIC / "guess.js"
-_STYLES = _STATIC / "guess.css"
-_MISSING_BUNDLE = (
-    "The guessing game's JavaScript bundle is missing: {path}. In a source checkout, build it with "
-    "`npm install && npm run build` in js/ (or `pip install -e .`), then restart the kernel."
-)
+_BUNDLE = STATIC / "guess.js"
+_STYLES = STATIC / "guess.css"
 DEFAULT_START_TOKENS = 8  # shown when the text has no first sentence to show
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s*$")
 
@@ -160,8 +155,7 @@ class GuessGame(anywidget.AnyWidget):
     case_sensitive = t.Bool(True).tag(sync=True)
 
     def __init__(self, trace: Trace, start=None, choices: int = 4, case_sensitive: bool = True) -> None:
-        if not hasattr(type(self), "_esm"):
-            raise FileNotFoundError(_MISSING_BUNDLE.format(path=_BUNDLE))
+        require_frontend(type(self), "guess.js", "guess.css")
         if not isinstance(trace, Trace) or len(trace) < 2:
             raise ValueError("GuessGame plays a scored Trace of at least two tokens; lv.guess(text) makes one")
         start = _start_index(trace, start)
@@ -170,6 +164,7 @@ class GuessGame(anywidget.AnyWidget):
         self._trace = dataclasses.replace(trace, prompt_len=start)  # shown context = prompt, hidden = completion
         self._n_choices = choices
         self._records: list[dict] = []  # per position played: what the class did, what the model gave
+        self._played_view = None  # the LogprobView behind the notebook's HTML copy (`_played_html`)
         super().__init__(start=start, n_tokens=len(trace), position=start, case_sensitive=case_sensitive)
         self._show()
         self.on_msg(self._on_message)
@@ -180,6 +175,11 @@ class GuessGame(anywidget.AnyWidget):
     def trace(self) -> Trace:
         """The whole scored text (shown context as the prompt)."""
         return self._trace
+
+    @property
+    def played(self) -> Trace:
+        """The text shown so far: the context (as the prompt) and the tokens found or revealed."""
+        return self._trace[: self.position]
 
     @property
     def done(self) -> bool:
@@ -239,7 +239,7 @@ class GuessGame(anywidget.AnyWidget):
 
     def _show(self) -> None:
         """Send what the page may see: the tokens so far, the buttons, the table and its totals."""
-        self._payload = encode_trace(self._trace[: self.position], f"guess-{self.position}")
+        self._payload = encode_trace(self.played, f"guess-{self.position}")
         self.choices = self._choices_at(self.position) if not self.done else []
         self.rows = [_json_row(r) for r in self._with_bits()]
         self.stats = _json_row(self.summary())
@@ -333,6 +333,30 @@ class GuessGame(anywidget.AnyWidget):
         from .guess_chart import chart
 
         return chart(self._with_bits(), self.summary())
+
+    def _repr_mimebundle_(self, **kwargs):
+        # Where no widget manager runs the game (nbconvert, a notebook opened without a kernel), the
+        # text played so far as the LogprobView's HTML: what the class saw, the hidden rest not on the page.
+        return with_html_fallback(super()._repr_mimebundle_(**kwargs), self._played_html)
+
+    def _played_html(self) -> str:
+        """`page.fallback_html` of a LogprobView of the text played so far, kept with the game.
+
+        One view for the game's life, grown as it is played: a view made for one display and closed
+        (what `fallback_html` of a bare trace does) opens and closes its comm at once, and the
+        browser's widget manager then reports "[anywidget] Failed to initialize model"."""
+        from .logprob_view import LogprobView
+
+        if self._played_view is None:
+            self._played_view = LogprobView(self.played)
+        else:
+            self._played_view.trace = self.played
+        return fallback_html(self._played_view)
+
+    def close(self) -> None:
+        if getattr(self, "_played_view", None) is not None:
+            self._played_view.close()
+        super().close()
 
     def __repr__(self) -> str:
         s = self.summary() if hasattr(self, "_trace") else {}

@@ -6,9 +6,10 @@ rank-bucket tables (``js/toolkit/colors.js``, ``js/logprob/modes.js``), its colo
 
 How token text is written: it is always data. In SVG every token is a ``<text>`` element whose
 content is XML-escaped (``& < >``); characters XML cannot hold (control characters) and
-characters that draw nothing or reorder the text (zero-width, bidi) are written as the view
-shows them (``\\x07``, ``[RLO]``). With ``show_whitespace=True`` (the default, as in the view) a
-space is drawn as ``·``, a tab as ``→`` and a newline as ``↵`` followed by a line break; with
+characters that draw nothing or reorder the text (zero-width, bidi) are written as the views
+show them (``\\x07``, ``[RLO]``). With ``show_whitespace=True`` (the default, as in the view) a
+space is drawn as ``·``, a tab as ``→``, a return as ``␍``, a newline as ``↵`` followed by a line
+break and an empty token as ``∅``: the views' one mapping, `logprob_viz.views.whitespace`; with
 False, spaces and tabs are kept as spaces (``xml:space="preserve"``) and a newline still breaks
 the line. In LaTeX the specials ``\\ { } $ & # ^ _ % ~`` are escaped (and ``< > |``, which the
 default font encoding would misprint); see `latex_escape`.
@@ -21,6 +22,7 @@ import math
 import numpy as np
 
 from ..records.trace import Trace
+from .whitespace import EMPTY_MARK, WHITESPACE_MARKS, control_glyph
 
 __all__ = ["PALETTES", "RANK_BUCKETS", "MODES", "token_colors", "readable_on", "shown_text", "latex_escape",
            "to_latex"]
@@ -138,40 +140,30 @@ def hex_color(rgb) -> str:
     return "#{:02x}{:02x}{:02x}".format(*rgb)
 
 
-# ---- how token text is shown (as js/tokens.js: whitespace marked, invisible characters named) --
+# ---- how token text is shown: the views' marks (logprob_viz.views.whitespace) -------------------
 
-# Characters that draw nothing or reorder the text: their short names (a copy of js/tokens.js INVISIBLE).
-INVISIBLE = {
-    0x00AD: "SHY", 0x034F: "CGJ", 0x061C: "ALM", 0x180E: "MVS",
-    0x200B: "ZWSP", 0x200C: "ZWNJ", 0x200D: "ZWJ", 0x200E: "LRM", 0x200F: "RLM",
-    0x2028: "LSEP", 0x2029: "PSEP",
-    0x202A: "LRE", 0x202B: "RLE", 0x202C: "PDF", 0x202D: "LRO", 0x202E: "RLO",
-    0x2060: "WJ", 0x2061: "FA", 0x2062: "IT", 0x2063: "IS", 0x2064: "IP",
-    0x2066: "LRI", 0x2067: "RLI", 0x2068: "FSI", 0x2069: "PDI", 0xFEFF: "BOM",
-}
-VISIBLE_WHITESPACE = {" ": "\u00b7", "\u00a0": "\u00b7", "\t": "\u2192", "\n": "\u21b5", "\r": "\u240d"}
 PLAIN_WHITESPACE = {" ": " ", "\u00a0": " ", "\t": "    ", "\n": "", "\r": ""}
 
 
 def glyph(ch: str) -> str | None:
-    """How the view shows a control or invisible character (``\\x07``, ``[RLO]``); None for others."""
+    """How a picture shows a control or invisible character: as the views (``\\x07``, ``[RLO]``,
+    `whitespace.control_glyph`), and a character XML cannot hold as its code; None for others."""
     code = ord(ch)
-    if code in INVISIBLE:
-        return f"[{INVISIBLE[code]}]"
-    if code < 0x20 or 0x7F <= code <= 0x9F:
-        return f"\\x{code:02x}"
     if 0xD800 <= code <= 0xDFFF or code in (0xFFFE, 0xFFFF):  # lone surrogates, non-characters: not text
         return f"\\u{code:04x}"
-    return None
+    return control_glyph(ch)
 
 
 def shown_text(token: str, show_whitespace: bool = True) -> tuple[str, int]:
-    """(what a picture prints for `token`, how many line breaks it ends with)."""
-    table = VISIBLE_WHITESPACE if show_whitespace else PLAIN_WHITESPACE
+    """(what a picture prints for `token`, how many line breaks it ends with).
+
+    With `show_whitespace`, the views' marks (an empty token too: ``∅``); without, blank space."""
+    if not token:
+        return (EMPTY_MARK if show_whitespace else ""), 0
     out, breaks = [], 0
     for ch in token:
-        if ch in table:
-            out.append(table[ch])
+        if ch in WHITESPACE_MARKS:
+            out.append(WHITESPACE_MARKS[ch] if show_whitespace else PLAIN_WHITESPACE[ch])
             breaks += ch == "\n"
         else:
             out.append(glyph(ch) or ch)
@@ -203,8 +195,9 @@ def to_latex(trace: Trace, color_mode: str = "probability", palette: str = "viri
     Each token is ``\\colorbox{lvN}{\\strut\\textcolor{black|white}{...}}`` with its text
     escaped by `latex_escape`; a token with no known value is its plain text. Whitespace: spaces
     are kept (control spaces, a tab as four), a newline ends the line (``\\newline``); with
-    ``show_whitespace=True`` they print the view's glyphs instead: ``$\\cdot$``,
-    ``$\\rightarrow$``, ``$\\hookleftarrow$`` (the newline still ends the line). Control and
+    ``show_whitespace=True`` they print the view's marks instead (``· → ↵ ␍ ∅`` as ``$\\cdot$``,
+    ``$\\rightarrow$``, ``$\\hookleftarrow$``, ``{\\scriptsize CR}``, ``$\\emptyset$``: the
+    base fonts' nearest; the newline still ends the line). Control and
     invisible characters print as the view's glyphs (``\\x07``, ``[RLO]``). Lines may break
     between any two tokens (``\\allowbreak``).
     """
@@ -233,20 +226,16 @@ def to_latex(trace: Trace, color_mode: str = "probability", palette: str = "viri
     return "\n".join([*head, *defs, opening, "%\n".join(body) + "%", "}"]) + "\n"
 
 
-_LATEX_GLYPHS = {" ": r"$\cdot$", "\t": r"$\rightarrow$", "\n": r"$\hookleftarrow$", "\r": r"$\hookleftarrow$"}
+# The views' marks (`WHITESPACE_MARKS`, `EMPTY_MARK`) in LaTeX's base fonts, so no package is
+# needed: ↵ as its nearest there, ↩; ␍ spelled out.
+_LATEX_MARKS = {
+    "\u00b7": r"$\cdot$", "\u2192": r"$\rightarrow$", "\u21b5": r"$\hookleftarrow$", "\u240d": r"{\scriptsize CR}",
+    EMPTY_MARK: r"$\emptyset$",
+}
 
 
 def _latex_token(token: str, show_whitespace: bool) -> tuple[str, int]:
-    parts, breaks = [], 0
-    for ch in token:
-        if ch == "\n":
-            breaks += 1
-            parts.append(_LATEX_GLYPHS[ch] if show_whitespace else "")
-        elif ch in " \t\r\u00a0":
-            if show_whitespace:
-                parts.append(_LATEX_GLYPHS.get(ch, _LATEX_GLYPHS[" "]))
-            else:
-                parts.append(latex_escape(" " * (4 if ch == "\t" else 1 if ch != "\r" else 0)))
-        else:
-            parts.append(latex_escape(glyph(ch) or ch))
-    return "".join(parts), breaks
+    """(the token as LaTeX, its line breaks): `shown_text`'s characters, marks as `_LATEX_MARKS`."""
+    text, breaks = shown_text(token, show_whitespace)
+    marks = _LATEX_MARKS if show_whitespace else {}
+    return "".join(marks.get(ch) or latex_escape(ch) for ch in text), breaks

@@ -4,7 +4,10 @@ The model's numbers in `game.results` are checked against a teacher-forced pass 
 loaded copy of the model; the class's bits against Shannon's formulas computed here.
 """
 
+import base64
+import json
 import math
+import re
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -12,9 +15,11 @@ import pytest
 import torch
 
 import logprob_viz as lv
+from logprob_viz.views import page
 from logprob_viz.views.codec import read_array
 from logprob_viz.views.guess_chart import BitsTable
 from logprob_viz.views.guess_scoring import shannon_bounds
+from logprob_viz.views.page import STATE_TYPE
 
 TEXT = "The cat sat on the mat. It was a sunny day, and the cat was happy.\nThe end."
 
@@ -33,6 +38,26 @@ def test_starts_after_the_first_sentence_and_hides_the_rest(game):
     blob = bytes(read_array(payload["arrays"]["text"]))
     assert b" It" not in blob and b"sunny" not in blob, "nothing hidden is in what the browser receives"
     assert len(game.choices) == 4 and t.tokens[game.start] in game.choices
+
+
+def embedded_buffers(html: str) -> list[bytes]:
+    """The binary buffers of the view state a notebook's text/html carries (base64 JSON, buffers base64)."""
+    [b64] = re.findall(f'<script type="{re.escape(STATE_TYPE)}">([^<]*)</script>', html)
+    state = json.loads(base64.b64decode(b64))
+    return [base64.b64decode(b) for b in state["buffers"]]
+
+
+def test_the_notebook_html_shows_what_was_played_and_nothing_hidden(game):
+    data, _ = game._repr_mimebundle_()
+    html = data["text/html"]
+    assert "application/vnd.jupyter.widget-view+json" in data, "the live game stays the preferred output"
+    assert 'class="lv-standalone"' in html, "the LogprobView's own fallback (page.fallback_html), not a copy"
+    blobs = b"".join(embedded_buffers(html))
+    assert b"The cat sat on the mat." in blobs
+    assert b"sunny" not in blobs and b"sunny" not in html.encode(), "the hidden text is not in the notebook"
+    game.reveal()
+    blobs = b"".join(embedded_buffers(game._repr_mimebundle_()[0]["text/html"]))
+    assert game.trace.tokens[game.start].encode() in blobs and b"sunny" not in blobs
 
 
 def test_wrong_right_and_reveal_make_the_record(game, reference_model):
@@ -146,3 +171,10 @@ def test_svg_table_without_plotly_escapes_tokens():
     root = ET.fromstring(BitsTable(rows, summary)._repr_svg_())
     texts = [el.text for el in root.iter("{http://www.w3.org/2000/svg}text")]
     assert "<script>]]>&" in texts and "\\x07" in texts and "2" in texts and "1 (revealed)" in texts
+
+
+def test_a_missing_build_names_the_file_and_the_command(monkeypatch, tmp_path):
+    trace = lv.Trace(tokens=["Hello", " world"], logprobs=[np.nan, -1.0])
+    monkeypatch.setattr(page, "STATIC", tmp_path)  # a checkout whose js/ was never built
+    with pytest.raises(FileNotFoundError, match=r"guess\.js is missing.*`npm install && npm run build` in js/"):
+        lv.guess(trace, start=1)

@@ -212,8 +212,21 @@ def test_latex_escapes_every_special_and_reads_back():
 
 
 def test_latex_shows_whitespace_on_request():
-    tex = lv.Trace(tokens=["a b", "\t", "\n"], logprobs=[-0.1, -0.2, -0.3]).to_latex(show_whitespace=True)
+    trace = lv.Trace(tokens=["a b", "\t", "\n", "x\ry", ""], logprobs=[-0.1, -0.2, -0.3, -0.4, -0.5])
+    tex = trace.to_latex(show_whitespace=True)
     assert r"a$\cdot$b" in tex and r"$\rightarrow$" in tex and r"$\hookleftarrow$" in tex
+    assert r"x{\scriptsize CR}y" in tex and r"{$\emptyset$}}" in tex, "a return, an empty token: as the views"
+    assert trace.to_latex().rstrip().endswith("{}}%\n}"), "without marks an empty token is an empty box"
+
+
+def test_every_mark_of_the_views_has_its_latex_and_svg_shows_the_empty_token():
+    # a mark changed in views/whitespace.py (and js/toolkit/whitespace.js) must get its LaTeX too
+    from logprob_viz.views.pictures import _LATEX_MARKS
+    from logprob_viz.views.whitespace import EMPTY_MARK, WHITESPACE_MARKS
+
+    assert set(_LATEX_MARKS) == {*WHITESPACE_MARKS.values(), EMPTY_MARK}
+    _, groups = token_groups(lv.Trace(tokens=["a", ""], logprobs=[-0.1, -0.2]).to_svg())
+    assert [g.find(f"{SVG}text").text for g in groups] == ["a", "\u2205"]
 
 
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed here")

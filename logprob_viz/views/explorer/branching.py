@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from ...records.trace import Trace
+from ..whitespace import WHITESPACE_MARKS, control_glyph
 from ..whitespace import visible as marked
 
 __all__ = ["as_trace", "parents_of", "fork_position", "visible", "branch_label", "append_row"]
@@ -54,8 +55,15 @@ def visible(token: str, limit: int = 40) -> str:
     return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 
+_MARKED_IN_WORDS = "\n\t\r"  # marked in a branch's words; a space (or no-break space) parts them
+
+
 def _words(trace: Trace, start: int, limit: int = 48) -> str:
-    text = "".join(trace.tokens[start : start + 12]).replace("\n", " ⏎ ")
+    """The first words from token `start` on, for a branch's line in the list: spaces part the words;
+    a newline, tab or return shows the views' mark (``↵ → ␍``) between them, a control or bidi
+    character its glyph (it must not reorder the label); runs of blanks read as one space."""
+    raw = "".join(trace.tokens[start : start + 12])
+    text = "".join(f" {WHITESPACE_MARKS[ch]} " if ch in _MARKED_IN_WORDS else control_glyph(ch) or ch for ch in raw)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
