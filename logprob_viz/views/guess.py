@@ -164,7 +164,6 @@ class GuessGame(anywidget.AnyWidget):
         self._trace = dataclasses.replace(trace, prompt_len=start)  # shown context = prompt, hidden = completion
         self._n_choices = choices
         self._records: list[dict] = []  # per position played: what the class did, what the model gave
-        self._played_view = None  # the LogprobView behind the notebook's HTML copy (`_played_html`)
         super().__init__(start=start, n_tokens=len(trace), position=start, case_sensitive=case_sensitive)
         self._show()
         self.on_msg(self._on_message)
@@ -340,23 +339,8 @@ class GuessGame(anywidget.AnyWidget):
         return with_html_fallback(super()._repr_mimebundle_(**kwargs), self._played_html)
 
     def _played_html(self) -> str:
-        """`page.fallback_html` of a LogprobView of the text played so far, kept with the game.
-
-        One view for the game's life, grown as it is played: a view made for one display and closed
-        (what `fallback_html` of a bare trace does) opens and closes its comm at once, and the
-        browser's widget manager then reports "[anywidget] Failed to initialize model"."""
-        from .logprob_view import LogprobView
-
-        if self._played_view is None:
-            self._played_view = LogprobView(self.played)
-        else:
-            self._played_view.trace = self.played
-        return fallback_html(self._played_view)
-
-    def close(self) -> None:
-        if getattr(self, "_played_view", None) is not None:
-            self._played_view.close()
-        super().close()
+        """`page.fallback_html` of the text played so far."""
+        return fallback_html(self.played)
 
     def __repr__(self) -> str:
         s = self.summary() if hasattr(self, "_trace") else {}

@@ -24,6 +24,7 @@ The text shown before the script runs is escaped with ``html.escape``, as is all
 from __future__ import annotations
 
 import base64
+import contextlib
 import html
 import json
 import logging
@@ -188,15 +189,43 @@ def _fragment(view, *, max_state_bytes: int | None = None) -> str:
     )
 
 
+class _DetachedComm:
+    """A comm that reaches no frontend. A view made only for its state (an HTML copy) gets one, so
+    no widget is announced to the browser and closed at once (its widget manager would then report
+    "[anywidget] Failed to initialize model")."""
+
+    def __init__(self) -> None:
+        self.comm_id = uuid.uuid4().hex
+
+    def on_msg(self, callback) -> None:
+        pass
+
+    def send(self, *args, **kwargs) -> None:
+        pass
+
+    def close(self, *args, **kwargs) -> None:
+        pass
+
+
+@contextlib.contextmanager
 def _logprob_view(obj, view_traits: dict):
-    """(view, created): the LogprobView of a trace (a new one, closed by the caller) or the view given."""
+    """The LogprobView of a trace (a detached one, closed afterwards) or the view given."""
+    from ipywidgets import Layout
+
     from .logprob_view import LogprobView
 
     if isinstance(obj, LogprobView):
         if view_traits:
             raise TypeError("view traits can only be given with a Trace; set them on the view instead")
-        return obj, False
-    return LogprobView(obj, **view_traits), True
+        yield obj
+        return
+    layout = Layout(comm=_DetachedComm())  # a DOMWidget's layout is a widget of its own
+    view = LogprobView(obj, comm=_DetachedComm(), layout=layout, **view_traits)
+    try:
+        yield view
+    finally:
+        view.close()
+        layout.close()
 
 
 def html_fragment(obj, **view_traits) -> str:
@@ -205,12 +234,8 @@ def html_fragment(obj, **view_traits) -> str:
     About 45 KB (bundle + CSS) plus the trace's state (~4/3 of the widget's binary payload, as
     base64) per fragment. Meant for a notebook output's ``text/html``.
     """
-    view, created = _logprob_view(obj, view_traits)
-    try:
+    with _logprob_view(obj, view_traits) as view:
         return _fragment(view)
-    finally:
-        if created:
-            view.close()
 
 
 # -- what each record and view shows as HTML --------------------------------------------------
@@ -243,12 +268,8 @@ def fallback_html(obj, *, max_state_bytes: int | None = None) -> str:
     from .logprob_view import LogprobView
 
     if isinstance(obj, (Trace, LogprobView)):
-        view, created = _logprob_view(obj, {})
-        try:
+        with _logprob_view(obj, {}) as view:
             return _fragment(view, max_state_bytes=max_state_bytes)
-        finally:
-            if created:
-                view.close()
     source = _static_source(obj)
     if source is None:
         raise TypeError(_WHAT.format(name=type(obj).__name__))
@@ -282,12 +303,8 @@ def to_html(obj, path: str | Path | None = None, *, title: str | None = None, **
     from .logprob_view import LogprobView
 
     if isinstance(obj, (Trace, LogprobView)):
-        view, created = _logprob_view(obj, view_traits)
-        try:
+        with _logprob_view(obj, view_traits) as view:
             body, meta = _fragment(view), view.trace.meta
-        finally:
-            if created:
-                view.close()
         what = "trace"
     else:
         if view_traits:

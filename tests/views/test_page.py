@@ -286,3 +286,20 @@ def test_every_record_has_a_view_and_an_offline_page(tmp_path):
         cmp_view.close()
     with pytest.raises(TypeError, match="only apply to a Trace"):
         lv.to_html(cmp, color_mode="rank")
+
+
+def test_an_html_copy_of_a_trace_announces_no_widget_to_the_browser(monkeypatch):
+    # A view made only for its HTML copy must open no comm: the browser's widget manager would try to
+    # build a model that the kernel closes at once ("[anywidget] Failed to initialize model").
+    import comm
+    from ipywidgets.widgets.widget import _instances
+
+    opened = []
+    real = comm.create_comm
+    monkeypatch.setattr(comm, "create_comm", lambda *a, **k: opened.append(k) or real(*a, **k))
+    before = set(_instances)
+    fragment = export.fallback_html(hostile_trace())
+    assert STATE_TYPE in fragment and opened == [] and set(_instances) == before
+    view = LogprobView(hostile_trace())  # a view for display opens its comms (the observation above can see them)
+    assert [o["data"]["state"]["_model_name"] for o in opened] == ["LayoutModel", "AnyModel"]
+    view.close()
