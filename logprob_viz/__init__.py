@@ -34,6 +34,7 @@ _LAZY = {
     "compare": ".records.comparison",
     "Comparison": ".records.comparison",
     "Lens": ".records.lens",
+    "Attribution": ".records.attribution",
     "LogprobView": ".views.logprob_view",
     "CompareView": ".views.compare_view",
     "LensView": ".views.lens_view",

@@ -34,7 +34,7 @@ def printed(outputs) -> str:
 def test_every_notebook_is_run_by_some_test():
     shipped = {p.name for p in NOTEBOOKS.glob("*.ipynb")}
     assert shipped == {"quickstart.ipynb", "compare.ipynb", *LESSONS, *ELSEWHERE}
-    assert len(LESSONS) == 7
+    assert len(LESSONS) == 8
 
 
 def test_quickstart_runs():
@@ -50,6 +50,7 @@ CLAIMS = {
     "02_sampling.ipynb": ["T=0.5:", "chosen"],
     "03_what_it_almost_said.ipynb": ["' Neptune'", "' Jupiter'", "is Jupiter."],
     "04_inside_the_model.ipynb": ["token: ' Paris'", "layer 29"],
+    "07_why.ipynb": ["p(' Neptune')", "pushed towards Neptune", "rank agreement", "' Neptune' decided at layer"],
     "08_guess.ipynb": ["'She' is not it (guess 1)", "right: ' It' in 2 guesses", "class: ", "model: "],
 }
 

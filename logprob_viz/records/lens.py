@@ -49,6 +49,9 @@ class Lens:
         the tokens before it, so column 0 is NaN.
     ranks : int32 [L, N]
         1-based rank of the actual token at each layer; 0 in column 0.
+    kl_to_final : float32 [L, N]
+        KL(final || layer) in nats: how far each layer's distribution is from the model's own
+        output (0 at the final block), computed in the same forward pass; NaN in column 0.
     top_ids, top_logprobs : [L, N, K]; top_tokens : list [L][N][K] of str
         Each layer's K most likely next tokens.
     trace : Trace
@@ -68,7 +71,13 @@ class Lens:
         for name in ("logprobs", "ranks", "entropy", "top_logprobs", "top_ids"):
             setattr(self, name, np.stack([_pad_first(name, got[b][name]) for b in rows]))
         self.top_tokens = [[[text_of(i) for i in row] for row in layer.tolist()] for layer in self.top_ids]
-        last = {name: _pad_first(name, got[final][name]) for name in got[final]}
+        # KL(final || layer) in nats, per layer and token (column 0 NaN, as nothing predicts it)
+        self.kl_to_final = np.stack(
+            [np.concatenate([[np.nan], got[b]["kl_to_final"]]).astype(np.float32) for b in rows])
+        self._final_ranks = np.concatenate([[0], got[final]["ranks"]]).astype(np.int32)
+        self._final_logprobs = np.concatenate([[np.nan], got[final]["logprobs"]]).astype(np.float32)
+        trace_fields = ("logprobs", "ranks", "entropy", "top_logprobs", "top_ids")
+        last = {name: _pad_first(name, got[final][name]) for name in trace_fields}
         self.trace = Trace(
             tokens=self.tokens,
             token_bytes=self.token_bytes,
@@ -106,7 +115,7 @@ class Lens:
         k = self.k if top_logprobs is None else check_top_logprobs(top_logprobs)
         if k <= self.k or position == 0:
             k = min(k, self.k)
-            part = {name: getattr(self, name)[:, position] for name in ("logprobs", "ranks", "entropy")}
+            part = {name: getattr(self, name)[:, position] for name in ("logprobs", "ranks", "entropy", "kl_to_final")}
             part["top_ids"] = self.top_ids[:, position, :k]
             part["top_logprobs"] = self.top_logprobs[:, position, :k]
         else:
@@ -123,6 +132,35 @@ class Lens:
             **part,
             "top_tokens": [[self._text_of(i) for i in row] for row in np.asarray(part["top_ids"]).tolist()],
         }
+
+    def commitment(self, top: int = 1, p: float | None = None) -> np.ndarray:
+        """For each token, the block from which the model has decided on it: int array [N].
+
+        The value is a block number (as in ``lens.layers``, 0-based), the first of the lens's
+        layers from which the actual token stays within the top-`top` guesses (or, with `p`,
+        keeps a probability >= p) at every later layer of the lens and at the model's final
+        block; -1 when no row of the lens starts such a run (a lens of picked layers that leaves
+        out the final block says -1 for a token decided only there), and -1 at position 0, which
+        nothing predicts.
+        """
+        if p is None:
+            if not _is_int(top) or top < 1:
+                raise ValueError(f"top must be a positive int, got {top!r}")
+            rows, final = self.ranks, self._final_ranks
+            held = (rows >= 1) & (rows <= top)
+            final_held = (final >= 1) & (final <= top)
+        else:
+            if not isinstance(p, (int, float, np.floating)) or not 0 < p <= 1:
+                raise ValueError(f"p must be a probability in (0, 1], got {p!r}")
+            with np.errstate(invalid="ignore"):
+                held = self.logprobs >= np.log(p)
+                final_held = self._final_logprobs >= np.log(p)
+        # stays: held at this row and at every row after it, and at the final block
+        stays = np.flip(np.logical_and.accumulate(np.flip(held, 0), axis=0), 0) & final_held[None, :]
+        first = np.argmax(stays, axis=0)  # the first row where it stays (0 where none: masked below)
+        out = np.where(stays.any(axis=0), self.layers[first], -1).astype(np.int32)
+        out[0] = -1
+        return out
 
     def view(self, **kwargs):
         """The lens view (a widget): layers x tokens heatmap, alternatives on hover, per-layer plot on pin."""
@@ -142,5 +180,5 @@ class Lens:
 
     def nbytes(self) -> int:
         """Bytes of the arrays the lens keeps (O(L x N x K))."""
-        names = ("logprobs", "ranks", "entropy", "top_logprobs", "top_ids", "token_ids")
+        names = ("logprobs", "ranks", "entropy", "kl_to_final", "top_logprobs", "top_ids", "token_ids")
         return sum(getattr(self, n).nbytes for n in names)

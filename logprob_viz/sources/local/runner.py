@@ -85,6 +85,17 @@ class TransformersRunner(Runner):
 
         return lens(self, text_or_trace, top_logprobs=top_logprobs, layers=layers)
 
+    def attribute(self, trace, *, at: int, contrast=None, method: str = "gradient_x_input", **options):
+        """Why the token at `at`: one score per earlier token (an `Attribution`).
+
+        See `logprob_viz.sources.local.attribution.attribute`: ``contrast=" Jupiter"`` (text or id)
+        attributes log p(token) - log p(contrast); methods ``"gradient_x_input"``,
+        ``"integrated_gradients"`` (``n_steps``, ``baseline``, ``steps``) and ``"occlusion"``.
+        """
+        from .attribution import attribute
+
+        return attribute(self, trace, at=at, contrast=contrast, method=method, **options)
+
     # -- what base.Runner asks of a runner -----------------------------------------------
 
     def _prepare(self, req: Request) -> None:

@@ -166,7 +166,7 @@ def test_memory_is_layers_by_tokens_by_k_never_by_vocabulary(runner, full):
     assert not tensors, f"the lens keeps torch tensors: {tensors}"
     for name, arr in arrays:
         assert arr.size <= n_layers * n * full.k, f"{name} has {arr.size} values, more than L*N*K"
-    per_cell = 4 + 4 + 4 + full.k * (4 + 4)  # logprob, rank, entropy, K x (logprob, id)
+    per_cell = 4 + 4 + 4 + 4 + full.k * (4 + 4)  # logprob, rank, entropy, KL to final, K x (logprob, id)
     assert full.nbytes() == n_layers * n * per_cell + 4 * n
     assert full.nbytes() * 100 < n_layers * n * vocab * 4
     assert len(full.top_tokens) == n_layers and all(len(row) == n for row in full.top_tokens)
@@ -253,3 +253,72 @@ def test_view_payload_carries_the_lens_texts_by_reference(full):
         LensView("text")
     data, _metadata = full._repr_mimebundle_()  # the last expression of a cell shows the view
     assert isinstance(full, Lens) and "application/vnd.jupyter.widget-view+json" in data
+
+
+def commitment_by_loop(ranks: np.ndarray, layers: np.ndarray, top: int) -> list[int]:
+    """For each token: the first layer from which its rank stays <= top through the last layer."""
+    n_rows, n_tokens = ranks.shape
+    out = []
+    for n in range(n_tokens):
+        found = -1
+        for r in range(n_rows):
+            if all(1 <= ranks[later, n] <= top for later in range(r, n_rows)):
+                found = int(layers[r])
+                break
+        out.append(found)
+    return out
+
+
+@pytest.mark.parametrize("top", [1, 5])
+def test_commitment_is_the_first_layer_from_which_the_token_stays_in_the_top(full, top):
+    got = full.commitment(top=top)
+    assert got.dtype == np.int32 and got.shape == (len(full),)
+    assert got.tolist() == commitment_by_loop(full.ranks, full.layers, top)
+    assert got[0] == -1  # nothing predicts the first token
+    assert (got >= 0).any() and (got == -1).sum() >= 1
+    if top == 5:
+        assert (got[full.commitment(top=1) >= 0] <= full.commitment(top=1)[full.commitment(top=1) >= 0]).all()
+
+
+def test_commitment_by_probability(full):
+    got = full.commitment(p=0.5)
+    expected = []
+    for n in range(len(full)):
+        keeps = [bool(np.exp(full.logprobs[r, n]) >= 0.5) for r in range(len(full.layers))]
+        first = next((r for r in range(len(keeps)) if all(keeps[r:])), None)
+        expected.append(-1 if n == 0 or first is None else int(full.layers[first]))
+    assert got.tolist() == expected
+    with pytest.raises(ValueError, match=r"p must be a probability in \(0, 1\]"):
+        full.commitment(p=1.5)
+    with pytest.raises(ValueError, match="top must be a positive int"):
+        full.commitment(top=0)
+
+
+def test_commitment_of_picked_layers_also_holds_at_the_final_block(runner, full):
+    picked = lens(runner, TEXT, top_logprobs=5, layers=[10, 20])
+    # the picked rows, then the final block (29), which must agree too; decided only at 29,
+    # a block the lens did not keep, counts as never within the lens's layers
+    ranks = np.vstack([full.ranks[[10, 20]], full.ranks[-1]])
+    expected = [e if e in (10, 20) else -1 for e in commitment_by_loop(ranks, np.array([10, 20, 29]), 1)]
+    assert picked.commitment(top=1).tolist() == expected
+    assert 10 in expected or 20 in expected
+
+
+def test_kl_to_final_equals_an_independent_float64_computation(reference_model, full):
+    ids = full.token_ids.tolist()
+    with torch.no_grad():
+        out = reference_model(input_ids=torch.tensor([ids]), output_hidden_states=True)
+        final = torch.log_softmax(out.logits[0, :-1].double(), dim=-1)  # (N-1, V) the model's own output
+        eps = reference_model.config.rms_norm_eps
+        w_norm = reference_model.model.norm.weight.double()
+        for block in (0, 14, 28):
+            h = out.hidden_states[block + 1][0, :-1].double()
+            normed = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + eps) * w_norm
+            layer = torch.log_softmax(normed @ reference_model.lm_head.weight.double().T, dim=-1)
+            kl = (final.exp() * (final - layer)).sum(-1).numpy()
+            np.testing.assert_allclose(full.kl_to_final[block, 1:], kl, atol=2e-3, rtol=1e-4)
+    assert np.isnan(full.kl_to_final[:, 0]).all()
+    np.testing.assert_allclose(full.kl_to_final[-1, 1:], 0, atol=1e-6)
+    assert full.kl_to_final.shape == full.shape and full.kl_to_final.dtype == np.float32
+    # early layers are far from the final distribution, late ones close
+    assert np.nanmean(full.kl_to_final[0]) > np.nanmean(full.kl_to_final[28]) > 0
