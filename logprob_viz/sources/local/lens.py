@@ -16,6 +16,8 @@ import logging
 import time
 import weakref
 
+import numpy as np
+
 from ...records.fields import empty
 from ...records.lens import Lens, check_top_logprobs
 from ...records.tokens import VocabTexts, token_bytes_table
