@@ -34,6 +34,8 @@ _LAZY = {
     "compare": ".records.comparison",
     "Comparison": ".records.comparison",
     "Lens": ".records.lens",
+    "Corpus": ".records.corpus",
+    "compare_corpora": ".records.corpus_compare",
     "LogprobView": ".views.logprob_view",
     "CompareView": ".views.compare_view",
     "LensView": ".views.lens_view",

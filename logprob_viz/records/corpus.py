@@ -65,15 +65,13 @@ class Corpus:
 
     @classmethod
     def from_responses(cls, responses, labels=None, metadata=None, **read_options) -> Corpus:
-        """One trace per server response (dict, JSON text, SDK object, stream), each read by `lv.read`."""
-        from ..sources.readers import read
+        """A trace per server response (dict, JSON text, SDK object, stream), each read by `lv.read`.
 
+        A response with several choices (``n=2``, two prompts) gives a trace per choice, in order.
+        """
         traces = []
         for i, response in enumerate(responses):
-            try:
-                traces.append(read(response, **read_options))
-            except Exception as error:
-                raise type(error)(f"response {i}: {error}") from error
+            traces.extend(_as_traces(response, f"response {i}", read_options))
         return cls(traces, labels, metadata)
 
     @classmethod
@@ -83,7 +81,11 @@ class Corpus:
         The Series' index gives the labels unless ``labels`` is given (a list, or a Series).
         """
         labels = column.index.astype(str).tolist() if labels is None else [str(x) for x in list(labels)]
-        traces = [_as_trace(value, i, read_options) for i, value in enumerate(column.tolist())]
+        values = column.tolist()
+        traces = [t for i, value in enumerate(values) for t in _as_traces(value, f"row {i}", read_options)]
+        if len(traces) != len(values):
+            raise ValueError(f"{len(values)} rows gave {len(traces)} traces (a response with several choices); "
+                             "use lv.Corpus.from_responses(column) for one trace per choice")
         return cls(traces, labels)
 
     @classmethod
@@ -97,9 +99,10 @@ class Corpus:
         traces = []
         for n, line in lines:
             try:
-                traces.append(_as_trace(json.loads(line), n, read_options))
-            except Exception as error:
-                raise type(error)(f"{path}:{n}: {error}") from error
+                value = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}:{n}: not JSON ({error}); a JSONL file has one JSON value per line") from None
+            traces.extend(_as_traces(value, f"{path}:{n}", read_options))
         return cls(traces)
 
     # -- saving ----------------------------------------------------------------------------
@@ -299,17 +302,24 @@ class Corpus:
         return {"text/plain": repr(self), "text/html": self.to_pandas()._repr_html_()}
 
 
-def _as_trace(value, where, read_options) -> Trace:
+def _as_traces(value, where: str, read_options) -> list[Trace]:
+    """A Trace, a `Trace.to_dict` dict, or a server response (through `lv.read`) as its traces."""
     if isinstance(value, Trace):
-        return value
+        return [value]
     if isinstance(value, dict) and "tokens" in value and "token_bytes" in value and "prompt_len" in value:
-        return Trace.from_dict(value)  # a trace written by Trace.to_dict
+        try:
+            return [Trace.from_dict(value)]
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"{where}: a trace dict as Trace.to_dict writes it was expected; "
+                             f"{'missing the field ' if isinstance(error, KeyError) else ''}{error}") from None
     from ..sources.readers import read
 
     try:
-        return read(value, **read_options)
-    except Exception as error:
-        raise type(error)(f"item {where}: {error}") from error
+        read_back = read(value, **read_options)
+    except (ValueError, TypeError, RuntimeError) as error:
+        error.args = (f"{where}: {error}", *error.args[1:])  # the same error (and type), saying which item
+        raise
+    return list(read_back) if isinstance(read_back, list) else [read_back]
 
 
 def _preview(trace: Trace) -> str:

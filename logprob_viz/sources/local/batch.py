@@ -28,10 +28,13 @@ from .recording import Recorder
 
 __all__ = ["score_batch", "generate_batch", "BATCH_TOKENS_CPU", "BATCH_TOKENS_GPU"]
 
-# Padded tokens per batch. On the CPU, 1024 x 49k float32 logits are 200 MB, and larger batches
-# are no faster (measured in benchmarks/corpus.py); a GPU wants more rows per call.
+# Padded tokens per batch, for a 49k vocabulary (the default model's): on the CPU 1024 x 49k
+# float32 logits are 200 MB, and larger batches are no faster (benchmarks/corpus.py); a GPU
+# wants more rows per call. A model with a bigger vocabulary gets proportionally fewer tokens,
+# so the logits of a batch stay the same size (Gemma 3's 262k vocabulary: 192 tokens).
 BATCH_TOKENS_CPU = 1024
 BATCH_TOKENS_GPU = 16384
+_REFERENCE_VOCAB = 49152
 
 
 def score_batch(runner, items: list[dict], *, top_logprobs: int = 5, progress: bool = True,
@@ -107,7 +110,8 @@ def _prepare_all(runner, items: list[dict], k: int, max_new_tokens: int) -> list
 
 def _check_budget(runner, batch_tokens) -> int:
     if batch_tokens is None:
-        return BATCH_TOKENS_CPU if runner.device.type == "cpu" else BATCH_TOKENS_GPU
+        tokens = BATCH_TOKENS_CPU if runner.device.type == "cpu" else BATCH_TOKENS_GPU
+        return max(64, tokens * _REFERENCE_VOCAB // max(runner.vocab_size, 1))
     if not is_int(batch_tokens) or batch_tokens < 1:
         raise ValueError(f"batch_tokens must be an int >= 1 (padded tokens per forward pass), got {batch_tokens!r}")
     return int(batch_tokens)
