@@ -59,7 +59,8 @@ def compare_corpora(a, b, labels=("a", "b"), *, n_boot: int = 1000, seed: int = 
     ----------
     a, b : Corpus
         The same texts (in the same order) under two models or settings; texts that differ
-        are aligned on their common beginning, as `lv.compare` does.
+        are aligned on their common beginning, as `lv.compare` does. An unscored control token
+        at the start of a trace (Gemma's ``<bos>``) is left out, since the other text lacks its bytes.
     labels : (str, str)
         Names of the two, used in the column names.
     n_boot, seed : int
