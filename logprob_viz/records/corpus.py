@@ -60,6 +60,7 @@ class Corpus:
             raise ValueError(f"give one label per trace: {n} traces, {len(self.labels)} labels")
         self.meta: dict = dict(meta or {})
         self._table = None
+        self._factorized = None  # (code per token, distinct texts): corpus_index fills it once
 
     # -- building ------------------------------------------------------------------------
 

@@ -1,9 +1,9 @@
 """The surprise index of a corpus: which tokens, and which kinds of token, a model finds surprising.
 
 Everything runs over the corpus's one concatenated token table: a token's text is factorised
-once (`pandas.factorize`), each *distinct* text is classified once in Python (a vocabulary is
-~50k strings, a corpus millions of tokens), and the per-token classes and the per-group numbers
-are numpy/pandas passes. 1M tokens take well under 2 s (benchmarks/corpus.py).
+once per corpus (`pandas.factorize`, kept), each *distinct* text is classified once in Python (a
+vocabulary is ~50k strings, a corpus millions of tokens), and the per-token classes and the
+per-group numbers are numpy passes (`bincount`). 1M tokens take well under 2 s (benchmarks/corpus.py).
 
 Classes (`CLASSES`), one per token, the first that applies:
 
@@ -59,11 +59,14 @@ def _kind(text: str) -> tuple[int, bool, bool, bool]:
     return code, starts_space, stripped[:1].isupper(), opens
 
 
-def token_classes(tokens: np.ndarray, first: np.ndarray) -> np.ndarray:
-    """(N,) int8 index into `CLASSES` of each token; `first` marks each trace's first token."""
+def token_classes(tokens: np.ndarray, first: np.ndarray, factorized=None) -> np.ndarray:
+    """(N,) int8 index into `CLASSES` of each token; `first` marks each trace's first token.
+
+    ``factorized``: ``pandas.factorize(tokens)`` when the caller has it already.
+    """
     import pandas as pd
 
-    codes, uniques = pd.factorize(tokens)
+    codes, uniques = pd.factorize(tokens) if factorized is None else factorized
     kinds = np.array([_kind(str(u)) for u in uniques], dtype=np.int8).reshape(-1, 4)
     kind, starts_space, upper, opens = (kinds[codes, c] for c in range(4))
     after_open = np.r_[True, opens[:-1].astype(bool)] | first  # the previous token ended a word (or none)
@@ -76,16 +79,24 @@ def token_classes(tokens: np.ndarray, first: np.ndarray) -> np.ndarray:
     return out
 
 
-def _groups(corpus, by: str):
-    """(group code per token, group names) for every token of the corpus."""
+def _factorized(corpus):
+    """(code per token, distinct token texts), computed once per corpus (the costliest pass)."""
     import pandas as pd
 
-    table = corpus.token_table()
+    if corpus._factorized is None:
+        codes, uniques = pd.factorize(corpus.token_table()["token"])
+        corpus._factorized = (codes, np.asarray(uniques, dtype=object))
+    return corpus._factorized
+
+
+def _groups(corpus, by: str):
+    """(group code per token, group names) for every token of the corpus."""
     if by == "token":
-        codes, names = pd.factorize(table["token"])
-        return codes, np.asarray(names, dtype=object)
+        return _factorized(corpus)
     if by == "class":
-        return token_classes(table["token"], table["first"]).astype(np.int64), np.asarray(CLASSES, dtype=object)
+        table = corpus.token_table()
+        classes = token_classes(table["token"], table["first"], _factorized(corpus))
+        return classes.astype(np.int64), np.asarray(CLASSES, dtype=object)
     raise ValueError(f'by must be "token" or "class", got {by!r}')
 
 
@@ -98,18 +109,24 @@ def surprise_index(corpus, by: str = "token", *, prompt: bool = True):
     keep = ~np.isnan(table["logprob"])
     if not prompt:
         keep &= ~table["is_prompt"]
-    rank = table["rank"][keep].astype(np.float64)
-    rank[rank <= 0] = np.nan  # 0: the source gave no rank
-    frame = pd.DataFrame({
-        "g": codes[keep],
-        "surprisal": -table["logprob"][keep].astype(np.float64),
-        "rank": rank,
-        "over": np.where(np.isnan(rank), np.nan, rank > 10),
-    })
-    stats = frame.groupby("g", sort=False).agg(
-        count=("surprisal", "size"), mean_surprisal=("surprisal", "mean"), max_surprisal=("surprisal", "max"),
-        mean_rank=("rank", "mean"), share_rank_over_10=("over", "mean"))
-    stats.insert(0, "group", names[stats.index.to_numpy()])
+    groups, n = codes[keep], len(names)
+    surprisal = -table["logprob"][keep].astype(np.float64)
+    rank = table["rank"][keep]
+    ranked = rank > 0  # 0: the source gave no rank
+    count = np.bincount(groups, minlength=n)
+    highest = np.full(n, -np.inf)
+    np.maximum.at(highest, groups, surprisal)
+    rank_count = np.bincount(groups[ranked], minlength=n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stats = pd.DataFrame({
+            "group": names,
+            "count": count,
+            "mean_surprisal": np.bincount(groups, weights=surprisal, minlength=n) / count,
+            "max_surprisal": highest,
+            "mean_rank": np.bincount(groups[ranked], weights=rank[ranked], minlength=n) / rank_count,
+            "share_rank_over_10": np.bincount(groups[ranked], weights=rank[ranked] > 10, minlength=n) / rank_count,
+        })
+    stats = stats[count > 0]
     order = np.argsort(-(stats["count"].to_numpy() * stats["mean_surprisal"].to_numpy()), kind="stable")
     return stats.iloc[order].reset_index(drop=True)[COLUMNS]
 
