@@ -22,7 +22,18 @@ import numpy as np
 import torch
 
 from ...records.corpus import Corpus
-from ..base import INTERRUPTS, Request, _Progress, check_max_new_tokens, check_prompt_ids, is_int, parse_sampling
+from ..base import (
+    INTERRUPTS,
+    Interrupted,
+    Request,
+    _Progress,
+    _stop_requested,
+    check_max_new_tokens,
+    check_prompt_ids,
+    check_stop,
+    is_int,
+    parse_sampling,
+)
 from .distribution import process, summarize, summarize_rows, to_host
 from .recording import Recorder
 
@@ -38,9 +49,13 @@ _REFERENCE_VOCAB = 49152
 
 
 def score_batch(runner, items: list[dict], *, top_logprobs: int = 5, progress: bool = True,
-                batch_tokens: int | None = None) -> Corpus:
-    """Teacher-forced traces of many inputs (dicts with one of text / messages / prompt_ids)."""
+                batch_tokens: int | None = None, stop=None) -> Corpus:
+    """Teacher-forced traces of many inputs (dicts with one of text / messages / prompt_ids).
+
+    ``stop`` (a threading.Event or a callable), checked between batches, ends early like Ctrl-C.
+    """
     k = runner._check_top_logprobs(top_logprobs)
+    check_stop(stop)
     reqs = _prepare_all(runner, items, k, max_new_tokens=0)
     budget = _check_budget(runner, batch_tokens)
     traces: list = [None] * len(reqs)
@@ -48,6 +63,8 @@ def score_batch(runner, items: list[dict], *, top_logprobs: int = 5, progress: b
     bar = _Progress(bool(progress), len(reqs), unit="text", desc="scoring")
     try:
         for batch in _batches([len(r.prompt_ids) for r in reqs], budget):
+            if _stop_requested(stop):
+                raise Interrupted("stopped by the caller")
             for i, trace in zip(batch, _score_one_batch(runner, [reqs[i] for i in batch], k), strict=True):
                 traces[i] = trace
             bar.update_to(sum(t is not None for t in traces))
@@ -60,20 +77,22 @@ def score_batch(runner, items: list[dict], *, top_logprobs: int = 5, progress: b
 
 def generate_batch(runner, items: list[dict], *, max_new_tokens: int = 32, temperature=None, top_p=None,
                    top_k=None, do_sample=None, seed=None, top_logprobs: int = 5, progress: bool = True,
-                   batch_tokens: int | None = None) -> Corpus:
+                   batch_tokens: int | None = None, stop=None) -> Corpus:
     """Continuations of many prompts, decoded together; each row stops on its own (EOS or length).
 
     Seeds: with ``seed=s``, item ``i`` is sampled with seed ``s + i`` (its position in the input
     list), so it equals ``runner.generate(item_i, seed=s + i)``; a list of seeds gives one per item.
+    ``stop`` (a threading.Event or a callable), checked after every decode step, ends early like Ctrl-C.
     """
     k = runner._check_top_logprobs(top_logprobs)
+    check_stop(stop)
     n_new = check_max_new_tokens(max_new_tokens)
     seeds = _item_seeds(seed, len(items))
     sampling = parse_sampling(temperature, top_p, top_k, do_sample, seeds[0])
     reqs = _prepare_all(runner, items, k, max_new_tokens=n_new)
     for req, item_seed in zip(reqs, seeds, strict=True):
         req.sampling = None if sampling is None else parse_sampling(temperature, top_p, top_k, do_sample, item_seed)
-        req.seed = item_seed
+        req.seed, req.stop = item_seed, stop
     budget = _check_budget(runner, batch_tokens)
     traces: list = [None] * len(reqs)
     started = time.perf_counter()
@@ -233,6 +252,8 @@ def _generate_one_batch(runner, reqs: list[Request], k: int, n_new: int, traces:
                     break
             if step + 1 == n_new:
                 break
+            if _stop_requested(reqs[0].stop):
+                raise Interrupted("stopped by the caller")
             with torch.inference_mode():
                 mask = torch.cat([mask, mask.new_ones(rows, 1)], dim=1)
                 position = position + 1

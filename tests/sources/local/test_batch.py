@@ -150,6 +150,22 @@ def test_ctrl_c_while_generating_keeps_each_row_as_far_as_it_got(runner):
         assert 0 < len(trace.completion) < 400 and np.isfinite(trace.logprobs[1:]).all()
 
 
+def test_stop_ends_a_batched_generation_like_ctrl_c(runner):
+    steps = []
+
+    def stop():  # asked once per decode step: stop after the fifth
+        steps.append(1)
+        return len(steps) >= 5
+
+    prompts = [TEXTS[0], TEXTS[1], TEXTS[3]]  # none of them ends within 5 greedy tokens
+    corpus = runner.generate(prompts, max_new_tokens=50, stop=stop, progress=False)
+    assert len(corpus) == 3 and corpus.meta["interrupted"]
+    for trace in corpus:
+        assert trace.meta["finish_reason"] == "interrupted" and len(trace.completion) == 5
+    with pytest.raises(TypeError, match="stop must be a threading.Event or a callable"):
+        runner.score(TEXTS[:2], stop=3)
+
+
 @pytest.mark.parametrize(
     "call, error, message",
     [
