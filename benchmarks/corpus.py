@@ -1,6 +1,6 @@
 """Corpus benchmarks: batched scoring and generation on the default model, and the surprise index.
 
-    python benchmarks/corpus.py [--texts 1000] [--prompts 64] [--new-tokens 64]
+    python benchmarks/corpus.py [--texts 1000] [--prompts 64] [--new-tokens 64] [--parts scoring,generation,index]
 
 Prints Markdown tables:
 1. scoring N short texts (10-60 tokens, cut from Python's help topics) at K=5: `runner.score(list)`
@@ -199,12 +199,17 @@ def main() -> None:
     parser.add_argument("--texts", type=int, default=1000)
     parser.add_argument("--prompts", type=int, default=64)
     parser.add_argument("--new-tokens", type=int, default=64)
+    parser.add_argument("--parts", default="scoring,generation,index", help="which tables, comma-separated")
     args = parser.parse_args()
+    parts = set(args.parts.split(","))
     runner = load()
     print(f"Machine: {machine()}\n")
-    print("### " + bench_scoring(runner, args.texts), end="\n\n")
-    print("### " + bench_generation(runner, args.prompts, args.new_tokens), end="\n\n")
-    print("### " + bench_index(runner))
+    if "scoring" in parts:
+        print("### " + bench_scoring(runner, args.texts), end="\n\n")
+    if "generation" in parts:
+        print("### " + bench_generation(runner, args.prompts, args.new_tokens), end="\n\n")
+    if "index" in parts:
+        print("### " + bench_index(runner))
 
 
 if __name__ == "__main__":
