@@ -299,8 +299,11 @@ class Corpus:
         return f"<Corpus of {len(self)} traces, {tokens} tokens, model={', '.join(models[:3]) or '?'}>"
 
     def _repr_mimebundle_(self, **kwargs):
-        # The corpus view is not built yet: the table of traces stands in for it.
-        return {"text/plain": repr(self), "text/html": self.to_pandas()._repr_html_()}
+        # The corpus view is not built yet: the table of traces stands in for it (pandas is optional).
+        try:
+            return {"text/plain": repr(self), "text/html": self.to_pandas()._repr_html_()}
+        except ImportError:
+            return {"text/plain": repr(self)}
 
 
 def _as_traces(value, where: str, read_options) -> list[Trace]:
