@@ -1,12 +1,14 @@
 """Corpus benchmarks: batched scoring and generation on the default model, and the surprise index.
 
-    python benchmarks/corpus.py [--texts 1000] [--prompts 64] [--new-tokens 64] [--parts scoring,generation,index]
+    python benchmarks/corpus.py [--texts 1000] [--prompts 64] [--new-tokens 64] [--parts scoring,index]
 
 Prints Markdown tables:
 1. scoring N short texts (10-60 tokens, cut from Python's help topics) at K=5: `runner.score(list)`
    vs the limit, a padded batched forward pass + gather of the chosen tokens' logprobs over the
-   same length-sorted batches; vs minicons 0.3.39 `IncrementalLMScorer.compute_stats(rank=True)` on
-   the same model object, in batches of 32 texts as given (its usual use); and vs one
+   same length-sorted batches (its log_softmax runs over the whole [B, T, vocab] block at once,
+   where the runner works in cache-sized blocks of rows), and vs the forward passes alone; vs
+   minicons 0.3.39 `IncrementalLMScorer.compute_stats(rank=True)` on the same model object, in
+   batches of 32 texts as given (its usual use); and vs one
    `runner.score(text)` per text. The texts are cut into slices and each slice is scored by
    every route in a rotating order, so all routes see the same machine load.
 2. generating P prompts x T greedy tokens (EOS off, so every route makes exactly T tokens):
@@ -60,8 +62,11 @@ def short_texts(tokenizer, n: int, seed: int = 0) -> list[str]:
     return texts
 
 
-def padded_forward_gather(runner, texts: list[str], budget: int) -> int:
-    """The limit: length-sorted, right-padded forward passes, log_softmax and a gather, nothing else."""
+def padded_forward_gather(runner, texts: list[str], budget: int, gather: bool = True) -> int:
+    """The limit: length-sorted, right-padded forward passes, log_softmax and a gather, nothing else.
+
+    ``gather=False``: the forward passes alone (the floor: no logprob is even computed).
+    """
     import torch
 
     tok = runner.tokenizer
@@ -75,8 +80,9 @@ def padded_forward_gather(runner, texts: list[str], budget: int) -> int:
         ids = torch.tensor([r + [0] * (width - len(r)) for r in rows])
         mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows])
         with torch.inference_mode():
-            logp = torch.log_softmax(runner.model(input_ids=ids, attention_mask=mask).logits[:, :-1].float(), -1)
-            logp.gather(-1, ids[:, 1:, None])  # (B, T-1, 1): the chosen tokens' logprobs
+            logits = runner.model(input_ids=ids, attention_mask=mask).logits[:, :-1]  # (B, T-1, V)
+            if gather:
+                torch.log_softmax(logits.float(), -1).gather(-1, ids[:, 1:, None])  # (B, T-1, 1): chosen logprobs
             done += int(mask[:, 1:].sum())
         i = j
     return done
@@ -105,6 +111,7 @@ def bench_scoring(runner, n_texts: int) -> str:
     routes = {
         "runner.score(list), K=5": lambda part: runner.score(part, top_logprobs=K, progress=False),
         "padded forward + gather (limit)": lambda part: padded_forward_gather(runner, part, BATCH_TOKENS_CPU),
+        "padded forward alone (floor)": lambda part: padded_forward_gather(runner, part, BATCH_TOKENS_CPU, False),
         "runner.score(text) per text, K=5": lambda part: [runner.score(t, top_logprobs=K) for t in part],
     }
     if peer is not None:
