@@ -35,6 +35,8 @@ _LAZY = {
     "Comparison": ".records.comparison",
     "Lens": ".records.lens",
     "Attribution": ".records.attribution",
+    "Corpus": ".records.corpus",
+    "compare_corpora": ".records.corpus_compare",
     "LogprobView": ".views.logprob_view",
     "CompareView": ".views.compare_view",
     "LensView": ".views.lens_view",

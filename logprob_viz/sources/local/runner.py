@@ -17,7 +17,7 @@ import torch
 
 from ...records.tokens import VocabTexts, token_bytes_table
 from ...records.trace import Trace
-from ..base import INTERRUPTS, Request, Runner, Step, check_prompt_ids, is_int, note_interrupt
+from ..base import INTERRUPTS, Request, Runner, Step, batch_items, check_prompt_ids, is_int, note_interrupt
 from .distribution import process, summarize, summarize_rows, to_host
 from .recording import Recorder
 
@@ -95,6 +95,28 @@ class TransformersRunner(Runner):
         from .attribution import attribute
 
         return attribute(self, trace, at=at, contrast=contrast, method=method, **options)
+
+    # -- many inputs at once: batched forward passes (batch.py) -------------------------
+
+    def score(self, text=None, *, messages=None, prompt_ids=None, batch_tokens=None, **kwargs):
+        """`Runner.score`; given a list (of texts, of ``messages`` lists, of ``prompt_ids`` lists), an
+        `lv.Corpus` scored in batches of at most ``batch_tokens`` padded tokens (see `batch.score_batch`)."""
+        items = batch_items(text, messages, prompt_ids)
+        if items is None:
+            return super().score(text, messages=messages, prompt_ids=prompt_ids, **kwargs)
+        from .batch import score_batch
+
+        return score_batch(self, items, batch_tokens=batch_tokens, **kwargs)
+
+    def generate(self, prompt=None, *, messages=None, prompt_ids=None, batch_tokens=None, **kwargs):
+        """`Runner.generate`; given a list, an `lv.Corpus` decoded in batches (see `batch.generate_batch`;
+        with ``seed=s``, item ``i`` is sampled with seed ``s + i``)."""
+        items = batch_items(prompt, messages, prompt_ids)
+        if items is None:
+            return super().generate(prompt, messages=messages, prompt_ids=prompt_ids, **kwargs)
+        from .batch import generate_batch
+
+        return generate_batch(self, items, batch_tokens=batch_tokens, **kwargs)
 
     # -- what base.Runner asks of a runner -----------------------------------------------
 

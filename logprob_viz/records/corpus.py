@@ -1,0 +1,341 @@
+"""The corpus: many traces, each with a label and metadata, read as tables (`lv.Corpus`).
+
+``runner.score([...])`` and ``runner.generate([...])`` return one; so do `Corpus.from_responses`
+(server responses, each through `lv.read`), `Corpus.read_jsonl` and `Corpus.from_pandas`. Every
+number across the corpus comes from one concatenated token table (`token_table`), built once,
+so a table of 10,000 traces or a surprise index over 1M tokens is a few numpy/pandas passes.
+The surprise index and the occurrences in context are in `corpus_index`; two models over the
+same texts in `corpus_compare`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from .tokens import display_token
+from .trace import Trace
+
+__all__ = ["Corpus"]
+
+FORMAT = "logprob_viz.corpus"  # the first line of a saved corpus says what the file is
+FORMAT_VERSION = 1
+PREVIEW_CHARS = 80
+
+
+class Corpus:
+    """A sequence of traces with a label and a metadata dict per item.
+
+    Parameters
+    ----------
+    traces : list of Trace
+    labels : list of str, optional
+        One per trace; default: ``metadata[i]["index"]`` when given, else the position.
+    metadata : list of dict, optional
+        Anything per item (its source, a gold answer, ...); kept through slicing and saving.
+    meta : dict, optional
+        About the whole corpus (how it was made, how long it took, whether it was interrupted).
+    """
+
+    def __init__(self, traces, labels=None, metadata=None, meta=None):
+        if isinstance(traces, Trace):
+            raise TypeError("a Corpus holds a list of traces; got one Trace: lv.Corpus([trace])")
+        self.traces: list[Trace] = list(traces)
+        for i, tr in enumerate(self.traces):
+            if not isinstance(tr, Trace):
+                raise TypeError(f"item {i} is a {type(tr).__name__}, not a Trace; build a corpus from server "
+                                "responses with lv.Corpus.from_responses, or from saved dicts with read_jsonl")
+        n = len(self.traces)
+        self.metadata: list[dict] = [dict(m) for m in metadata] if metadata is not None else [{} for _ in range(n)]
+        if len(self.metadata) != n:
+            raise ValueError(f"give one metadata dict per trace: {n} traces, {len(self.metadata)} dicts")
+        if labels is None:
+            labels = [str(m.get("index", i)) for i, m in enumerate(self.metadata)]
+        self.labels: list[str] = [str(x) for x in labels]
+        if len(self.labels) != n:
+            raise ValueError(f"give one label per trace: {n} traces, {len(self.labels)} labels")
+        self.meta: dict = dict(meta or {})
+        self._table = None
+        self._factorized = None  # (code per token, distinct texts): corpus_index fills it once
+
+    # -- building ------------------------------------------------------------------------
+
+    @classmethod
+    def from_responses(cls, responses, labels=None, metadata=None, **read_options) -> Corpus:
+        """A trace per server response (dict, JSON text, SDK object, stream), each read by `lv.read`.
+
+        A response with several choices (``n=2``, two prompts) gives a trace per choice, in order.
+        """
+        traces = []
+        for i, response in enumerate(responses):
+            traces.extend(_as_traces(response, f"response {i}", read_options))
+        return cls(traces, labels, metadata)
+
+    @classmethod
+    def from_pandas(cls, column, labels=None, **read_options) -> Corpus:
+        """From a pandas Series of traces, trace dicts (`Trace.to_dict`) or server responses.
+
+        The Series' index gives the labels unless ``labels`` is given (a list, or a Series).
+        """
+        labels = column.index.astype(str).tolist() if labels is None else [str(x) for x in list(labels)]
+        values = column.tolist()
+        traces = [t for i, value in enumerate(values) for t in _as_traces(value, f"row {i}", read_options)]
+        if len(traces) != len(values):
+            raise ValueError(f"{len(values)} rows gave {len(traces)} traces (a response with several choices); "
+                             "use lv.Corpus.from_responses(column) for one trace per choice")
+        return cls(traces, labels)
+
+    @classmethod
+    def read_jsonl(cls, path, **read_options) -> Corpus:
+        """A JSONL file of server responses, of trace dicts, or one written by `save`."""
+        path = Path(path)
+        with path.open(encoding="utf-8") as f:
+            lines = [(n, line) for n, line in enumerate(f, 1) if line.strip()]
+        if lines and FORMAT in json.loads(lines[0][1]):
+            return cls.load(path)
+        traces = []
+        for n, line in lines:
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}:{n}: not JSON ({error}); a JSONL file has one JSON value per line") from None
+            traces.extend(_as_traces(value, f"{path}:{n}", read_options))
+        return cls(traces)
+
+    # -- saving ----------------------------------------------------------------------------
+
+    def save(self, path) -> Path:
+        """Write the corpus losslessly as JSONL (a header line, then one line per item).
+
+        Parquet is not written: this environment has no pyarrow, and JSONL of `Trace.to_dict`
+        is exact (floats by repr, NaN/inf as strings). `Corpus.load` reads it back.
+        """
+        path = Path(path)
+        if path.suffix.lower() in (".parquet", ".pq"):
+            raise ValueError(f"{path.name}: a corpus is saved as JSONL (e.g. corpus.jsonl); Parquet needs pyarrow, "
+                             "which logprob_viz does not install")
+        with path.open("w", encoding="utf-8") as f:
+            f.write(json.dumps({FORMAT: FORMAT_VERSION, "meta": self.meta, "items": len(self)}) + "\n")
+            for label, metadata, trace in zip(self.labels, self.metadata, self.traces, strict=True):
+                f.write(json.dumps({"label": label, "metadata": metadata, "trace": trace.to_dict()}) + "\n")
+        return path
+
+    @classmethod
+    def load(cls, path) -> Corpus:
+        """Read a corpus written by `save`."""
+        path = Path(path)
+        with path.open(encoding="utf-8") as f:
+            header = json.loads(f.readline() or "{}")
+            if FORMAT not in header:
+                raise ValueError(f"{path} is not a saved corpus (its first line has no {FORMAT!r}); "
+                                 "read responses or trace dicts with lv.Corpus.read_jsonl")
+            if header[FORMAT] > FORMAT_VERSION:
+                raise ValueError(f"{path} was written by a newer logprob_viz (format {header[FORMAT]}); upgrade")
+            rows = [json.loads(line) for line in f if line.strip()]
+        traces = [Trace.from_dict(r["trace"]) for r in rows]
+        return cls(traces, [r["label"] for r in rows], [r["metadata"] for r in rows], header.get("meta"))
+
+    # -- sequence --------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self.traces)
+
+    def __iter__(self):
+        return iter(self.traces)
+
+    def __getitem__(self, index):
+        """``corpus[i]`` is a Trace; a slice, a list of positions or a boolean mask gives a Corpus."""
+        if isinstance(index, (int, np.integer)) and not isinstance(index, bool):
+            return self.traces[index]
+        if isinstance(index, slice):
+            return self._subset(range(len(self))[index])
+        if isinstance(index, str):
+            if index not in self.labels:
+                raise KeyError(f"no item labelled {index!r}; labels look like {self.labels[:5]}")
+            return self.traces[self.labels.index(index)]
+        picked = np.asarray(index)
+        if picked.dtype == bool:
+            if picked.shape != (len(self),):
+                raise IndexError(f"a boolean mask needs one value per item ({len(self)}), got shape {picked.shape}")
+            picked = np.flatnonzero(picked)
+        elif picked.dtype.kind not in "iu":
+            raise TypeError(f"index a corpus with an int, a slice, a label, positions or a boolean mask; "
+                            f"got {type(index).__name__}")
+        return self._subset(picked.tolist())
+
+    def filter(self, keep: Callable[[Trace], bool] | object) -> Corpus:
+        """The items for which ``keep(trace)`` is true, or where a boolean mask/Series is true.
+
+        ``corpus.filter(corpus.to_pandas()["perplexity"] > 20)`` keeps the surprising ones.
+        """
+        if callable(keep):
+            return self._subset([i for i, tr in enumerate(self.traces) if keep(tr)])
+        return self[np.asarray(keep, dtype=bool)]
+
+    def _subset(self, positions) -> Corpus:
+        positions = list(positions)
+        return Corpus([self.traces[i] for i in positions], [self.labels[i] for i in positions],
+                      [self.metadata[i] for i in positions], self.meta)
+
+    # -- tables ----------------------------------------------------------------------------
+
+    def token_table(self) -> dict[str, np.ndarray]:
+        """Every token of every trace as concatenated numpy columns (built once, then kept).
+
+        Columns: item, position, token (object: display text), token_id, logprob, rank,
+        entropy, is_prompt, first (True on each trace's first token).
+        """
+        if self._table is None:
+            lengths = np.array([len(t) for t in self.traces], dtype=np.int64)
+            starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if len(lengths) else lengths
+            total = int(lengths.sum())
+            item = np.repeat(np.arange(len(self), dtype=np.int32), lengths)
+            position = (np.arange(total, dtype=np.int64) - np.repeat(starts, lengths)).astype(np.int32)
+            tokens = np.empty(total, dtype=object)
+            tokens[:] = [tok for t in self.traces for tok in t.tokens] if total else []
+
+            def joined(name, dtype):
+                parts = [getattr(t, name) for t in self.traces]
+                return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
+
+            prompt_lens = np.array([t.prompt_len for t in self.traces], dtype=np.int64)
+            self._table = {
+                "item": item, "position": position, "token": tokens,
+                "token_id": joined("token_ids", np.int32), "logprob": joined("logprobs", np.float32),
+                "rank": joined("ranks", np.int32), "entropy": joined("entropy", np.float32),
+                "is_prompt": position < np.repeat(prompt_lens, lengths), "first": position == 0,
+            }
+        return self._table
+
+    def tokens(self):
+        """A pandas table, one row per token: item, label, position, token, token_id, logprob, rank, entropy."""
+        import pandas as pd
+
+        table = self.token_table()
+        frame = pd.DataFrame({name: table[name] for name in
+                              ("item", "position", "token", "token_id", "logprob", "rank", "entropy", "is_prompt")})
+        frame.insert(1, "label", np.asarray(self.labels, dtype=object)[table["item"]])
+        return frame
+
+    def to_pandas(self):
+        """A pandas table, one row per trace.
+
+        Columns: label, text (a preview), tokens, perplexity, mean_logprob, min_logprob,
+        max_surprisal (nats), mean_entropy, flags (the codes any token carries, comma-separated).
+        The statistics are over the tokens whose logprob (entropy) is known.
+        """
+        import pandas as pd
+
+        table, n = self.token_table(), len(self)
+        lp = table["logprob"].astype(np.float64)
+        known = ~np.isnan(lp)
+        count = np.bincount(table["item"][known], minlength=n)
+        total = np.bincount(table["item"][known], weights=lp[known], minlength=n)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = total / count
+        lowest = _per_item_min(table["item"][known], lp[known], n)
+        ent = table["entropy"].astype(np.float64)
+        ent_known = ~np.isnan(ent)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean_entropy = np.bincount(table["item"][ent_known], weights=ent[ent_known], minlength=n) / np.bincount(
+                table["item"][ent_known], minlength=n)
+        return pd.DataFrame({
+            "label": self.labels,
+            "text": [_preview(t) for t in self.traces],
+            "tokens": [len(t) for t in self.traces],
+            "perplexity": np.exp(-mean),
+            "mean_logprob": mean,
+            "min_logprob": lowest,
+            "max_surprisal": -lowest,
+            "mean_entropy": mean_entropy,
+            "flags": [", ".join(sorted({c for row in t.flags for c in row})) for t in self.traces],
+        }).rename_axis("item")
+
+    # -- the surprise index and two models (corpus_index, corpus_compare) --------------------
+
+    def surprise_index(self, by: str = "token", *, prompt: bool = True):
+        """Per token text (``by="token"``) or token class (``by="class"``): how surprising it is.
+
+        A DataFrame with columns group, count, mean_surprisal, max_surprisal (nats), mean_rank,
+        share_rank_over_10, over every token whose logprob is known (``prompt=False``: only
+        generated tokens). Classes: see `logprob_viz.records.corpus_index.CLASSES`.
+        """
+        from .corpus_index import surprise_index
+
+        return surprise_index(self, by=by, prompt=prompt)
+
+    def occurrences(self, group: str, by: str | None = None, *, width: int = 30, limit: int | None = 1000):
+        """Every occurrence of a token text or class in context (keyword in context).
+
+        A DataFrame with columns item, label, position, left, token, right, logprob, rank;
+        ``by`` defaults to "class" when `group` is a class name, else "token".
+        """
+        from .corpus_index import occurrences
+
+        return occurrences(self, group, by=by, width=width, limit=limit)
+
+    def compare(self, other: Corpus, labels=("a", "b"), *, n_boot: int = 1000, seed: int = 0):
+        """This corpus against another over the same texts: see `lv.compare_corpora`."""
+        from .corpus_compare import compare_corpora
+
+        return compare_corpora(self, other, labels=labels, n_boot=n_boot, seed=seed)
+
+    def view(self, item, position: int | None = None):
+        """The LogprobView of one item (an int or a label), pinned at ``position`` when given."""
+        from ..views.logprob_view import LogprobView
+
+        trace = self[item]
+        return LogprobView(trace) if position is None else LogprobView(trace, selected=int(position))
+
+    # -- display ---------------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        tokens = sum(len(t) for t in self.traces)
+        models = sorted({str(t.meta.get("model", t.meta.get("source", "?"))) for t in self.traces})
+        return f"<Corpus of {len(self)} traces, {tokens} tokens, model={', '.join(models[:3]) or '?'}>"
+
+    def _repr_mimebundle_(self, **kwargs):
+        # The corpus view is not built yet: the table of traces stands in for it (pandas is optional).
+        try:
+            return {"text/plain": repr(self), "text/html": self.to_pandas()._repr_html_()}
+        except ImportError:
+            return {"text/plain": repr(self)}
+
+
+def _as_traces(value, where: str, read_options) -> list[Trace]:
+    """A Trace, a `Trace.to_dict` dict, or a server response (through `lv.read`) as its traces."""
+    if isinstance(value, Trace):
+        return [value]
+    if isinstance(value, dict) and "tokens" in value and "token_bytes" in value and "prompt_len" in value:
+        try:
+            return [Trace.from_dict(value)]
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"{where}: a trace dict as Trace.to_dict writes it was expected; "
+                             f"{'missing the field ' if isinstance(error, KeyError) else ''}{error}") from None
+    from ..sources.readers import read
+
+    try:
+        read_back = read(value, **read_options)
+    except (ValueError, TypeError, RuntimeError) as error:
+        error.args = (f"{where}: {error}", *error.args[1:])  # the same error (and type), saying which item
+        raise
+    return list(read_back) if isinstance(read_back, list) else [read_back]
+
+
+def _preview(trace: Trace) -> str:
+    text = display_token(b"".join(trace.token_bytes[:PREVIEW_CHARS]))
+    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
+
+
+def _per_item_min(items: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    out = np.full(n, math.nan)
+    if values.size:
+        order = np.lexsort((values, items))  # by item, smallest value first
+        firsts = np.flatnonzero(np.r_[True, np.diff(items[order]) != 0])
+        out[items[order][firsts]] = values[order][firsts]
+    return out
+

@@ -1,0 +1,329 @@
+"""Batched forward passes of the local runner: ``runner.score([...])`` and ``runner.generate([...])``.
+
+For short texts a forward pass costs about the same whatever its length (the weights are read
+once per call), so many texts go through the model together. Texts are sorted by length and
+cut into batches of at most ``batch_tokens`` padded tokens (less padding, bounded memory: the
+logits of a batch are batch_tokens x vocab floats); the traces come back in input order.
+
+Scoring pads on the right: with a causal mask a real token never sees a later pad. Generation
+pads on the left, so every row's next token is the last column; the attention mask hides the
+pads and the position ids count only real tokens, so each row sees exactly what it would alone.
+Every position is summarised with the same `distribution` functions as one trace at a time, and
+only O(K) per token leaves the device: memory is O(N*K), never O(N*vocab).
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+import warnings
+
+import numpy as np
+import torch
+
+from ...records.corpus import Corpus
+from ..base import (
+    INTERRUPTS,
+    Interrupted,
+    Request,
+    _Progress,
+    _stop_requested,
+    check_max_new_tokens,
+    check_prompt_ids,
+    check_stop,
+    is_int,
+    parse_sampling,
+)
+from .distribution import process, summarize, summarize_rows, to_host
+from .recording import Recorder
+
+__all__ = ["score_batch", "generate_batch", "BATCH_TOKENS_CPU", "BATCH_TOKENS_GPU"]
+
+# Padded tokens per batch, for a 49k vocabulary (the default model's): on the CPU 1024 x 49k
+# float32 logits are 200 MB, and larger batches are no faster (benchmarks/corpus.py); a GPU
+# wants more rows per call. A model with a bigger vocabulary gets proportionally fewer tokens,
+# so the logits of a batch stay the same size (Gemma 3's 262k vocabulary: 192 tokens).
+BATCH_TOKENS_CPU = 1024
+BATCH_TOKENS_GPU = 16384
+_REFERENCE_VOCAB = 49152
+
+
+def score_batch(runner, items: list[dict], *, top_logprobs: int = 5, progress: bool = True,
+                batch_tokens: int | None = None, stop=None) -> Corpus:
+    """Teacher-forced traces of many inputs (dicts with one of text / messages / prompt_ids).
+
+    ``stop`` (a threading.Event or a callable), checked between batches, ends early like Ctrl-C.
+    """
+    k = runner._check_top_logprobs(top_logprobs)
+    check_stop(stop)
+    reqs = _prepare_all(runner, items, k, max_new_tokens=0)
+    budget = _check_budget(runner, batch_tokens)
+    traces: list = [None] * len(reqs)
+    started = time.perf_counter()
+    bar = _Progress(bool(progress), len(reqs), unit="text", desc="scoring")
+    try:
+        for batch in _batches([len(r.prompt_ids) for r in reqs], budget):
+            if _stop_requested(stop):
+                raise Interrupted("stopped by the caller")
+            for i, trace in zip(batch, _score_one_batch(runner, [reqs[i] for i in batch], k), strict=True):
+                traces[i] = trace
+            bar.update_to(sum(t is not None for t in traces))
+    except INTERRUPTS as error:
+        _warn_interrupted(error, traces, "scored")
+    finally:
+        bar.close()
+    return _corpus(traces, started, mode="score")
+
+
+def generate_batch(runner, items: list[dict], *, max_new_tokens: int = 32, temperature=None, top_p=None,
+                   top_k=None, do_sample=None, seed=None, top_logprobs: int = 5, progress: bool = True,
+                   batch_tokens: int | None = None, stop=None) -> Corpus:
+    """Continuations of many prompts, decoded together; each row stops on its own (EOS or length).
+
+    Seeds: with ``seed=s``, item ``i`` is sampled with seed ``s + i`` (its position in the input
+    list), so it equals ``runner.generate(item_i, seed=s + i)``; a list of seeds gives one per item.
+    ``stop`` (a threading.Event or a callable), checked after every decode step, ends early like Ctrl-C.
+    """
+    k = runner._check_top_logprobs(top_logprobs)
+    check_stop(stop)
+    n_new = check_max_new_tokens(max_new_tokens)
+    seeds = _item_seeds(seed, len(items))
+    sampling = parse_sampling(temperature, top_p, top_k, do_sample, seeds[0])
+    reqs = _prepare_all(runner, items, k, max_new_tokens=n_new)
+    for req, item_seed in zip(reqs, seeds, strict=True):
+        req.sampling = None if sampling is None else parse_sampling(temperature, top_p, top_k, do_sample, item_seed)
+        req.seed, req.stop = item_seed, stop
+    budget = _check_budget(runner, batch_tokens)
+    traces: list = [None] * len(reqs)
+    started = time.perf_counter()
+    bar = _Progress(bool(progress), len(reqs), unit="text", desc="generating")
+    try:
+        for batch in _batches([len(r.prompt_ids) + n_new for r in reqs], budget):
+            recorders = _generate_one_batch(runner, [reqs[i] for i in batch], k, n_new, traces, batch)
+            for i, (record, meta) in zip(batch, recorders, strict=True):
+                traces[i] = record.trace(meta)
+            bar.update_to(sum(t is not None for t in traces))
+    except INTERRUPTS as error:
+        _warn_interrupted(error, traces, "generated")
+    finally:
+        bar.close()
+    return _corpus(traces, started, mode="generate")
+
+
+# -- preparing -----------------------------------------------------------------------------
+
+
+def _prepare_all(runner, items: list[dict], k: int, max_new_tokens: int) -> list[Request]:
+    reqs = []
+    for i, item in enumerate(items):
+        req = Request(**item, top_logprobs=k, max_new_tokens=max_new_tokens, progress=False)
+        try:
+            if req.prompt_ids is not None:
+                req.prompt_ids = check_prompt_ids(req.prompt_ids, runner.vocab_size)
+            runner._prepare(req)
+        except (TypeError, ValueError) as error:
+            raise type(error)(f"item {i} of the list: {error}") from None
+        reqs.append(req)
+    return reqs
+
+
+def _check_budget(runner, batch_tokens) -> int:
+    if batch_tokens is None:
+        tokens = BATCH_TOKENS_CPU if runner.device.type == "cpu" else BATCH_TOKENS_GPU
+        return max(64, tokens * _REFERENCE_VOCAB // max(runner.vocab_size, 1))
+    if not is_int(batch_tokens) or batch_tokens < 1:
+        raise ValueError(f"batch_tokens must be an int >= 1 (padded tokens per forward pass), got {batch_tokens!r}")
+    return int(batch_tokens)
+
+
+def _item_seeds(seed, n: int) -> list[int | None]:
+    if seed is None:
+        return [None] * n
+    if is_int(seed):
+        return [int(seed) + i for i in range(n)]
+    seeds = list(seed) if isinstance(seed, (list, tuple, np.ndarray)) else None
+    if seeds is None or len(seeds) != n or not all(is_int(s) for s in seeds):
+        raise ValueError(f"seed must be an int (item i gets seed + i), None, or a list of {n} ints (one per item), "
+                         f"got {seed!r}"[:300])
+    return [int(s) for s in seeds]
+
+
+def _batches(lengths: list[int], budget: int) -> list[list[int]]:
+    """Input indices grouped by length so each batch holds at most `budget` padded tokens."""
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in order:  # sorted ascending: the newest index is the batch's longest
+        if current and (len(current) + 1) * lengths[i] > budget:
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches
+
+
+# -- scoring ---------------------------------------------------------------------------------
+
+
+def _score_one_batch(runner, reqs: list[Request], k: int) -> list:
+    lengths = [len(r.prompt_ids) for r in reqs]
+    width = max(lengths)
+    pad = _pad_id(runner)
+    input_ids = torch.tensor([r.prompt_ids + [pad] * (width - n) for r, n in zip(reqs, lengths, strict=True)],
+                             device=runner.device)  # (B, T), padded on the right
+    mask = (torch.arange(width, device=runner.device)[None, :] < torch.tensor(lengths, device=runner.device)[:, None])
+    with torch.inference_mode():
+        logits = runner.model(input_ids=input_ids, attention_mask=mask.long(), use_cache=False).logits  # (B, T, V)
+        # Row b's positions 0..n_b-2 predict its tokens 1..n_b-1; the pads' rows are never read.
+        parts = [summarize_rows(logits[b, : n - 1], input_ids[b, 1:n], k) for b, n in enumerate(lengths)]
+        del logits
+    host = to_host(parts)  # one copy per field for the whole batch
+    cuts = np.cumsum([n - 1 for n in lengths])[:-1]
+    traces = []
+    for req, n, rows in zip(reqs, lengths, _split(host, cuts), strict=True):
+        record = Recorder(runner, req.prompt_ids, k, n, processed=False)
+        record.add(rows)
+        traces.append(record.trace({**runner._meta(k), "mode": "score", **req.input_meta()}))
+    return traces
+
+
+def _split(host: dict, cuts) -> list[dict]:
+    pieces = {name: np.split(values, cuts) for name, values in host.items()}
+    return [{name: pieces[name][b] for name in host} for b in range(len(cuts) + 1)]
+
+
+def _pad_id(runner) -> int:
+    pad = getattr(runner.tokenizer, "pad_token_id", None)
+    if pad is None:
+        pad = getattr(runner.tokenizer, "eos_token_id", None)
+    return 0 if pad is None else int(pad)  # a pad's value never matters: the mask hides it
+
+
+# -- generation ------------------------------------------------------------------------------
+
+
+def _generate_one_batch(runner, reqs: list[Request], k: int, n_new: int, traces: list, batch: list[int]):
+    """Decode one left-padded batch; returns (Recorder, meta) per row. On an interrupt, keeps the rows."""
+    device, rows = runner.device, len(reqs)
+    lengths = torch.tensor([len(r.prompt_ids) for r in reqs], device=device)
+    width = int(lengths.max())
+    pad = _pad_id(runner)
+    input_ids = torch.tensor([[pad] * (width - len(r.prompt_ids)) + r.prompt_ids for r in reqs], device=device)
+    mask = (torch.arange(width, device=device)[None, :] >= (width - lengths)[:, None]).long()  # (B, T)
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)  # (B, T): each row counts from its first real token
+    sampling = reqs[0].sampling
+    keep_processed = sampling is not None and sampling.changes_distribution
+    generators = [_generator(device, r.sampling) for r in reqs] if sampling is not None else []
+    eos = runner._eos_ids()
+    metas = [{**runner._meta(k), **r.sampling_meta(), "finish_reason": "length", **r.input_meta()} for r in reqs]
+    records = [Recorder(runner, r.prompt_ids, k, len(r.prompt_ids) + n_new, processed=keep_processed) for r in reqs]
+    out = list(zip(records, metas, strict=True))
+    chunk = runner.sync_every or (1 if device.type == "cpu" else 16)
+    done = np.zeros(rows, dtype=bool)
+    started = time.perf_counter()
+    with torch.inference_mode():
+        logits, cache = _forward(runner, input_ids, mask, positions)  # (B, T, V)
+        prompt_parts = [summarize_rows(logits[b, width - int(n) : -1], input_ids[b, width - int(n) + 1 :], k)
+                        for b, n in enumerate(lengths.tolist())]
+        next_logits = logits[:, -1]  # (B, V)
+        del logits
+    cuts = np.cumsum([len(r.prompt_ids) - 1 for r in reqs])[:-1]
+    for record, part in zip(records, _split(to_host(prompt_parts), cuts), strict=True):
+        record.add(part)
+    pending: list[dict] = []
+    position = positions[:, -1:]  # (B, 1)
+    try:
+        for step in range(n_new):
+            with torch.inference_mode():
+                if sampling is None:
+                    chosen = next_logits.argmax(dim=-1)  # (B,)
+                    processed = None
+                else:
+                    processed = process(sampling, next_logits.float())  # (B, V)
+                    chosen = torch.cat([torch.multinomial(processed[b : b + 1].exp(), 1, generator=g)[:, 0]
+                                        for b, g in enumerate(generators)])  # (B,): each row its own seed
+                    processed = processed if keep_processed else None
+                pending.append(summarize(next_logits, chosen, k, processed))
+            if (step + 1) % chunk == 0 or step + 1 == n_new:
+                _read_chunk(records, metas, pending, done, eos)
+                pending = []
+                if done.all():
+                    break
+            if step + 1 == n_new:
+                break
+            if _stop_requested(reqs[0].stop):
+                raise Interrupted("stopped by the caller")
+            with torch.inference_mode():
+                mask = torch.cat([mask, mask.new_ones(rows, 1)], dim=1)
+                position = position + 1
+                logits, cache = _forward(runner, chosen[:, None], mask, position, cache)  # (B, 1, V)
+                next_logits = logits[:, -1]
+    except INTERRUPTS:
+        _read_chunk(records, metas, pending, done, eos)  # steps computed but not yet read
+        for b, meta in enumerate(metas):
+            if not done[b]:
+                meta["finish_reason"] = "interrupted"
+        for i, (record, meta) in zip(batch, out, strict=True):
+            traces[i] = record.trace(meta)  # the rows of this batch, each as far as it got
+        raise
+    seconds = round(time.perf_counter() - started, 4)
+    for meta in metas:
+        meta["seconds"] = seconds  # the batch's time: its rows ran together
+    return out
+
+
+def _read_chunk(records, metas, pending: list[dict], done: np.ndarray, eos: list[int]) -> None:
+    """Append a chunk of decode steps to each row still running; stop rows that reached EOS."""
+    if not pending:
+        return
+    # one host copy per field for the chunk: (B, S) or (B, S, K)
+    steps = {name: torch.stack([p[name] for p in pending], dim=1).cpu().numpy() for name in pending[0]}
+    for b, record in enumerate(records):
+        if done[b]:
+            continue
+        since = record.n
+        record.add({name: values[b] for name, values in steps.items()})
+        if record.stop_at(eos, since):
+            metas[b]["finish_reason"] = "eos"
+            done[b] = True
+        elif record.n_new >= record.arrays["token_ids"].shape[0] - record.prompt_len:
+            done[b] = True
+
+
+def _generator(device, sampling):
+    generator = torch.Generator(device=device)
+    generator.manual_seed(sampling.seed if sampling.seed is not None else torch.seed())
+    return generator
+
+
+def _forward(runner, input_ids, mask, positions, cache=None):
+    """One forward pass with padding: (logits, cache)."""
+    # transformers 5 renamed past_key_values to cache; older releases know only the old name.
+    if runner._cache_arg is None:
+        params = inspect.signature(runner.model.forward).parameters
+        runner._cache_arg = "cache" if "cache" in params else "past_key_values"
+    extra = {} if cache is None else {runner._cache_arg: cache}
+    out = runner.model(input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=True, **extra)
+    return out.logits, getattr(out, runner._cache_arg)
+
+
+# -- the result ------------------------------------------------------------------------------
+
+
+def _warn_interrupted(error: BaseException, traces: list, verb: str) -> None:
+    kept = sum(t is not None for t in traces)
+    partial = sum(t is not None and t.meta.get("finish_reason") == "interrupted" for t in traces)
+    if isinstance(error, KeyboardInterrupt):
+        rest = f" ({partial} of them cut short)" if partial else ""
+        warnings.warn(f"interrupted: the corpus holds the {kept} of {len(traces)} items {verb} so far{rest}; "
+                      "the others were not run", stacklevel=3)
+
+
+def _corpus(traces: list, started: float, mode: str) -> Corpus:
+    kept = [i for i, t in enumerate(traces) if t is not None]
+    metadata = [{"index": i} for i in kept]
+    meta = {"mode": mode, "items_asked": len(traces), "seconds": round(time.perf_counter() - started, 4),
+            "interrupted": len(kept) < len(traces) or any(traces[i].meta.get("finish_reason") == "interrupted"
+                                                          for i in kept)}
+    return Corpus([traces[i] for i in kept], metadata=metadata, meta=meta)
