@@ -13,6 +13,7 @@ import html
 import os
 import signal
 import time
+import warnings
 
 import pytest
 
@@ -163,4 +164,42 @@ def test_the_explorer_keeps_what_it_showed_says_why_and_generates_again_once_the
         assert "cut short" in app.controls.status.value
     else:  # none had: the tree is unchanged and the status says why
         assert len(app.tree.nodes) == 1 and "ServerError" in app.last_error
+    restart()
+
+
+def test_a_batch_of_samples_whose_server_is_killed_keeps_the_finished_ones(own, llamacpp_url):
+    url, restart, kill = own
+    runner = lv.connect(url)
+    root = runner.generate(ROBOT, max_new_tokens=4, top_logprobs=3)
+    tree = lv.Tree(root, runner=runner)
+    at = root.prompt_len + 1
+    steps = []
+
+    def kill_at_the_sixth_step() -> bool:  # a few samples in: the kill lands in one, or between two
+        steps.append(1)
+        if len(steps) == 6:
+            kill()
+        return False
+
+    raised = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:  # temperature 0: every sample is the greedy continuation, which the shared server gives
+            tree.sample(8, at=at, max_new_tokens=3, temperature=0, stop=kill_at_the_sixth_step, progress=False)
+        except ServerError as error:
+            raised = error
+    kept = tree.nodes[1:]
+    assert 1 <= len(kept) < 8, "some samples were made before the kill, not all"
+    prefix = root.token_ids[:at].tolist()
+    expected = [p["id"] for p in native_greedy(llamacpp_url, prefix, 3, 3)]
+    for node in kept:
+        assert node.token_ids[:at].tolist() == prefix
+        assert generated(node) == expected[: len(generated(node))] and generated(node)
+    words = " ".join(str(w.message) for w in caught)
+    if raised is None:  # the kill cut a sample short: it is the last one kept, and says so
+        check_error(kept[-1].meta, runner.base_url)
+        assert all(len(generated(n)) == 3 for n in kept[:-1]) and "server failure" in words
+    else:  # the kill came between two samples: the next one was refused, the finished ones stay
+        assert "connection refused" in str(raised) and all(len(generated(n)) == 3 for n in kept)
+        assert f"the {len(kept)} samples made before it were added to the tree" in words, words
     restart()
