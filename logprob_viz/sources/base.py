@@ -286,6 +286,8 @@ class Runner:
         ``progress=False`` turns it off. Ctrl-C (KeyboardInterrupt), or ``stop`` (a
         threading.Event that gets set, or a callable that returns True) ends generation early
         and returns the tokens generated so far, with ``meta["finish_reason"] == "interrupted"``.
+        A runner runs one job at a time (`logprob_viz.sources.jobs`): a call made while another
+        thread's job runs on it (an explorer's) waits for that one, with a warning that says so.
         """
         req = self._make_request(prompt, messages, prompt_ids, max_new_tokens, temperature, top_p, top_k, do_sample,
                             seed, top_logprobs, progress, stop, None)

@@ -76,12 +76,12 @@ class RunnerJobs:
 
     def held(self, what: str, items: Iterator, stop=None) -> Iterator:
         """`items` (a runner's loop) under the lock: taken at the first item, given back when it ends or is closed."""
-        with self.hold(what, stop, warn_waiting(what)):
+        with self.hold(f"a call to {what}", stop, warn_waiting(what)):
             yield from items
 
     def call(self, what: str, job: Callable):
         """``job()`` under the lock."""
-        with self.hold(what, None, warn_waiting(what)):
+        with self.hold(f"a call to {what}", None, warn_waiting(what)):
             return job()
 
 
