@@ -111,9 +111,8 @@ def request_sse(url: str, body: dict, *, api_key: str | None, timeout: float, se
             yield check_object(event, where, what, r.status, server)
     if finished:
         return
-    raise ServerError(f"{where} ended {what} before the end of the stream (no [DONE], no last event): "
-                      "it may have stopped or been restarted; the tokens received so far are kept",
-                      server=server)
+    raise ServerError(f"{where} closed {what} before the end of the stream (no [DONE], no last event): "
+                      "did the server stop or restart?", server=server)
 
 
 def says_finished(event) -> bool:
