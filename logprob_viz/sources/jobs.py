@@ -41,20 +41,23 @@ class RunnerJobs:
         ``waiting(holder)`` is told once when this has to wait; ``stop()`` returning True ends
         the wait with `JobCancelled` (nothing has run).
         """
-        me = threading.get_ident()
-        with self._free:
-            if self._owner == me:
-                self._depth += 1
-                return
-            told = False
-            while self._owner is not None:
+        me, told = threading.get_ident(), False
+        while True:
+            with self._free:
+                if self._owner == me:
+                    self._depth += 1
+                    return
+                if self._owner is None:
+                    self._owner, self._depth, self.holder = me, 1, what
+                    return
                 if stop is not None and stop():
                     raise JobCancelled(f"{what} was not started: stopped while waiting for {self.holder}")
-                if not told and waiting is not None:
-                    told = True
-                    waiting(self.holder or "another job")
-                self._free.wait(WAIT_POLL_S)
-            self._owner, self._depth, self.holder = me, 1, what
+                holder = self.holder or "another job"
+                if told or waiting is None:
+                    self._free.wait(WAIT_POLL_S)
+                    continue
+            told = True
+            waiting(holder)  # outside the lock: a status line or a warning may take its time
 
     def release(self) -> None:
         with self._free:

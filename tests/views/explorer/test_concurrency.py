@@ -136,3 +136,19 @@ def test_generate_pressed_twice_and_branch_during_generate_are_refused_with_a_cl
     app.branch_here.branch.click()  # afterwards the same press works
     assert app.wait(JOB_TIMEOUT) and app.last_error is None, status(app)
     assert len(app.tree.nodes) == 2 and int(app.current.token_ids[at]) == alternative
+
+
+def test_the_runner_inside_its_own_stream_loop_and_a_stream_left_early_never_deadlock(runner, reference_model,
+                                                                                      tokenizer):
+    inner, snapshots = None, []
+    for snapshot in runner.stream(ROBOT, max_new_tokens=4, top_logprobs=3):
+        snapshots.append(snapshot)
+        if inner is None:  # the same thread holds the runner: it goes on, no deadlock
+            inner = runner.generate(FRANCE, max_new_tokens=3, top_logprobs=3, progress=False)
+    assert generated(snapshots[-1]) == reference(reference_model, tokenizer, ROBOT, 4)
+    assert generated(inner) == reference(reference_model, tokenizer, FRANCE, 3)
+    stream = runner.stream(ROBOT, max_new_tokens=20, top_logprobs=3)
+    next(stream)
+    assert jobs_of(runner).busy
+    stream.close()  # a loop left early (break) closes its stream: the runner is free again
+    assert not jobs_of(runner).busy
