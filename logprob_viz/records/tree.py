@@ -18,6 +18,7 @@ The runner is a `logprob_viz.sources.base.Runner` (local or remote): a tree asks
 from __future__ import annotations
 
 import numbers
+import warnings
 from collections import Counter
 
 from .trace import Trace
@@ -116,7 +117,9 @@ class Tree:
 
         Sample j uses ``seed + j`` (reproducible; None: unseeded). Sampling is on (temperature 1
         unless given). Returns the new nodes and a Counter of their first generated token
-        (the token at position `at`): how often each was chosen.
+        (the token at position `at`): how often each was chosen. Bad input changes nothing; a
+        server that fails part-way keeps the samples finished before (added to the tree; the
+        error, or the cut-short last sample's ``meta["error"]``, says how many).
         """
         if not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < 1:
             raise ValueError(f"n must be an int >= 1 (how many continuations), got {n!r}")
@@ -133,15 +136,28 @@ class Tree:
         k = node.k if top_logprobs is None else top_logprobs
         sampling.setdefault("do_sample", True)
         made = []
-        for j in range(int(n)):  # all or nothing: the tree changes only once every sample is made
+        for j in range(int(n)):
             s = None if seed is None else int(seed) + j
-            out = runner.generate(prompt_ids=prefix, max_new_tokens=max_new_tokens, top_logprobs=k, seed=s, **sampling)
+            try:
+                out = runner.generate(prompt_ids=prefix, max_new_tokens=max_new_tokens, top_logprobs=k, seed=s,
+                                      **sampling)
+            except Exception:  # e.g. the server died: what was made before stays
+                if made:
+                    self._add(made, p)
+                    warnings.warn(f"sample {j} of {n} failed (the error follows); the {j} samples made before it "
+                                  f"were added to the tree (tree.nodes[-{j}:])", RuntimeWarning, stacklevel=2)
+                raise
             out.meta["branch"] = {"parent": p, "at": at, "sample": j, "seed": s}
             made.append(out)
+            if out.meta.get("finish_reason") == "error":
+                break  # the server broke it off (the warning says so): the rest would fail too
         counts = Counter(out.tokens[at] for out in made if len(out) > at)
-        self._nodes.extend(made)
-        self._parents.extend([p] * len(made))
+        self._add(made, p)
         return made, counts
+
+    def _add(self, nodes: list[Trace], parent: int) -> None:
+        self._nodes.extend(nodes)
+        self._parents.extend([parent] * len(nodes))
 
     # -- saving --------------------------------------------------------------------------
 

@@ -40,7 +40,8 @@ from pathlib import Path
 from ..sources.local import default_model
 from . import process
 
-__all__ = ["LlamaCppServerError", "home", "build", "is_built", "server_binary", "start", "stop", "url", "is_running"]
+__all__ = ["LlamaCppServerError", "home", "build", "is_built", "server_binary", "start", "stop", "url", "is_running",
+           "pid"]
 
 logger = logging.getLogger(__name__)
 
@@ -170,14 +171,19 @@ def _stream(cmd: list, log_path: Path, say: Callable[[str], None], append: bool 
 # -- start / stop --------------------------------------------------------------------------------
 
 
-def is_running(root: Path | None = None) -> bool:
-    """Whether the server started from `root` (pid file) is alive."""
-    return process.read_pid(_files(root)) is not None
+def is_running(root: Path | None = None, state: Path | None = None) -> bool:
+    """Whether the server started from `root` (or its `state` folder; pid file) is alive."""
+    return process.read_pid(_files(state or root)) is not None
 
 
-def url(root: Path | None = None) -> str:
+def pid(root: Path | None = None, state: Path | None = None) -> int | None:
+    """The running server's process id (from its pid file), None when none runs."""
+    return process.read_pid(_files(state or root))
+
+
+def url(root: Path | None = None, state: Path | None = None) -> str:
     """The root URL (``http://127.0.0.1:PORT``) of the server started from `root`; OpenAI routes are under /v1."""
-    return process.root_url(_files(root), LlamaCppServerError)
+    return process.root_url(_files(state or root), LlamaCppServerError)
 
 
 def _ready(port: int) -> bool:
@@ -191,11 +197,14 @@ def start(
     timeout: float = 120,
     build_if_needed: bool = True,
     model: Path | str | None = None,
+    state: Path | None = None,
 ) -> str:
     """Start llama-server in the background on the default model's GGUF file; return its root URL.
 
     Builds first if needed (minutes, once). `port`: default ``$LOGPROB_VIZ_LLAMACPP_PORT`` or a
     free one. `model`: another GGUF file. A server already started from `root` is reused.
+    `state`: a folder for the server's pid, port and log files instead of `root`, so a second
+    server runs from the same build (e.g. one a test stops and restarts while the shared one stays).
     """
     root = Path(root) if root is not None else home()
     if not is_built(root):
@@ -217,14 +226,14 @@ def start(
         "--ctx-size", CONTEXT,
         "--parallel", "1",  # one slot: every request sees the same cache state and batch shapes
     ]
-    port = process.launch(_files(root), cmd, port, _ready, timeout,
+    port = process.launch(_files(state or root), cmd, port, _ready, timeout,
                           stop_hint=" (python -m logprob_viz.servers.llamacpp stop)")
     return f"http://127.0.0.1:{port}"
 
 
-def stop(root: Path | None = None, timeout: float = 15) -> bool:
-    """Stop the server started from `root` (SIGINT to its process group, SIGKILL after `timeout`)."""
-    return process.stop(_files(root), timeout)
+def stop(root: Path | None = None, timeout: float = 15, state: Path | None = None) -> bool:
+    """Stop the server started from `root` or `state` (SIGINT to its process group, SIGKILL after `timeout`)."""
+    return process.stop(_files(state or root), timeout)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,7 +33,7 @@ from pathlib import Path
 from ..sources.local import default_model
 from . import process
 
-__all__ = ["VLLMServerError", "home", "install", "is_installed", "start", "stop", "url", "is_running"]
+__all__ = ["VLLMServerError", "home", "install", "is_installed", "start", "stop", "url", "is_running", "pid"]
 
 logger = logging.getLogger(__name__)
 
@@ -158,14 +158,19 @@ def _install_model(p: dict) -> None:
 # -- start / stop ----------------------------------------------------------------------------
 
 
-def is_running(root: Path | None = None) -> bool:
-    """Whether the server started from `root` (pid file) is alive."""
-    return process.read_pid(_files(root)) is not None
+def is_running(root: Path | None = None, state: Path | None = None) -> bool:
+    """Whether the server started from `root` (or its `state` folder; pid file) is alive."""
+    return process.read_pid(_files(state or root)) is not None
 
 
-def url(root: Path | None = None) -> str:
+def pid(root: Path | None = None, state: Path | None = None) -> int | None:
+    """The running server's process id (its process group's too), None when none runs."""
+    return process.read_pid(_files(state or root))
+
+
+def url(root: Path | None = None, state: Path | None = None) -> str:
     """The OpenAI base URL (``http://127.0.0.1:PORT/v1``) of the server started from `root`."""
-    return process.root_url(_files(root), VLLMServerError) + "/v1"
+    return process.root_url(_files(state or root), VLLMServerError) + "/v1"
 
 
 def _ready(port: int) -> bool:
@@ -173,13 +178,15 @@ def _ready(port: int) -> bool:
 
 
 def start(
-    port: int | None = None, root: Path | None = None, timeout: float = 300, install_if_needed: bool = True
+    port: int | None = None, root: Path | None = None, timeout: float = 300, install_if_needed: bool = True,
+    state: Path | None = None,
 ) -> str:
     """Start the server in the background (installing first if needed); return its base URL.
 
     If a server started from `root` is already running, its URL is returned and nothing is
     started. Raises `VLLMServerError` with the server log's last lines when it exits or is not
-    ready within `timeout` seconds (startup takes ~1 min on 2 CPU cores).
+    ready within `timeout` seconds (startup takes ~1 min on 2 CPU cores). `state`: a folder for
+    the pid, port and log files instead of `root`, so a second server runs from the same install.
     """
     p = _paths(root)
     if not is_installed(p["root"]):
@@ -205,14 +212,14 @@ def start(
         "--served-model-name", SERVED_NAME,
         "--enforce-eager",  # no graph capture: faster start on CPU
     ]
-    port = process.launch(_files(root), cmd, port, _ready, timeout, env=env,
+    port = process.launch(_files(state or root), cmd, port, _ready, timeout, env=env,
                           stop_hint=" (python -m logprob_viz.servers.vllm stop)")
     return f"http://127.0.0.1:{port}/v1"
 
 
-def stop(root: Path | None = None, timeout: float = 30) -> bool:
-    """Stop the server started from `root` (SIGINT to its process group, SIGKILL after `timeout`)."""
-    return process.stop(_files(root), timeout)
+def stop(root: Path | None = None, timeout: float = 30, state: Path | None = None) -> bool:
+    """Stop the server started from `root` or `state` (SIGINT to its process group, SIGKILL after `timeout`)."""
+    return process.stop(_files(state or root), timeout)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..records.trace import Trace
+from .jobs import jobs_of
+from .jobs import stop_requested as _stop_requested
 
 __all__ = ["Runner", "Request", "Sampling", "Step", "Interrupted", "INTERRUPTS", "parse_sampling", "check_top_logprobs"]
 
@@ -221,13 +223,6 @@ def check_stream_every(stream_every) -> int | None:
     return None if stream_every is None else int(stream_every)
 
 
-def _stop_requested(stop) -> bool:
-    if stop is None:
-        return False
-    is_set = getattr(stop, "is_set", None)  # threading.Event, asyncio.Event
-    return bool(is_set() if callable(is_set) else stop())
-
-
 def check_stop(stop) -> None:
     if stop is not None and not callable(stop) and not callable(getattr(stop, "is_set", None)):
         raise TypeError(
@@ -327,10 +322,12 @@ class Runner:
         ``progress=False`` turns it off. Ctrl-C (KeyboardInterrupt), or ``stop`` (a
         threading.Event that gets set, or a callable that returns True) ends generation early
         and returns the tokens generated so far, with ``meta["finish_reason"] == "interrupted"``.
+        A runner runs one job at a time (`logprob_viz.sources.jobs`): a call made while another
+        thread's job runs on it (an explorer's) waits for that one, with a warning that says so.
         """
         req = self._make_request(prompt, messages, prompt_ids, max_new_tokens, temperature, top_p, top_k, do_sample,
                             seed, top_logprobs, progress, stop, None, min_p)
-        *_, final = self._drive(req, snapshots=False)  # without snapshots: the final trace only
+        *_, final = jobs_of(self).held("runner.generate", self._drive(req, snapshots=False), req.stop)  # final only
         return final
 
     def stream(
@@ -362,7 +359,7 @@ class Runner:
         """
         req = self._make_request(prompt, messages, prompt_ids, max_new_tokens, temperature, top_p, top_k, do_sample,
                             seed, top_logprobs, progress, stop, stream_every, min_p)
-        return self._drive(req, snapshots=True)
+        return jobs_of(self).held("runner.stream", self._drive(req, snapshots=True), req.stop)  # one job at a time
 
     def score(self, text: str | None = None, *, messages: list[dict] | None = None, prompt_ids: list[int] | None = None,
               top_logprobs: int = 5, progress: bool = True) -> Trace:
@@ -380,7 +377,7 @@ class Runner:
         bar = _Progress(req.progress and req.prompt_ids is not None, len(req.prompt_ids or ()), desc="scoring")
         started = time.perf_counter()
         try:
-            trace = self._score(req, bar)
+            trace = jobs_of(self).call("runner.score", lambda: self._score(req, bar))
         finally:
             bar.close()
         trace.meta.setdefault("seconds", round(time.perf_counter() - started, 4))

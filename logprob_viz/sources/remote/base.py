@@ -9,13 +9,15 @@ from __future__ import annotations
 import os
 import time
 import urllib.parse
+import warnings
 from collections.abc import Callable
 
 from ...records.trace import Trace
 from ..base import INTERRUPTS, Request, Runner, Step, check_prompt_ids, note_interrupt
 from .http import ServerError, request_json, request_sse
 
-__all__ = ["RemoteRunner", "base_url_of", "api_key_of", "list_models", "STREAM_SNAPSHOT_S", "DEFAULT_MAX_TOP_LOGPROBS"]
+__all__ = ["RemoteRunner", "base_url_of", "api_key_of", "list_models", "note_failure", "STREAM_SNAPSHOT_S",
+           "DEFAULT_MAX_TOP_LOGPROBS"]
 
 # vLLM's default --max-logprobs, and OpenAI's cap on top_logprobs.
 DEFAULT_MAX_TOP_LOGPROBS = 20
@@ -43,6 +45,14 @@ def list_models(base_url: str, api_key: str | None, timeout: float) -> list:
     answer = request_json(base_url + "/models", "GET", None, api_key=api_key, timeout=timeout, server=base_url,
                           path="/models")
     return answer.get("data") or []
+
+
+def note_failure(trace: Trace, error: ServerError, n_new: int) -> None:
+    """A stream the server broke off: the trace keeps what arrived and says why it ends there."""
+    trace.meta["finish_reason"] = "error"
+    trace.meta["error"] = (f"{error} — the trace holds the {n_new} tokens received before that; once the server "
+                           "answers again, generate again (or branch from the last token) to go on")
+    warnings.warn(f"generation ended by a server failure after {n_new} tokens: {error}", RuntimeWarning, stacklevel=4)
 
 
 class RemoteRunner(Runner):
@@ -102,13 +112,16 @@ class RemoteRunner(Runner):
         ``count_new(event)`` says how many tokens an event brought; ``build(events)`` is the trace
         of the events so far. A snapshot is due every ``req.stream_every`` events, or every
         `STREAM_SNAPSHOT_S` seconds. Ctrl-C or a stop keeps what arrived (``finish_reason``
-        "interrupted"); closing the stream closes the connection, so the server stops generating.
+        "interrupted"); so does a server that fails in the middle (it dies, stalls past the
+        timeout, a proxy cuts the stream): ``finish_reason`` "error", ``meta["error"]`` says what
+        happened and what to do, with a warning. Closing the stream closes the connection, so the
+        server stops generating.
         """
         url = (self.root_url if root else self.base_url) + path
         events = request_sse(url, {**body, "stream": True}, api_key=self.api_key, timeout=self.timeout,
                              server=self.base_url, path=path)
         chunks: list[dict] = []
-        n_new, since, shown_at, interrupted = 0, 0, time.perf_counter(), False
+        n_new, since, shown_at, interrupted, failure = 0, 0, time.perf_counter(), False, None
         try:
             for event in events:
                 chunks.append(event)
@@ -125,13 +138,18 @@ class RemoteRunner(Runner):
                 raise
             interrupted = True
             note_interrupt(error)
+        except ServerError as error:
+            if not chunks:
+                raise  # nothing arrived: nothing to keep, the error says why
+            failure = error
         finally:
             events.close()
         trace = build(chunks)
         if interrupted:
             trace.meta["finish_reason"] = "interrupted"
+        if failure is not None:
+            note_failure(trace, failure, n_new)
         return trace
-
     def _finish(self, trace: Trace, req: Request) -> Trace:
         """The request's settings in ``meta``, as the local runner records them."""
         trace.meta.update({"base_url": self.base_url, **req.sampling_meta(), **req.input_meta()})

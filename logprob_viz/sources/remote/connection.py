@@ -35,7 +35,10 @@ def connect(base_url: str | None = None, model: str | None = None, api_key: str 
     api_key : str, optional
         Sent as a bearer token; default ``$OPENAI_API_KEY`` (a local vLLM needs none).
     timeout : float
-        Seconds per request (default 120).
+        The read timeout, in seconds (default 120): how long the server may stay silent, before
+        its answer or between two events of a stream. A stream it breaks off (it stops, stalls
+        past this, a proxy cuts it) ends with the tokens received, ``finish_reason`` "error" and
+        ``meta["error"]`` saying what happened; a server that cannot be reached raises ServerError.
     **kwargs
         ``max_top_logprobs`` (the server's cap, default 20), ``tokenizer`` (the served model's
         transformers tokenizer: on vLLM every token and alternative then comes back as an id and

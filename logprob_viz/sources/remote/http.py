@@ -4,8 +4,10 @@ errors that name the server and the cause (refused, timed out, HTTP status, not 
 
 from __future__ import annotations
 
+import html
 import http.client
 import json
+import re
 import socket
 import urllib.error
 import urllib.request
@@ -13,7 +15,9 @@ from collections.abc import Iterator
 
 from ..readers import OpenAIResponseError
 
-__all__ = ["ServerError", "request_json", "request_sse"]
+__all__ = ["ServerError", "request_json", "request_sse", "plain_excerpt"]
+
+EXCERPT_CHARS = 200  # of an error page's text: enough to read the cause, never a page of markup
 
 
 class ServerError(OpenAIResponseError):
@@ -35,15 +39,22 @@ def _open(url: str, method: str, body: dict | None, api_key: str | None, timeout
     try:
         return urllib.request.urlopen(req, timeout=timeout)
     except urllib.error.HTTPError as e:
-        raw = e.read() if e.fp is not None else b""
-        message = error_message(raw) or (raw.decode("utf-8", "replace").strip()[:500] or e.reason)
+        try:
+            raw = e.read() if e.fp is not None else b""
+        except (OSError, http.client.HTTPException):
+            raw = b""  # the error page itself broke off: its status still says what happened
+        message = error_message(raw)
+        if message is None:  # not an API's error object: a proxy's page, a bare text; its words, short
+            excerpt = plain_excerpt(raw)
+            message = f"{e.reason}" + (f" (the answer's text: {excerpt!r})" if excerpt else "")
         raise ServerError(f"{where} answered HTTP {e.code} to {method} {path}: {message}", status=e.code,
                           server=server) from None
     except urllib.error.URLError as e:
         raise ServerError(f"cannot reach {where} ({method} {path}): {_cause(e.reason, timeout)}",
                           server=server) from None
     except TimeoutError:
-        raise ServerError(f"{where} did not answer {method} {path} within {timeout:g} s (timeout=)",
+        raise ServerError(f"{where} did not answer {method} {path} within {timeout:g} s: read timeout "
+                          "(lv.connect(url, timeout=...) sets it)",
                           server=server) from None
     except (ConnectionError, http.client.HTTPException) as e:
         raise ServerError(f"{where} broke off {method} {path}: {_cause(e, timeout)}", server=server) from None
@@ -57,7 +68,8 @@ def request_json(url: str, method: str, body: dict | None, *, api_key: str | Non
         try:
             raw, status = r.read(), r.status
         except TimeoutError:
-            raise ServerError(f"{where} did not finish answering {method} {path} within {timeout:g} s (timeout=)",
+            raise ServerError(f"{where} did not finish answering {method} {path} within {timeout:g} s: read timeout "
+                              "(lv.connect(url, timeout=...) sets it)",
                               server=server) from None
         except (ConnectionError, http.client.HTTPException) as e:
             raise ServerError(f"{where} broke off {method} {path}: {_cause(e, timeout)}", server=server) from None
@@ -65,18 +77,25 @@ def request_json(url: str, method: str, body: dict | None, *, api_key: str | Non
         out = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise ServerError(f"{where} answered {method} {path} with HTTP {status} but not JSON: "
-                          f"{raw[:300].decode('utf-8', 'replace')!r}", status=status, server=server) from None
+                          f"{plain_excerpt(raw)!r}", status=status, server=server) from None
     return check_object(out, where, f"{method} {path}", status, server)
 
 
-def request_sse(url: str, body: dict, *, api_key: str | None, timeout: float, server: str, path: str) -> Iterator[dict]:
+def request_sse(url: str, body: dict, *, api_key: str | None, timeout: float, server: str,
+                path: str) -> Iterator[dict]:
     """POST with ``stream: true``: the server-sent events' JSON objects as they arrive.
 
-    Closing the iterator closes the connection, which tells the server to stop generating.
+    The stream ends at ``data: [DONE]`` (the OpenAI API), or when the connection closes after an
+    event that says the generation is over (`says_finished`: llama.cpp's native route sends no
+    [DONE]). A stream that breaks off before that (the server died, a proxy cut it) or goes
+    silent for `timeout` seconds raises a ServerError that says so. Closing the iterator closes
+    the connection, which tells the server to stop generating.
     """
     where = f"the server at {server}"
+    what = f"POST {path} (stream)"
+    finished = False
     with _open(url, "POST", body, api_key, timeout, server, path, accept="text/event-stream") as r:
-        for line in r:
+        for line in _lines(r, where, what, timeout, server):
             line = line.strip()
             if not line.startswith(b"data:"):
                 continue  # blank separators, comments (": ping"), event names
@@ -87,8 +106,40 @@ def request_sse(url: str, body: dict, *, api_key: str | None, timeout: float, se
                 event = json.loads(data)
             except (json.JSONDecodeError, UnicodeDecodeError):
                 raise ServerError(f"{where} streamed something that is not JSON for POST {path}: "
-                                  f"{data[:300].decode('utf-8', 'replace')!r}", server=server) from None
-            yield check_object(event, where, f"POST {path} (stream)", r.status, server)
+                                  f"{plain_excerpt(data)!r}", server=server) from None
+            finished = finished or says_finished(event)
+            yield check_object(event, where, what, r.status, server)
+    if finished:
+        return
+    raise ServerError(f"{where} closed {what} before the end of the stream (no [DONE], no last event): "
+                      "did the server stop or restart?", server=server)
+
+
+def says_finished(event) -> bool:
+    """Whether a stream event is a generation's last word: a choice's ``finish_reason`` (the OpenAI
+    API), ``stop: true`` (llama.cpp's /completion), ``done: true`` (Ollama)."""
+    if not isinstance(event, dict):
+        return False
+    if event.get("stop") is True or event.get("done") is True:
+        return True
+    choices = event.get("choices")
+    return isinstance(choices, list) and any(isinstance(c, dict) and c.get("finish_reason") for c in choices)
+
+
+def _lines(response, where: str, what: str, timeout: float, server: str) -> Iterator[bytes]:
+    """The response's lines; a silence longer than `timeout` or a broken connection is a ServerError."""
+    while True:
+        try:
+            line = response.readline()
+        except TimeoutError:
+            raise ServerError(f"{where} stopped sending in the middle of {what}: read timeout, nothing for "
+                              f"{timeout:g} s (raise it with lv.connect(url, timeout=...) if the server is "
+                              "only slow)", server=server) from None
+        except (OSError, http.client.HTTPException) as e:
+            raise ServerError(f"{where} broke off {what}: {_cause(e, timeout)}", server=server) from None
+        if not line:
+            return
+        yield line
 
 
 def check_object(out, where: str, what: str, status: int, server: str) -> dict:
@@ -114,17 +165,29 @@ def error_message(raw: bytes) -> str | None:
     return None if err is None else str(err)
 
 
+def plain_excerpt(raw: bytes, limit: int = EXCERPT_CHARS) -> str:
+    """A body's readable text, short: an HTML page (a proxy's 502) as its words, never its markup."""
+    text = raw[: 64 * 1024].decode("utf-8", "replace")
+    if re.search(r"<(html|head|body|title|h1|p|div|center|!doctype)\b", text, re.IGNORECASE):
+        text = re.sub(r"(?is)<(script|style)\b.*?</\1\s*>", " ", text)
+        text = html.unescape(re.sub(r"(?s)<[^>]*>", " ", text))
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _cause(reason, timeout: float) -> str:
     if isinstance(reason, ConnectionRefusedError):
         return ("connection refused: nothing listens there. Is the server running? "
                 "(a local vLLM: python -m logprob_viz.servers.vllm start; "
                 "llama.cpp: python -m logprob_viz.servers.llamacpp start)")
     if isinstance(reason, TimeoutError):
-        return f"no answer within {timeout:g} s (timeout=)"
+        return f"read timeout: no answer within {timeout:g} s (lv.connect(url, timeout=...) sets it)"
     if isinstance(reason, socket.gaierror):
         return f"unknown host ({reason})"
+    if isinstance(reason, http.client.RemoteDisconnected):  # (a ConnectionResetError too)
+        return "the server closed the connection without answering (did it stop? start it again and retry)"
     if isinstance(reason, ConnectionResetError):
-        return "the connection was reset by the server"
-    if isinstance(reason, http.client.RemoteDisconnected):
-        return "the server closed the connection without answering"
+        return "the connection was reset by the server (did it stop? start it again and retry)"
+    if isinstance(reason, http.client.IncompleteRead):
+        return "the connection closed in the middle of the answer (did the server stop? start it again and retry)"
     return f"{type(reason).__name__}: {reason}"

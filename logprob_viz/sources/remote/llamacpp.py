@@ -69,15 +69,15 @@ class LlamaCppRunner(OpenAIRunner):
     # -- what base.Runner asks of a runner -----------------------------------------------
 
     def _run(self, req: Request, snapshots: bool):
-        """A text or ids prompt through ``/completion``; messages through the OpenAI chat route."""
+        """A text or ids prompt through ``/completion`` (streamed); messages through the OpenAI chat route."""
         if req.messages is not None:
             return (yield from super()._run(req, snapshots))
         ids, prompt = self._prompt(req)
         body = _native_body(req, ids, req.max_new_tokens)
-        if not snapshots:
-            resp = self._request("POST", "/completion", body, root=True)
-            return self._whole(prompt, self._read(resp, req), req)
-        yield Step(0, lambda: self._whole(prompt, self._read([], req), req))
+        if snapshots:
+            yield Step(0, lambda: self._whole(prompt, self._read([], req), req))
+        # generate streams too (the stream's tokens and numbers are the whole answer's, tested live):
+        # a server that dies, stalls or is stopped in the middle leaves the tokens it sent.
         return (yield from self._stream("/completion", body, req, _new_tokens_in,
                                         lambda chunks: self._whole(prompt, self._read(chunks, req), req), root=True))
 

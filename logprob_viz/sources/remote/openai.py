@@ -4,6 +4,10 @@ better): the OpenAI API and nothing more.
 Text goes to ``/completions``, messages to ``/chat/completions``; a trace holds the completion
 only (the API returns no logprobs for the prompt), so `score` and ``prompt_ids`` are refused
 with what to use instead. The vLLM and llama.cpp runners build on this one.
+
+`generate` is one request here (and on vLLM): a server that fails before its answer is complete
+leaves nothing to keep, and the ServerError says why; `stream` keeps every token that arrived
+(``finish_reason`` "error"). llama.cpp's runner streams in `generate` too.
 """
 
 from __future__ import annotations

@@ -3,14 +3,14 @@ branch from any alternative, switch between the branches.
 
 The app is ipywidgets controls around one `LogprobView`; the view knows nothing about them.
 Model work (generate, next token, branch, exact re-scoring) runs in one background thread at a
-time, so the kernel stays responsive and Stop works; results reach the browser as widget
-updates. Every failure becomes a visible message in the status line and leaves the tree as it
-was.
+time (`worker.py`: a second job in this explorer is refused, a job on a runner another explorer
+or a cell is using waits its turn), so the kernel stays responsive and Stop works; results reach
+the browser as widget updates. Every failure becomes a visible message in the status line and
+leaves the tree as it was; a generation a server broke off keeps every token it showed.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 
@@ -24,10 +24,9 @@ from .panels import NextTokenPanel, TemperatureReadout
 from .settings import Settings, default_runner
 from .temperature import exact_at
 from .view import ExplorerView, empty_view
+from .worker import Worker, ending_of
 
 __all__ = ["Explorer", "ExplorerView", "explore"]
-
-log = logging.getLogger(__name__)
 
 UPDATE_EVERY = 0.1  # s between view updates while streaming: smooth, and few messages
 
@@ -47,9 +46,6 @@ class Explorer:
         self._tree_input: dict | None = None  # the prompt / messages the tree grew from
         self._exact: tuple | None = None  # (trace, at, settings label, processed top-K logprobs)
         self._stop = threading.Event()
-        self._worker: threading.Thread | None = None
-        self._busy = threading.Lock()
-        self.last_error: str | None = None
 
         self.controls = Controls(prompt or "", settings, self.runner)  # its limits are the runner's
         self.view = empty_view()
@@ -66,6 +62,7 @@ class Explorer:
             layout=w.Layout(width="100%"),
         )
         self.widget.add_class("lv-explore")
+        self.worker = Worker(self.controls, self.runner, self._stop, on_busy=self.next_panel.disable)
 
         c = self.controls
         c.generate.on_click(lambda _: self.generate())
@@ -92,7 +89,7 @@ class Explorer:
 
         def job():
             started = time.perf_counter()
-            shown_at, snapshot = 0.0, None
+            shown = [None]  # the last snapshot on show: kept if the stream fails after it
             stream = self.runner.stream(
                 **args,
                 max_new_tokens=settings.max_new_tokens,
@@ -100,26 +97,40 @@ class Explorer:
                 stop=self._stop,
                 **settings.sampling(),
             )
-            for snapshot in stream:
-                now = time.perf_counter()
-                if now - shown_at >= UPDATE_EVERY:
-                    shown_at = now
-                    self._show(snapshot, forks=[])
-                    new = len(snapshot) - snapshot.prompt_len
-                    self.controls.say(f"Generating… {new} tokens, {new / max(now - started, 1e-9):.1f} tokens/s")
-            if snapshot is None:
-                raise RuntimeError("the runner's stream gave no trace")
+            try:
+                snapshot = self._stream_into_view(stream, started, shown)
+            except Exception:
+                if shown[0] is not None:  # what the view shows stays, as the tree's root
+                    self._new_tree(shown[0], args)
+                raise
             self._new_tree(snapshot, args)
             new = len(snapshot) - snapshot.prompt_len
             seconds = time.perf_counter() - started
-            why = snapshot.meta.get("finish_reason", "")
-            stopped = " (stopped: the tokens so far are kept)" if self._stop.is_set() or why == "interrupted" else ""
-            self.controls.say(
-                f"Generated {new} tokens in {seconds:.1f} s ({new / max(seconds, 1e-9):.1f} tokens/s)"
-                f"{', ' + why if why and not stopped else ''}{stopped}. Pin a token to branch from it."
+            ending, kind = ending_of(snapshot, self._stop.is_set())
+            if kind == "error":
+                self.worker.last_error = f"ServerError: {snapshot.meta.get('error')}"
+            self._say(
+                f"Generated {new} tokens in {seconds:.1f} s ({new / max(seconds, 1e-9):.1f} tokens/s){ending}. "
+                "Pin a token to branch from it.",
+                kind,
             )
 
         self._run("Generate", job)
+
+    def _stream_into_view(self, stream, started: float, shown: list) -> Trace:
+        """Show the stream's snapshots (about every UPDATE_EVERY s); returns the last, the whole trace."""
+        shown_at, snapshot = 0.0, None
+        for snapshot in stream:
+            now = time.perf_counter()
+            if now - shown_at >= UPDATE_EVERY:
+                shown_at = now
+                self._show(snapshot, forks=[])
+                shown[0] = snapshot
+                new = len(snapshot) - snapshot.prompt_len
+                self._say(f"Generating… {new} tokens, {new / max(now - started, 1e-9):.1f} tokens/s")
+        if snapshot is None:
+            raise RuntimeError("the runner's stream gave no trace")
+        return snapshot
 
     def stop(self) -> None:
         """Ask the running generation to stop; what was generated so far stays."""
@@ -149,7 +160,7 @@ class Explorer:
                 )
             self._base, self._step = base, step
             self.next_panel.show(step)
-            self.controls.say("Next-token distribution shown above the text: choose a token to append it.")
+            self._say("Next-token distribution shown above the text: choose a token to append it.")
 
         self._run("Next token", job)
 
@@ -168,7 +179,7 @@ class Explorer:
             self._replace_current(grown)
             self._base, self._step = grown, step
             self.next_panel.show(step)
-            self.controls.say(
+            self._say(
                 f"Appended {grown.tokens[-1]!r} ({len(grown) - grown.prompt_len} tokens after the prompt)."
             )
 
@@ -200,10 +211,13 @@ class Explorer:
             self.current = as_trace(node)
             self.branches.refresh(self.tree, node)
             self._show(self.current)
-            self.controls.say(
+            ending, kind = ending_of(self.current, self._stop.is_set())
+            if kind == "error":
+                self.worker.last_error = f"ServerError: {self.current.meta.get('error')}"
+            self._say(
                 f"Branch #{len(self.tree.nodes) - 1} from token {at} with {self.current.tokens[at]!r}: "
-                f"{len(self.current) - at} tokens in {time.perf_counter() - started:.1f} s"
-                f"{' (stopped: kept as it is)' if self.current.meta.get('finish_reason') == 'interrupted' else ''}."
+                f"{len(self.current) - at} tokens in {time.perf_counter() - started:.1f} s{ending}.",
+                kind,
             )
 
         self._run("Branch", job)
@@ -226,7 +240,7 @@ class Explorer:
             label, exact = exact_at(self.runner, trace, at, settings)
             self._exact = (trace, at, label, exact)
             self._update_readout()
-            self.controls.say(f"Exact numbers at token {at} under {label}.")
+            self._say(f"Exact numbers at token {at} under {label}.")
 
         self._run("Exact", job)
 
@@ -239,43 +253,27 @@ class Explorer:
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for the running job (if any); True when none is running any more."""
-        worker = self._worker
-        if worker is not None:
-            worker.join(timeout)
-        return worker is None or not worker.is_alive()
+        return self.worker.wait(timeout)
 
     @property
     def running(self) -> bool:
-        return self._worker is not None and self._worker.is_alive()
+        return self.worker.running
+
+    @property
+    def last_error(self) -> str | None:
+        """The status line's last error (a job that failed or was refused), None after a job went well."""
+        return self.worker.last_error
 
     # -- internals ------------------------------------------------------------------------
 
     def _run(self, name: str, job) -> None:
-        if not self._busy.acquire(blocking=False):
-            return self._fail(RuntimeError(f"{name}: wait for the running job to finish (or press Stop)"))
-        self._stop.clear()  # a Stop pressed before this job is not for it
-        self.controls.running(True)
-        self.next_panel.disable(True)
-        self.last_error = None
-        self.controls.say(f"{name}…")
-
-        def wrapped():
-            try:
-                job()
-            except Exception as error:  # shown to the person; the tree is left as it was
-                log.debug("%s failed", name, exc_info=True)
-                self._fail(error)
-            finally:
-                self.controls.running(False)
-                self.next_panel.disable(False)
-                self._busy.release()
-
-        self._worker = threading.Thread(target=wrapped, name=f"lv-explore-{name}", daemon=True)
-        self._worker.start()
+        self.worker.start(name, job)
 
     def _fail(self, error: BaseException) -> None:
-        self.last_error = f"{type(error).__name__}: {error}"
-        self.controls.say(self.last_error, "error")
+        self.worker.fail(error)
+
+    def _say(self, message: str, kind: str = "info") -> None:
+        self.worker.say(message, kind)
 
     def _settings(self) -> Settings:
         settings = self.controls.settings()

@@ -1,0 +1,126 @@
+"""One job at a time per runner: the lock a runner owns, so that two explorers, a cell and an
+explorer, or a stream and a branch never run on the same runner at once.
+
+A job is one generate, stream or score (an explorer holds it for the whole of a button's job).
+Whoever finds the runner busy waits its turn: a cell says so with a warning (what it waits for),
+the explorer in its status line, and a ``stop`` (Stop, an Event) ends the wait. The lock is
+re-entrant for the thread that holds it, so code inside a stream loop may call the runner
+again without a deadlock, and it may be released from another thread (a stream generator
+closed by the garbage collector).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import warnings
+from collections.abc import Callable, Iterator
+
+__all__ = ["RunnerJobs", "JobCancelled", "jobs_of", "stop_requested"]
+
+WAIT_POLL_S = 0.1  # how often a waiting job looks at its stop
+
+
+class RunnerJobs:
+    """The runner's job lock: who holds it (``holder``, in words), waiting with a stop and a notice."""
+
+    def __init__(self) -> None:
+        self._free = threading.Condition()
+        self._owner: int | None = None  # the thread holding it
+        self._depth = 0
+        self.holder: str | None = None  # what holds it, e.g. "an explorer's Generate"
+
+    @property
+    def busy(self) -> bool:
+        return self._owner is not None
+
+    def acquire(self, what: str, stop: Callable[[], bool] | None = None,
+                waiting: Callable[[str], None] | None = None) -> None:
+        """Take the runner for `what`; wait while another thread holds it.
+
+        ``waiting(holder)`` is told once when this has to wait; ``stop()`` returning True ends
+        the wait with `JobCancelled` (nothing has run).
+        """
+        me, told = threading.get_ident(), False
+        while True:
+            with self._free:
+                if self._owner == me:
+                    self._depth += 1
+                    return
+                if self._owner is None:
+                    self._owner, self._depth, self.holder = me, 1, what
+                    return
+                if stop is not None and stop():
+                    raise JobCancelled(f"{what} was not started: stopped while waiting for {self.holder}")
+                holder = self.holder or "another job"
+                if told or waiting is None:
+                    self._free.wait(WAIT_POLL_S)
+                    continue
+            told = True
+            waiting(holder)  # outside the lock: a status line or a warning may take its time
+
+    def release(self) -> None:
+        with self._free:
+            if self._owner is None:
+                return
+            self._depth -= 1
+            if self._depth <= 0:
+                self._owner, self._depth, self.holder = None, 0, None
+                self._free.notify_all()
+
+    @contextlib.contextmanager
+    def hold(self, what: str, stop=None, waiting: Callable[[str], None] | None = None):
+        """The runner for the ``with`` block; `stop`: an Event or a callable that ends a wait."""
+        self.acquire(what, lambda: stop_requested(stop), waiting)
+        try:
+            yield
+        finally:
+            self.release()
+
+    def held(self, what: str, items: Iterator, stop=None) -> Iterator:
+        """`items` (a runner's loop) under the lock: taken at the first item, given back when it ends or is closed."""
+        with self.hold(f"a call to {what}", stop, warn_waiting(what)):
+            yield from items
+
+    def call(self, what: str, job: Callable):
+        """``job()`` under the lock."""
+        with self.hold(f"a call to {what}", None, warn_waiting(what)):
+            return job()
+
+
+class JobCancelled(Exception):
+    """A job stopped while it waited for the runner: nothing ran."""
+
+
+def warn_waiting(what: str) -> Callable[[str], None]:
+    """The notice a call from a cell gives when the runner is busy: it waits, and says for what."""
+
+    def say(holder: str) -> None:
+        warnings.warn(f"{what} waits for the runner: {holder} is using it (it goes on when that ends; "
+                      "an explorer's Stop ends its job)", RuntimeWarning, stacklevel=5)
+
+    return say
+
+
+def stop_requested(stop) -> bool:
+    """Whether `stop` (None, a threading.Event / asyncio.Event, or a callable) says stop."""
+    if stop is None:
+        return False
+    is_set = getattr(stop, "is_set", None)  # threading.Event, asyncio.Event
+    return bool(is_set() if callable(is_set) else stop())
+
+
+_CREATE = threading.Lock()
+
+
+def jobs_of(runner) -> RunnerJobs | None:
+    """The runner's job lock (made on first use); None for an object that is no runner of ours."""
+    from .base import Runner
+
+    if not isinstance(runner, Runner):
+        return None
+    jobs = runner.__dict__.get("_jobs")
+    if jobs is None:
+        with _CREATE:  # two threads asking at once get the same lock
+            jobs = runner.__dict__.setdefault("_jobs", RunnerJobs())
+    return jobs

@@ -1,0 +1,60 @@
+"""Jobs on one runner on the real llama-server: two explorers and a cell on one `lv.connect`
+runner take turns (the others wait and say what for), a second job in one explorer is refused,
+and every trace is the server's own greedy continuation of its own prompt (``/completion`` read
+with plain json), so no job corrupted another's.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import time
+
+import pytest
+
+import logprob_viz as lv
+from llamacpp_live.test_connect_llamacpp import ROBOT, native_greedy
+from logprob_viz.sources.jobs import jobs_of
+
+FRANCE = "The capital of France is"
+
+
+def generated(trace) -> list[int]:
+    return trace.token_ids[trace.prompt_len :].tolist()
+
+
+def status(app) -> str:
+    return html.unescape(re.sub(r"<[^>]*>", "", app.controls.status.value))
+
+
+def wait_for(condition, what: str, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting until {what}"
+        time.sleep(0.02)
+
+
+def greedy_ids(url: str, prompt: str, n: int) -> list[int]:
+    return [p["id"] for p in native_greedy(url, prompt, n, 3)]
+
+
+def test_two_explorers_and_a_cell_on_one_server_runner_take_turns(llamacpp_url):
+    from logprob_viz.views.explorer import explore
+
+    runner = lv.connect(llamacpp_url)
+    first = explore(ROBOT, runner=runner, max_new_tokens=24, top_logprobs=3)
+    second = explore(FRANCE, runner=runner, max_new_tokens=8, top_logprobs=3)
+    first.controls.generate.click()
+    wait_for(lambda: len(generated(first.view.trace)) >= 2, "the first explorer streams")
+    second.controls.generate.click()
+    wait_for(lambda: "waiting for the runner" in status(second), "the second explorer says it waits")
+    first.controls.generate.click()  # pressed twice: refused, named
+    assert "Generate was not started: Generate is running" in first.last_error
+    with pytest.warns(RuntimeWarning, match="generate waits for the runner: an explorer's Generate is using it"):
+        mine = runner.generate(ROBOT, max_new_tokens=5, top_logprobs=3)
+    assert first.wait(300) and second.wait(300), "a deadlock: the jobs did not end"
+    assert "Generate was not started" in status(first) and second.last_error is None, status(second)
+    assert generated(first.tree.nodes[0]) == greedy_ids(llamacpp_url, ROBOT, 24)
+    assert generated(second.tree.nodes[0]) == greedy_ids(llamacpp_url, FRANCE, 8)
+    assert generated(mine) == greedy_ids(llamacpp_url, ROBOT, 5)
+    assert not jobs_of(runner).busy

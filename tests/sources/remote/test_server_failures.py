@@ -1,0 +1,150 @@
+"""Servers that fail in the middle, on real sockets on 127.0.0.1: a stdlib HTTP server in a thread
+that sends a real vLLM SSE answer's first events (tests/fixtures/vllm/completions_stream.json)
+and then goes silent or hangs up, and one that answers 502 with a proxy's HTML page.
+
+A stream keeps every token that arrived (`finish_reason` "error", ``meta["error"]`` says what
+happened and what to do, with a warning); a failure before anything arrived raises, naming it.
+The kill of a real server (llama-server, by pid) is in tests/llamacpp_live/test_server_killed.py.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+import logprob_viz as lv
+import paths
+from logprob_viz.sources.remote import ServerError
+
+NOT_VLLM = {"object": "list", "data": [{"id": "m", "object": "model", "owned_by": "someone"}]}
+PROXY_PAGE = ("<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway"
+              "</h1></center>\r\n<hr><center>nginx/1.25.3</center>\r\n<script>var x = '&lt;b&gt;';</script>"
+              "</body>\r\n</html>\r\n" + "<!-- a padding comment -->\r\n" * 40)
+
+
+def recorded_events() -> list[str]:
+    """The SSE ``data:`` lines of the recording (8 token chunks, a last one, ``[DONE]``), as sent."""
+    body = json.loads((paths.FIXTURES / "vllm" / "completions_stream.json").read_text())["body"]
+    return [line for line in body.splitlines() if line.startswith("data:")]
+
+
+class FailingServer:
+    """Answers /v1/models, then POST /v1/completions with the first `send` SSE events and then
+    `then`: "stall" (keeps the connection open, sends nothing), "hangup" (closes it), or a
+    502 HTML page instead of any event ("502")."""
+
+    def __init__(self, send: int, then: str):
+        self.release = threading.Event()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"  # no length, no chunks: the body ends when the socket closes
+
+            def do_GET(self):
+                self._send(200, "application/json", json.dumps(NOT_VLLM).encode())
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if then == "502":
+                    return self._send(502, "text/html", PROXY_PAGE.encode())
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                for line in recorded_events()[:send]:
+                    self.wfile.write(line.encode() + b"\n\n")
+                self.wfile.flush()
+                if then == "stall":
+                    server.release.wait(30)  # silent, connection open, until the test ends
+
+            def _send(self, status, kind, data):
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.release.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def failing():
+    made = []
+
+    def make(send, then):
+        made.append(FailingServer(send, then))
+        return made[-1]
+
+    yield make
+    for server in made:
+        server.close()
+
+
+def expected_tokens(n: int) -> list[str]:
+    """The tokens of the recording's first `n` events, read here without the package."""
+    events = [json.loads(line[5:]) for line in recorded_events()[:n] if line.startswith("data: {")]
+    return [t for e in events for c in e["choices"] for t in c["logprobs"]["tokens"]]
+
+
+def test_a_server_that_goes_silent_mid_stream_ends_it_with_the_tokens_received(failing):
+    server = failing(send=3, then="stall")
+    runner = lv.connect(server.url, timeout=1.5)
+    with pytest.warns(RuntimeWarning, match="server failure after 3 tokens"):
+        snapshots = list(runner.stream("A robot", max_new_tokens=8, top_logprobs=3, stream_every=1))
+    last = snapshots[-1]
+    assert last.tokens == expected_tokens(3) and len(snapshots) == 4, "3 snapshots, then the last one"
+    assert last.meta["finish_reason"] == "error"
+    error = last.meta["error"]
+    assert "read timeout" in error and "1.5 s" in error and "timeout=" in error, error
+    assert server.url in error and "3 tokens received" in error and "generate again" in error
+
+
+def test_a_server_that_hangs_up_mid_stream_ends_it_with_the_tokens_received(failing):
+    server = failing(send=5, then="hangup")
+    runner = lv.connect(server.url, timeout=10)
+    with pytest.warns(RuntimeWarning, match="after 5 tokens"):
+        last = list(runner.stream("A robot", max_new_tokens=8, top_logprobs=3))[-1]
+    assert last.tokens == expected_tokens(5)
+    assert last.meta["finish_reason"] == "error" and "before the end of the stream" in last.meta["error"]
+
+
+def test_a_server_that_hangs_up_before_any_token_raises_naming_it(failing):
+    server = failing(send=0, then="hangup")
+    runner = lv.connect(server.url, timeout=10)
+    with pytest.raises(ServerError, match="before the end of the stream") as err:
+        list(runner.stream("A robot", max_new_tokens=8, top_logprobs=3))
+    assert server.url in str(err.value)
+
+
+def test_a_502_html_page_is_its_status_and_a_short_plain_text_excerpt(failing):
+    server = failing(send=0, then="502")
+    runner = lv.connect(server.url, timeout=10)
+    for call in (lambda: runner.generate("A robot", max_new_tokens=4),
+                 lambda: list(runner.stream("A robot", max_new_tokens=4))):
+        with pytest.raises(ServerError) as err:
+            call()
+        message = str(err.value)
+        assert "HTTP 502" in message and "Bad Gateway" in message and "nginx/1.25.3" in message, message
+        assert "<" not in message and "var x" not in message, "the page's words, never its markup or script"
+        assert len(message) < 400 and err.value.status == 502
+
+
+def test_the_stream_that_ended_well_has_no_error(failing):
+    every = len(recorded_events())
+    server = failing(send=every, then="hangup")  # every event, [DONE] included
+    last = list(lv.connect(server.url).stream("A robot", max_new_tokens=8, top_logprobs=3))[-1]
+    assert last.tokens == expected_tokens(every) and len(last) == 8 and "error" not in last.meta
+    assert last.meta["finish_reason"] != "error"
