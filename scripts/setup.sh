@@ -14,7 +14,7 @@ VENV=.venv
 pip_() { "$VENV/bin/pip" "$@" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2); }
 step() { printf '\n== %s\n' "$*"; }
 
-if [ "${1:-}" = "--browser" ] && [ ! -x /usr/bin/chromium ]; then
+if [[ " $* " == *" --browser "* ]] && [ ! -x /usr/bin/chromium ]; then
   step "Debian chromium (for the real-browser tests)"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq

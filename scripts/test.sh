@@ -19,7 +19,7 @@
 # the pictures in docs/ change only through scripts/screenshots.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh --browser
+bash scripts/setup.sh --browser --second-model  # the second model: the two-model corpus test and notebook run
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 
 printf '\n== lint: ruff check\n'

@@ -7,6 +7,7 @@ one line. The JavaScript decoder (`js/payload.js`) mirrors this table.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -104,3 +105,12 @@ def matrix(name: str, value, n: int, k: int) -> np.ndarray:
 def check_len(name: str, got: int, n: int) -> None:
     if got != n:
         raise ValueError(f"{name} has {got} entries but there are {n} tokens; give one per token")
+
+
+def check_top_logprobs(top_logprobs, maximum: int, where: str = "for this runner") -> int:
+    """The one rule for ``top_logprobs`` (the K of the alternatives' fields): 0 to `maximum`, the
+    most a runner (or the lens) records; `where` names whose limit it is."""
+    whole = isinstance(top_logprobs, numbers.Integral) and not isinstance(top_logprobs, bool)
+    if not whole or not 0 <= top_logprobs <= maximum:
+        raise ValueError(f"top_logprobs must be an int between 0 and {maximum} {where}, got {top_logprobs!r}")
+    return int(top_logprobs)

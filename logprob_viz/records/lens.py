@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-# the one top_logprobs rule lives with the runners (sources/base.py: no torch, nothing heavy)
-from ..sources.base import check_top_logprobs as check_count
 from .fields import FIELDS
+
+# the one top_logprobs rule lives with the runners (sources/base.py: no torch, nothing heavy)
+from .fields import check_top_logprobs as check_count
 from .tokens import display_token
 from .trace import Trace
 

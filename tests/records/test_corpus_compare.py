@@ -78,9 +78,10 @@ def test_same_seed_same_interval_and_identical_models_gain_nothing(runner):
 
 
 def test_the_second_model_against_the_default_one(runner):
-    second = pytest.importorskip("logprob_viz.sources.local.second_model")
-    if not second.is_installed() and not second.is_converted(second.model_dir()):
-        pytest.skip(f"the optional second model is not installed ({second.INSTALL_HINT})")
+    from logprob_viz.sources.local import second_model as second
+
+    if not second.is_installed() and not second.is_converted(second.model_dir()):  # scripts/test.sh installs it
+        pytest.fail(f"the second model is not installed ({second.INSTALL_HINT})")
     gemma = second.load_second_model()
     texts = ["A robot may not injure a human being.", "The capital of France is Paris.", "print(1 + 2)"]
     small, other = runner.score(texts, progress=False), gemma.score(texts, progress=False)

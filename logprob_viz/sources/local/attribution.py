@@ -38,7 +38,7 @@ import torch
 
 from ...records.attribution import Attribution
 from ...records.trace import Trace
-from ..base import is_int
+from ..request import is_int
 
 __all__ = ["attribute", "METHODS", "BASELINES", "STEP_RULES", "path_nodes"]
 

@@ -22,18 +22,8 @@ import numpy as np
 import torch
 
 from ...records.corpus import Corpus
-from ..base import (
-    INTERRUPTS,
-    Interrupted,
-    Request,
-    _Progress,
-    _stop_requested,
-    check_max_new_tokens,
-    check_prompt_ids,
-    check_stop,
-    is_int,
-    parse_sampling,
-)
+from ..base import INTERRUPTS, Interrupted, _Progress, _stop_requested
+from ..request import Request, check_max_new_tokens, check_prompt_ids, check_stop, is_int, parse_sampling
 from .distribution import process, summarize, summarize_rows, to_host
 from .recording import Recorder
 

@@ -9,7 +9,7 @@ import math
 
 import torch
 
-from ..base import Sampling
+from ..request import Sampling
 
 # Rows summarised at once when scoring many positions. On the CPU a block of 16 x 49k float32
 # logprobs (3 MB) stays in cache across the log_softmax, softmax, entropy and top-K passes,

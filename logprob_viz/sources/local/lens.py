@@ -22,7 +22,7 @@ from ...records.fields import empty
 from ...records.lens import Lens, check_top_logprobs
 from ...records.tokens import VocabTexts, token_bytes_table
 from ...records.trace import Trace
-from ..base import is_int
+from ..request import is_int
 
 __all__ = ["lens", "find_parts"]
 

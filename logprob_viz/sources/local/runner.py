@@ -17,7 +17,8 @@ import torch
 
 from ...records.tokens import VocabTexts, token_bytes_table
 from ...records.trace import Trace
-from ..base import INTERRUPTS, Request, Runner, Step, batch_items, check_prompt_ids, is_int, note_interrupt
+from ..base import INTERRUPTS, Runner, note_interrupt
+from ..request import Request, Step, batch_items, check_prompt_ids, is_int
 from .distribution import process, summarize, summarize_rows, to_host
 from .recording import Recorder
 

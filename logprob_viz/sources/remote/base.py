@@ -13,7 +13,8 @@ import warnings
 from collections.abc import Callable
 
 from ...records.trace import Trace
-from ..base import INTERRUPTS, Request, Runner, Step, check_prompt_ids, note_interrupt
+from ..base import INTERRUPTS, Runner, note_interrupt
+from ..request import Request, Step, check_prompt_ids
 from .http import ServerError, request_json, request_sse
 
 __all__ = ["RemoteRunner", "base_url_of", "api_key_of", "list_models", "note_failure", "STREAM_SNAPSHOT_S",

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from ...records.fields import empty
 from ...records.trace import Trace
-from ..base import Request, Step, is_int
 from ..readers import LogprobFormatError
 from ..readers.assemble import build_trace
 from ..readers.llamacpp import llamacpp_trace
 from ..readers.position import Token
+from ..request import Request, Step, is_int
 from .http import ServerError
 from .openai import OpenAIRunner
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...records.trace import Trace
-from ..base import Request
 from ..readers import OpenAIResponseError, from_openai
+from ..request import Request
 from .base import RemoteRunner
 from .http import ServerError
 

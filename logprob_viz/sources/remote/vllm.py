@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 
 from ...records.trace import Trace
-from ..base import Request, Step
+from ..request import Request, Step
 from .http import ServerError
 from .openai import OpenAIRunner, new_tokens_in
 

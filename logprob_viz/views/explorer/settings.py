@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ...sources.base import check_top_logprobs
+from ...records.fields import check_top_logprobs
 
 __all__ = ["Settings", "SETTING_NAMES", "MIN_TOP_LOGPROBS", "default_runner", "has_chat_template"]
 
