@@ -83,11 +83,13 @@ def frame_breakdown(trace_json: bytes, marks: list[str]) -> list[dict]:
 
 
 
-def measure_ours(browser, url: str, name: str, hovers: int, scroll_steps: int, seed: int) -> dict:
+def measure_ours(browser, url: str, name: str, hovers: int, scroll_steps: int, seed: int,
+                 folder: str = "/static") -> dict:
+    """One fresh page of the bundle in `folder` (/static: the build under test; /before: `--before`)."""
     page = browser.new_page(viewport={"width": 1000, "height": 800})
     try:
-        page.goto(f"{url}/index.html")
-        page.evaluate("lvImport()")
+        page.goto(f"{url}{'' if folder == '/static' else folder}/index.html")
+        page.evaluate(f"lvImport({json.dumps(folder)})")
         page.evaluate(f"lvLoad({json.dumps(name)})")
         r = page.evaluate("lvRender()")
         page.wait_for_timeout(100)  # let the long-task entries arrive
@@ -155,27 +157,33 @@ class Measured:
     ours: dict[int, list[dict]]
     peer: dict[int, list[dict]]
     stream_runs: list[dict] = field(default_factory=list)
+    before: dict[int, list[dict]] = field(default_factory=dict)  # the --before build's pages, per size
 
 
 def measure_pages(url: str, sizes: list[int], *, repeats: int, hovers: int, scroll_steps: int, peer_max: int,
-                  peer_timeout: float, stream: int) -> Measured:
-    """Every repeat: each size's page of ours and of CircuitsVis (up to `peer_max`), alternating
-    which goes first; then `repeats` pages of the growing view when `stream` tokens are asked for."""
-    measured = Measured({n: [] for n in sizes}, {n: [] for n in sizes})
+                  peer_timeout: float, stream: int, before: bool = False) -> Measured:
+    """Every repeat: each size's page of ours, of the `--before` build (when `before`) and of
+    CircuitsVis (up to `peer_max`), alternating which goes first; then `repeats` pages of the
+    growing view when `stream` tokens are asked for."""
+    measured = Measured({n: [] for n in sizes}, {n: [] for n in sizes}, before={n: [] for n in sizes} if before else {})
     per_page = max(1, math.ceil(hovers / repeats))
     with sync_playwright() as p:
         browser = launch(p)
         try:
             for r in range(repeats):
                 for n in sizes:
-                    pair = ["ours", "peer"] if r % 2 == 0 else ["peer", "ours"]
+                    pair = ["ours", "before", "peer"] if r % 2 == 0 else ["peer", "before", "ours"]
                     for who in pair:
+                        seed = 1 + r * 7919 + n  # the same hovers for both builds
                         if who == "ours":
-                            seed = 1 + r * 7919 + n
                             got = measure_ours(browser, url, f"ours-{n}", per_page, scroll_steps, seed)
                             measured.ours[n].append(got)
                             log(f"ours {n}: {got['ms']:.0f} ms")
-                        elif n <= peer_max:
+                        elif who == "before" and before:
+                            got = measure_ours(browser, url, f"ours-{n}", per_page, scroll_steps, seed, "/before")
+                            measured.before[n].append(got)
+                            log(f"before {n}: {got['ms']:.0f} ms")
+                        elif who == "peer" and n <= peer_max:
                             browser = measure_peer_once(p, browser, url, n, peer_timeout, measured.peer[n])
             for _ in range(repeats if stream else 0):
                 measured.stream_runs.append(measure_stream(browser, url, "stream", STREAM_INTERVAL_MS))

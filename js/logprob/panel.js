@@ -3,7 +3,7 @@
 // (measured once, so hovering never changes the widget's size).
 
 import { h } from "../toolkit/dom.js";
-import { buildChart, ROW_PX, tallest } from "./chart.js";
+import { buildChart, Chart, ROW_PX, tallest } from "./chart.js";
 
 export class ChartPanel {
   /**
@@ -23,6 +23,7 @@ export class ChartPanel {
     this.el.style.height = `${estimate}px`; // hovering never changes the widget's size: see `size`
     this.placeholder = h("div", "lv-chart-empty", "Hover a token to see what the model was choosing between. Click to pin it.");
     this.el.appendChild(this.placeholder);
+    this.chart = new Chart(); // one chart, updated in place for each token shown
   }
 
   /** Show token i's chart (-1: the placeholder); again only when `force`. */
@@ -30,12 +31,12 @@ export class ChartPanel {
     if (i === this.shown && !force) return;
     this.shown = i;
     const { ask } = this;
-    const chart =
-      i >= 0
-        ? buildChart(data, i, { promptLen: data.promptLen, showIds: ask.showIds(), style: ask.style(i), pinned: i === ask.pinned(), flags: data.flagNotes[String(i)] })
-        : this.placeholder;
     this.markActive(i); // first: it reads the text's layout, still clean before the chart changes
-    this.el.replaceChildren(chart);
+    const shownEl =
+      i >= 0
+        ? this.chart.show(data, i, { promptLen: data.promptLen, showIds: ask.showIds(), style: ask.style(i), pinned: i === ask.pinned(), flags: data.flagNotes[String(i)] }).el
+        : this.placeholder;
+    if (this.el.firstChild !== shownEl || this.el.childNodes.length !== 1) this.el.replaceChildren(shownEl);
     ask.strip.mark(i, data.n);
   }
 
