@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from dataclasses import dataclass, field
 
 from playwright.sync_api import sync_playwright
@@ -17,6 +18,10 @@ from benchmarks.frontend_server import launch
 STREAM_FIRST = 10  # tokens the streamed view starts with
 STREAM_INTERVAL_MS = 100  # widget.BATCH_S: how often appends reach the browser while tokens arrive
 PEER_TIMEOUT_S = 30  # default for --peer-timeout: a peer render that takes longer is stopped and reported as such
+# After a page is closed its renderer still tears down its DOM and heap (seconds of CPU after a
+# 100k-token page, on the same 2 cores): the next page waits this long, so that it is not timed
+# against the last one's teardown (which made the page after a 100k page, 1k, look slow).
+SETTLE_S = 1.5
 
 # Chromium trace events of a frame, by phase (names as in the Performance panel's "Recalculate
 # style", "Layout", "Paint", ...). Durations are self times: a forced layout inside the hover's
@@ -170,6 +175,10 @@ def measure_pages(url: str, sizes: list[int], *, repeats: int, hovers: int, scro
     with sync_playwright() as p:
         browser = launch(p)
         try:
+            # A page not counted: the first page of a browser pays its first-use costs (the renderer
+            # process, compiling the bundle, the fonts), which no later page pays.
+            measure_ours(browser, url, f"ours-{sizes[0]}", 0, scroll_steps, 0)
+            time.sleep(SETTLE_S)
             for r in range(repeats):
                 for n in sizes:
                     pair = ["ours", "before", "peer"] if r % 2 == 0 else ["peer", "before", "ours"]
@@ -185,6 +194,9 @@ def measure_pages(url: str, sizes: list[int], *, repeats: int, hovers: int, scro
                             log(f"before {n}: {got['ms']:.0f} ms")
                         elif who == "peer" and n <= peer_max:
                             browser = measure_peer_once(p, browser, url, n, peer_timeout, measured.peer[n])
+                        else:
+                            continue
+                        time.sleep(SETTLE_S)
             for _ in range(repeats if stream else 0):
                 measured.stream_runs.append(measure_stream(browser, url, "stream", STREAM_INTERVAL_MS))
                 last = measured.stream_runs[-1]

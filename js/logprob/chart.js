@@ -30,18 +30,35 @@ function setText(el, text) {
 function setClass(el, className) {
   if (el.className !== className) el.className = className;
 }
-/** Token text with its whitespace made visible (appendText), rebuilt only when it changes. */
+/**
+ * Token text with its whitespace made visible (appendText). The nodes it had are kept where the
+ * new text has the same kind of node there (a text node gets the new characters; an equal mark
+ * stays): most alternatives are " word", so a hover changes text, not elements, which need styling.
+ */
 function setTokenText(el, text) {
   if (el.lvToken === text) return;
   el.lvToken = text;
-  el.replaceChildren();
-  appendText(el, text);
+  const fresh = h("span");
+  appendText(fresh, text);
+  const now = [...el.childNodes];
+  const next = [...fresh.childNodes];
+  next.forEach((node, j) => {
+    const old = now[j];
+    if (!old) el.appendChild(node);
+    else if (old.nodeType === Node.TEXT_NODE && node.nodeType === Node.TEXT_NODE) {
+      if (old.data !== node.data) old.data = node.data;
+    } else if (!old.isEqualNode(node)) el.replaceChild(node, old);
+  });
+  for (let j = next.length; j < now.length; j++) now[j].remove();
 }
-/** Make `parent`'s children exactly `wanted`, touching the DOM only where they differ. */
+/** Make `parent`'s children exactly `wanted`, touching the DOM only from where they first differ. */
 function setChildren(parent, wanted) {
   const now = parent.childNodes;
-  if (now.length === wanted.length && wanted.every((el, j) => now[j] === el)) return;
-  parent.replaceChildren(...wanted);
+  let same = 0;
+  while (same < wanted.length && now[same] === wanted[same]) same++;
+  if (same === wanted.length && now.length === wanted.length) return;
+  while (now.length > same) parent.lastChild.remove();
+  parent.append(...wanted.slice(same));
 }
 
 /** A bar: a track and its fill, whose width is set by `setBar`. */

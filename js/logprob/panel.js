@@ -18,7 +18,11 @@ export class ChartPanel {
     this.sized = false; // whether the height was measured (see `size`)
     this.hoverBox = h("div", "lv-hover-box");
     this.hoverBox.style.display = "none";
-    textEl.appendChild(this.hoverBox);
+    // In a layer of its own that contains its layout: resizing the box relays out the layer only,
+    // not the text (which, a flex item, would pass the layout up to the page's root).
+    const layer = h("div", "lv-hover-layer");
+    layer.appendChild(this.hoverBox);
+    textEl.appendChild(layer);
     this.el = h("div", "lv-panel");
     this.el.style.height = `${estimate}px`; // hovering never changes the widget's size: see `size`
     this.placeholder = h("div", "lv-chart-empty", "Hover a token to see what the model was choosing between. Click to pin it.");
@@ -45,19 +49,24 @@ export class ChartPanel {
    * the text (10,000s of spans) is not repainted on hover. The span keeps the `lv-active` class.
    */
   markActive(i) {
-    if (this.activeEl) this.activeEl.classList.remove("lv-active");
-    this.activeEl = this.ask.spanOf(i);
-    if (!this.activeEl) {
+    const span = this.ask.spanOf(i);
+    let rect = null; // every layout read first, while the layout is still clean; then the writes
+    if (span) {
+      const { textEl } = this;
+      const box = textEl.getBoundingClientRect();
+      const r = span.getBoundingClientRect();
+      const x = r.left - box.left + textEl.scrollLeft - textEl.clientLeft;
+      const y = r.top - box.top + textEl.scrollTop - textEl.clientTop;
+      rect = { width: `${r.width}px`, height: `${r.height}px`, transform: `translate(${x}px, ${y}px)` };
+    }
+    if (this.activeEl && this.activeEl !== span) this.activeEl.classList.remove("lv-active");
+    this.activeEl = span;
+    if (!span) {
       this.hoverBox.style.display = "none";
       return;
     }
-    const { textEl } = this;
-    const box = textEl.getBoundingClientRect();
-    const r = this.activeEl.getBoundingClientRect();
-    const x = r.left - box.left + textEl.scrollLeft - textEl.clientLeft;
-    const y = r.top - box.top + textEl.scrollTop - textEl.clientTop;
-    Object.assign(this.hoverBox.style, { display: "", width: `${r.width}px`, height: `${r.height}px`, transform: `translate(${x}px, ${y}px)` });
-    this.activeEl.classList.add("lv-active");
+    Object.assign(this.hoverBox.style, { display: "", ...rect });
+    span.classList.add("lv-active");
   }
 
   /** The text re-flowed: the hover box follows its token. */
