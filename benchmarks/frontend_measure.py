@@ -88,6 +88,25 @@ def frame_breakdown(trace_json: bytes, marks: list[str]) -> list[dict]:
 
 
 
+def frame_counts(trace_json: bytes, marks: list[str]) -> list[dict]:
+    """Per hover: how many elements the frame restyled and how many layout objects it laid out
+    (UpdateLayoutTree's elementCount, Layout's dirtyObjects, summed over the window): the work
+    itself, which a loaded machine does not change, unlike the milliseconds."""
+    events = json.loads(trace_json)
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    at = {e["name"]: e["ts"] for e in events if e.get("name", "").startswith("lvhover-")}
+    windows = [(at[f"{m}-start"], at[f"{m}-end"]) for m in marks if f"{m}-start" in at and f"{m}-end" in at]
+    out = []
+    for start, end in windows:
+        inside = [e for e in events if e.get("ph") == "X" and start <= e.get("ts", -1) < end]
+        out.append({
+            "styled": sum(e.get("args", {}).get("elementCount", 0) for e in inside if e["name"] == "UpdateLayoutTree"),
+            "laid_out": sum(e.get("args", {}).get("beginData", {}).get("dirtyObjects", 0)
+                            for e in inside if e["name"] == "Layout"),
+        })
+    return out
+
+
 def measure_ours(browser, url: str, name: str, hovers: int, scroll_steps: int, seed: int,
                  folder: str = "/static") -> dict:
     """One fresh page of the bundle in `folder` (/static: the build under test; /before: `--before`)."""
@@ -111,6 +130,7 @@ def measure_ours(browser, url: str, name: str, hovers: int, scroll_steps: int, s
             finally:
                 raw = browser.stop_tracing()
             r["hover"]["phases"] = frame_breakdown(raw, r["hover"].get("marks", []))
+            r["hover"]["counts"] = frame_counts(raw, r["hover"].get("marks", []))
         r["longtask_api"] = page.evaluate("lvLongTaskSupported")
         return r
     finally:

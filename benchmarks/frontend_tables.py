@@ -154,6 +154,10 @@ def hover_breakdown(measured: Measured, sizes: list[int], bundle: str, which: st
                 "total": median([sum(p.values()) for p in per]),
                 "total_p95": pct([sum(p.values()) for p in per], 0.95),
             }
+            counts = [c for x in pages.get(n, []) if x["hover"] for c in x["hover"].get("counts", [])]
+            if counts:
+                breakdown["sizes"][str(n)]["styled"] = median([c["styled"] for c in counts])
+                breakdown["sizes"][str(n)]["laid_out"] = median([c["laid_out"] for c in counts])
     return breakdown
 
 
@@ -171,17 +175,20 @@ def breakdown_table(breakdown: dict, sizes: list[int], baseline: Path | None, sa
                 [f"{n:,}", label]
                 + [f"{b[ph]:.2f}" for ph in PHASE_ORDER]
                 + [f"{b['total']:.2f} / {b['total_p95']:.2f}", str(b["hovers"])]
+                + [f"{b[c]:.0f}" if c in b else "—" for c in ("styled", "laid_out")]
             )
     note = (
         "From a Chromium trace (categories " + ", ".join(TRACE_CATEGORIES) + ") recorded during the hovers: the "
         "self time of each frame phase (script: event dispatch and the rAF callback; style: Recalculate style; "
         "layout; pre-paint and paint: recording the display list; composite: layerize and commit; raster: the "
         "raster workers) in the window from the hover's dispatch to the end of its frame, marked with "
-        "performance.mark."
+        "performance.mark. The last two columns count the work rather than time it (medians per hover): elements "
+        "whose style was recalculated (UpdateLayoutTree's elementCount) and layout objects laid out (Layout's "
+        "dirtyObjects); a loaded machine stretches the milliseconds, not these."
         + (f" 'before': measured in this run, pages alternating with ours, bundle {before['bundle']}." if same_run
            else f" 'before': {baseline.name}, bundle {before['bundle']}." if before else "")
     )
-    headers = ["tokens", "build"] + PHASE_ORDER + ["sum p50 / p95", "hovers"]
+    headers = ["tokens", "build"] + PHASE_ORDER + ["sum p50 / p95", "hovers", "elements restyled", "layout objects"]
     return section("where a hover frame's time goes (Chromium tracing, ms per hover, median)", headers, rows, note)
 
 
