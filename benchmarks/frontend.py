@@ -45,6 +45,7 @@ from benchmarks.frontend_data import BASE_TOKENS, base_trace, log, prepare_pages
 from benchmarks.frontend_measure import PEER_TIMEOUT_S, STREAM_FIRST, measure_pages
 from benchmarks.frontend_server import CHROMIUM, CHROMIUM_ARGS, HERE, Server, bundle_id
 from benchmarks.frontend_tables import (
+    before_after_table,
     breakdown_table,
     hover_breakdown,
     hover_table,
@@ -81,6 +82,12 @@ def arguments() -> argparse.Namespace:
         help="a --save-breakdown file from an earlier build: its breakdown is printed next to this run's as 'before' "
         "(default: the build before issue 13's containment, recorded on this machine)",
     )
+    ap.add_argument(
+        "--before",
+        type=Path,
+        help="a folder with an earlier build's widget.js and widget.css: its pages are measured in this run, "
+        "alternating with the build under test, and shown side by side with it",
+    )
     ap.add_argument("--stream", type=int, default=10000, help="tokens of the streamed view (0: no stream run)")
     ap.add_argument("--stream-batch", type=int, default=100, help="tokens per append message")
     ap.add_argument("--base-tokens", type=int, default=BASE_TOKENS, help="new tokens of the real trace that is tiled")
@@ -95,7 +102,7 @@ def main() -> None:
     base, how = base_trace(args.base_tokens)
     log(f"base trace: {len(base)} tokens, K={base.k} ({how})")
     with tempfile.TemporaryDirectory(prefix="lv-frontend-") as tmp:
-        server = Server(Path(tmp))
+        server = Server(Path(tmp), before=args.before)
         bundle = bundle_id(server.root / "static" / "widget.js")  # as copied for this run (it may be rebuilt meanwhile)
         try:
             info = prepare_pages(server, base, sizes, args.peer_max)
@@ -104,19 +111,24 @@ def main() -> None:
             measured = measure_pages(
                 server.url, sizes, repeats=args.repeats, hovers=args.hovers, scroll_steps=args.scroll_steps,
                 peer_max=args.peer_max, peer_timeout=args.peer_timeout, stream=args.stream,
+                before=args.before is not None,
             )
         finally:
             server.close()
 
     breakdown = hover_breakdown(measured, sizes, bundle)
+    before_bundle = bundle_id(args.before / "widget.js", str(args.before / "widget.js")) if args.before else None
+    before_breakdown = hover_breakdown(measured, sizes, before_bundle, "before") if args.before else None
     if args.save_breakdown:
         args.save_breakdown.write_text(json.dumps(breakdown, indent=1))
     sections = [
         render_table(measured, info, sizes, repeats=args.repeats, peer_max=args.peer_max,
                      peer_timeout=args.peer_timeout),
         hover_table(measured, sizes, scroll_steps=args.scroll_steps),
-        breakdown_table(breakdown, sizes, args.baseline),
+        breakdown_table(breakdown, sizes, args.baseline, same_run=before_breakdown),
     ]
+    if measured.before:
+        sections.append(before_after_table(measured, sizes, before_bundle))
     if measured.stream_runs:
         sections.append(stream_table(measured, stream=args.stream, stream_batch=args.stream_batch))
     sections.append(payload_table(info, sizes))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from dataclasses import dataclass, field
 
 from playwright.sync_api import sync_playwright
@@ -17,6 +18,10 @@ from benchmarks.frontend_server import launch
 STREAM_FIRST = 10  # tokens the streamed view starts with
 STREAM_INTERVAL_MS = 100  # widget.BATCH_S: how often appends reach the browser while tokens arrive
 PEER_TIMEOUT_S = 30  # default for --peer-timeout: a peer render that takes longer is stopped and reported as such
+# After a page is closed its renderer still tears down its DOM and heap (seconds of CPU after a
+# 100k-token page, on the same 2 cores): the next page waits this long, so that it is not timed
+# against the last one's teardown (which made the page after a 100k page, 1k, look slow).
+SETTLE_S = 1.5
 
 # Chromium trace events of a frame, by phase (names as in the Performance panel's "Recalculate
 # style", "Layout", "Paint", ...). Durations are self times: a forced layout inside the hover's
@@ -83,11 +88,32 @@ def frame_breakdown(trace_json: bytes, marks: list[str]) -> list[dict]:
 
 
 
-def measure_ours(browser, url: str, name: str, hovers: int, scroll_steps: int, seed: int) -> dict:
+def frame_counts(trace_json: bytes, marks: list[str]) -> list[dict]:
+    """Per hover: how many elements the frame restyled and how many layout objects it laid out
+    (UpdateLayoutTree's elementCount, Layout's dirtyObjects, summed over the window): the work
+    itself, which a loaded machine does not change, unlike the milliseconds."""
+    events = json.loads(trace_json)
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    at = {e["name"]: e["ts"] for e in events if e.get("name", "").startswith("lvhover-")}
+    windows = [(at[f"{m}-start"], at[f"{m}-end"]) for m in marks if f"{m}-start" in at and f"{m}-end" in at]
+    out = []
+    for start, end in windows:
+        inside = [e for e in events if e.get("ph") == "X" and start <= e.get("ts", -1) < end]
+        out.append({
+            "styled": sum(e.get("args", {}).get("elementCount", 0) for e in inside if e["name"] == "UpdateLayoutTree"),
+            "laid_out": sum(e.get("args", {}).get("beginData", {}).get("dirtyObjects", 0)
+                            for e in inside if e["name"] == "Layout"),
+        })
+    return out
+
+
+def measure_ours(browser, url: str, name: str, hovers: int, scroll_steps: int, seed: int,
+                 folder: str = "/static") -> dict:
+    """One fresh page of the bundle in `folder` (/static: the build under test; /before: `--before`)."""
     page = browser.new_page(viewport={"width": 1000, "height": 800})
     try:
-        page.goto(f"{url}/index.html")
-        page.evaluate("lvImport()")
+        page.goto(f"{url}{'' if folder == '/static' else folder}/index.html")
+        page.evaluate(f"lvImport({json.dumps(folder)})")
         page.evaluate(f"lvLoad({json.dumps(name)})")
         r = page.evaluate("lvRender()")
         page.wait_for_timeout(100)  # let the long-task entries arrive
@@ -104,6 +130,7 @@ def measure_ours(browser, url: str, name: str, hovers: int, scroll_steps: int, s
             finally:
                 raw = browser.stop_tracing()
             r["hover"]["phases"] = frame_breakdown(raw, r["hover"].get("marks", []))
+            r["hover"]["counts"] = frame_counts(raw, r["hover"].get("marks", []))
         r["longtask_api"] = page.evaluate("lvLongTaskSupported")
         return r
     finally:
@@ -155,28 +182,41 @@ class Measured:
     ours: dict[int, list[dict]]
     peer: dict[int, list[dict]]
     stream_runs: list[dict] = field(default_factory=list)
+    before: dict[int, list[dict]] = field(default_factory=dict)  # the --before build's pages, per size
 
 
 def measure_pages(url: str, sizes: list[int], *, repeats: int, hovers: int, scroll_steps: int, peer_max: int,
-                  peer_timeout: float, stream: int) -> Measured:
-    """Every repeat: each size's page of ours and of CircuitsVis (up to `peer_max`), alternating
-    which goes first; then `repeats` pages of the growing view when `stream` tokens are asked for."""
-    measured = Measured({n: [] for n in sizes}, {n: [] for n in sizes})
+                  peer_timeout: float, stream: int, before: bool = False) -> Measured:
+    """Every repeat: each size's page of ours, of the `--before` build (when `before`) and of
+    CircuitsVis (up to `peer_max`), alternating which goes first; then `repeats` pages of the
+    growing view when `stream` tokens are asked for."""
+    measured = Measured({n: [] for n in sizes}, {n: [] for n in sizes}, before={n: [] for n in sizes} if before else {})
     per_page = max(1, math.ceil(hovers / repeats))
     with sync_playwright() as p:
         browser = launch(p)
         try:
+            # A page not counted: the first page of a browser pays its first-use costs (the renderer
+            # process, compiling the bundle, the fonts), which no later page pays.
+            measure_ours(browser, url, f"ours-{sizes[0]}", 0, scroll_steps, 0)
+            time.sleep(SETTLE_S)
             for r in range(repeats):
                 for n in sizes:
-                    pair = ["ours", "peer"] if r % 2 == 0 else ["peer", "ours"]
+                    pair = ["ours", "before", "peer"] if r % 2 == 0 else ["peer", "before", "ours"]
                     for who in pair:
+                        seed = 1 + r * 7919 + n  # the same hovers for both builds
                         if who == "ours":
-                            seed = 1 + r * 7919 + n
                             got = measure_ours(browser, url, f"ours-{n}", per_page, scroll_steps, seed)
                             measured.ours[n].append(got)
                             log(f"ours {n}: {got['ms']:.0f} ms")
-                        elif n <= peer_max:
+                        elif who == "before" and before:
+                            got = measure_ours(browser, url, f"ours-{n}", per_page, scroll_steps, seed, "/before")
+                            measured.before[n].append(got)
+                            log(f"before {n}: {got['ms']:.0f} ms")
+                        elif who == "peer" and n <= peer_max:
                             browser = measure_peer_once(p, browser, url, n, peer_timeout, measured.peer[n])
+                        else:
+                            continue
+                        time.sleep(SETTLE_S)
             for _ in range(repeats if stream else 0):
                 measured.stream_runs.append(measure_stream(browser, url, "stream", STREAM_INTERVAL_MS))
                 last = measured.stream_runs[-1]

@@ -36,13 +36,24 @@ CHROMIUM_ARGS = [
 class Server:
     """Static files on 127.0.0.1: the harness, the built bundle, the states and peer pages."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, before: Path | None = None):
+        """`before`: a folder with an earlier build's widget.js and widget.css, served as /before."""
         self.root = root
         (root / "static").mkdir()
         (root / "data").mkdir()
         for name in ("widget.js", "widget.css"):
             if (STATIC / name).is_file():
                 shutil.copy2(STATIC / name, root / "static" / name)  # keeps the build time
+        if before is not None:
+            (root / "before").mkdir()
+            for name in ("widget.js", "widget.css"):
+                if not (before / name).is_file():
+                    raise SystemExit(f"--before {before}: no {name} there (copy an earlier build's "
+                                     "logprob_viz/views/static/widget.js and widget.css into it)")
+                shutil.copy2(before / name, root / "before" / name)
+            # its own copy of the harness, whose stylesheet is that build's from the start
+            page = HARNESS.read_text().replace('href="/static/widget.css"', 'href="/before/widget.css"')
+            (root / "before" / "index.html").write_text(page)
         shutil.copy2(MODEL_JS, root / "static" / "model.js")
         (root / "index.html").write_bytes(HARNESS.read_bytes())
 
@@ -82,9 +93,12 @@ def launch(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
 
 
-def bundle_id(js: Path = STATIC / "widget.js") -> str:
+COPIED = "logprob_viz/views/static/widget.js (copied at start)"
+
+
+def bundle_id(js: Path = STATIC / "widget.js", label: str = COPIED) -> str:
     if not js.is_file():
         return "missing"
     stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(js.stat().st_mtime))
     digest = hashlib.sha256(js.read_bytes()).hexdigest()[:12]
-    return f"logprob_viz/views/static/widget.js (copied at start) sha256 {digest}, built {stamp}"
+    return f"{label} sha256 {digest}, built {stamp}"

@@ -139,12 +139,14 @@ def hover_table(measured: Measured, sizes: list[int], *, scroll_steps: int) -> s
     return section("longest task and hover latency", headers, rows, note)
 
 
-def hover_breakdown(measured: Measured, sizes: list[int], bundle: str) -> dict:
+def hover_breakdown(measured: Measured, sizes: list[int], bundle: str, which: str = "ours") -> dict:
     """Per size, the median ms of each phase of a hover frame (and the sum's p50 / p95): what
-    `--save-breakdown` writes and a later run's `--baseline` reads."""
+    `--save-breakdown` writes and a later run's `--baseline` reads. `which`: "ours" or "before"
+    (the pages of the `--before` build)."""
+    pages = getattr(measured, which)
     breakdown = {"bundle": bundle, "sizes": {}}
     for n in sizes:
-        per = [p for x in measured.ours[n] if x["hover"] for p in x["hover"].get("phases", [])]
+        per = [p for x in pages.get(n, []) if x["hover"] for p in x["hover"].get("phases", [])]
         if per:
             breakdown["sizes"][str(n)] = {
                 "hovers": len(per),
@@ -152,12 +154,17 @@ def hover_breakdown(measured: Measured, sizes: list[int], bundle: str) -> dict:
                 "total": median([sum(p.values()) for p in per]),
                 "total_p95": pct([sum(p.values()) for p in per], 0.95),
             }
+            counts = [c for x in pages.get(n, []) if x["hover"] for c in x["hover"].get("counts", [])]
+            if counts:
+                breakdown["sizes"][str(n)]["styled"] = median([c["styled"] for c in counts])
+                breakdown["sizes"][str(n)]["laid_out"] = median([c["laid_out"] for c in counts])
     return breakdown
 
 
-def breakdown_table(breakdown: dict, sizes: list[int], baseline: Path | None) -> str:
-    """2b. Where the hover frame's time goes, by phase, next to an earlier build's ('before')."""
-    before = json.loads(baseline.read_text()) if baseline and baseline.is_file() else None
+def breakdown_table(breakdown: dict, sizes: list[int], baseline: Path | None, same_run: dict | None = None) -> str:
+    """2b. Where the hover frame's time goes, by phase, next to an earlier build's ('before'):
+    measured in this run (`same_run`, from `--before`) or recorded by an earlier one (`baseline`)."""
+    before = same_run or (json.loads(baseline.read_text()) if baseline and baseline.is_file() else None)
     rows = []
     for n in sizes:
         runs = ([("before", before["sizes"].get(str(n)))] if before else []) + [("now", breakdown["sizes"].get(str(n)))]
@@ -168,16 +175,20 @@ def breakdown_table(breakdown: dict, sizes: list[int], baseline: Path | None) ->
                 [f"{n:,}", label]
                 + [f"{b[ph]:.2f}" for ph in PHASE_ORDER]
                 + [f"{b['total']:.2f} / {b['total_p95']:.2f}", str(b["hovers"])]
+                + [f"{b[c]:.0f}" if c in b else "—" for c in ("styled", "laid_out")]
             )
     note = (
         "From a Chromium trace (categories " + ", ".join(TRACE_CATEGORIES) + ") recorded during the hovers: the "
         "self time of each frame phase (script: event dispatch and the rAF callback; style: Recalculate style; "
         "layout; pre-paint and paint: recording the display list; composite: layerize and commit; raster: the "
         "raster workers) in the window from the hover's dispatch to the end of its frame, marked with "
-        "performance.mark."
-        + (f" 'before': {baseline.name}, bundle {before['bundle']}." if before else "")
+        "performance.mark. The last two columns count the work rather than time it (medians per hover): elements "
+        "whose style was recalculated (UpdateLayoutTree's elementCount) and layout objects laid out (Layout's "
+        "dirtyObjects); a loaded machine stretches the milliseconds, not these."
+        + (f" 'before': measured in this run, pages alternating with ours, bundle {before['bundle']}." if same_run
+           else f" 'before': {baseline.name}, bundle {before['bundle']}." if before else "")
     )
-    headers = ["tokens", "build"] + PHASE_ORDER + ["sum p50 / p95", "hovers"]
+    headers = ["tokens", "build"] + PHASE_ORDER + ["sum p50 / p95", "hovers", "elements restyled", "layout objects"]
     return section("where a hover frame's time goes (Chromium tracing, ms per hover, median)", headers, rows, note)
 
 
@@ -234,3 +245,31 @@ def payload_table(info: dict, sizes: list[int]) -> str:
         "(about 1.3 MB of inlined bundle, then the props as a JS literal)."
     )
     return section("payload per token (K=20)", headers, rows, note)
+
+
+def before_after_table(measured: Measured, sizes: list[int], before_bundle: str) -> str:
+    """2d. The `--before` build and this one side by side: first render, longest task, hover."""
+    rows = []
+    for n in sizes:
+        for label, pages in (("before", measured.before.get(n, [])), ("now", measured.ours[n])):
+            if not pages:
+                continue
+            hv = [x["hover"] for x in pages if x["hover"]]
+            rows.append([
+                f"{n:,}",
+                label,
+                fmt_ms(median([x["ms"] for x in pages])),
+                task_cell([max(x["task"], x["scroll_task"]) for x in pages]),
+                p50_p95([v for h in hv for v in h["toPaint"]]),
+                p50_p95([v for h in hv for v in h["work"]]),
+                p50_p95([v for h in hv for v in h["idle"]]),
+                f"{len(pages)}",
+            ])
+    headers = ["tokens", "build", "first render (median)", "longest task, render or scroll",
+               "hover → painted frame p50 / p95", "handler + style/layout p50 / p95", "no-hover frame p50 / p95",
+               "pages"]
+    note = (
+        f"'before': {before_bundle}; 'now': the build under test. Both in this run, on the same data and the same "
+        "hovered tokens, each repeat's pages alternating which build goes first; measured as in the tables above."
+    )
+    return section("before and after, side by side", headers, rows, note)

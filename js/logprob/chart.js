@@ -2,6 +2,10 @@
 // when it is outside the top K: then a marked row with its rank), an "other" bar for the mass
 // outside the top K, token ids on request, and the sampled-from (processed) distribution in a
 // column of its own when the trace has one.
+//
+// A `Chart` is one set of elements updated in place for each token shown: hovering changes the
+// texts, widths and classes of the rows it has, and adds or removes rows only when the count
+// changes, so a hover restyles and lays out a few changed nodes instead of a new chart.
 
 import { h } from "../toolkit/dom.js";
 import { formatLogprob, formatPercent } from "../toolkit/format.js";
@@ -11,14 +15,6 @@ import { alternatives } from "./trace_data.js";
 
 const clamp01 = (p) => (Number.isFinite(p) ? Math.max(0, Math.min(1, p)) : 0);
 
-function bar(p, className) {
-  const el = h("span", `lv-alt-bar ${className || ""}`.trim());
-  const fill = h("span", "lv-alt-fill");
-  fill.style.width = `${clamp01(p) * 100}%`;
-  el.appendChild(fill);
-  return el;
-}
-
 /** The mass outside the top K: 1 − Σ p over the rows (null when there are none). */
 export function residual(logprobs) {
   if (!logprobs.length) return null;
@@ -27,122 +23,226 @@ export function residual(logprobs) {
   return Math.max(0, 1 - sum);
 }
 
-function altRow(row, opts) {
-  const el = h("div", `lv-alt-row${row.chosen ? " lv-chosen" : ""}${row.rank != null ? " lv-extra" : ""}`);
-  const token = h("span", "lv-alt-token");
-  appendText(token, row.text);
-  token.title = row.text; // a property: plain text
-  el.appendChild(token);
-  const p = Math.exp(row.logprob);
-  el.appendChild(bar(p));
-  el.appendChild(h("span", "lv-alt-prob", formatPercent(p)));
-  el.appendChild(h("span", "lv-alt-logprob", formatLogprob(row.logprob)));
-  if (opts.processed) {
-    const q = row.processed == null ? NaN : Math.exp(row.processed);
-    el.appendChild(bar(q, "lv-alt-bar-processed"));
-    el.appendChild(h("span", "lv-alt-prob lv-alt-prob-processed", formatPercent(q)));
-  }
-  if (opts.ids) el.appendChild(h("span", "lv-alt-id", row.id >= 0 ? String(row.id) : "?"));
-  if (row.rank != null) {
-    el.appendChild(h("span", "lv-alt-rank", row.rank > 0 ? `rank ${row.rank}, outside the top ${opts.k}` : `outside the top ${opts.k}`));
-  }
-  return el;
+// Writes that skip an unchanged value: an unchanged node is not restyled or laid out again.
+function setText(el, text) {
+  if (el.lvText !== text) el.textContent = el.lvText = text;
 }
-
-function otherRow(rawP, processedP, opts) {
-  const el = h("div", "lv-alt-other");
-  const label = h("span", "lv-alt-token", "other");
-  label.title = `all the tokens outside the top ${opts.k}`;
-  el.appendChild(label);
-  el.appendChild(bar(rawP));
-  el.appendChild(h("span", "lv-alt-prob", formatPercent(rawP)));
-  el.appendChild(h("span", "lv-alt-logprob", rawP > 0 ? formatLogprob(Math.log(rawP)) : "-inf"));
-  if (opts.processed) {
-    el.appendChild(bar(processedP, "lv-alt-bar-processed"));
-    el.appendChild(h("span", "lv-alt-prob lv-alt-prob-processed", formatPercent(processedP)));
-  }
-  if (opts.ids) el.appendChild(h("span", "lv-alt-id", ""));
-  return el;
+function setClass(el, className) {
+  if (el.className !== className) el.className = className;
 }
-
 /**
- * The chart of token i. `opts`: promptLen, showIds, style (the token's colours or null),
- * pinned (bool), flags (what the source lost at this token, in words; optional).
+ * Token text with its whitespace made visible (appendText). The nodes it had are kept where the
+ * new text has the same kind of node there (a text node gets the new characters; an equal mark
+ * stays): most alternatives are " word", so a hover changes text, not elements, which need styling.
  */
+function setTokenText(el, text) {
+  if (el.lvToken === text) return;
+  el.lvToken = text;
+  const fresh = h("span");
+  appendText(fresh, text);
+  const now = [...el.childNodes];
+  const next = [...fresh.childNodes];
+  next.forEach((node, j) => {
+    const old = now[j];
+    if (!old) el.appendChild(node);
+    else if (old.nodeType === Node.TEXT_NODE && node.nodeType === Node.TEXT_NODE) {
+      if (old.data !== node.data) old.data = node.data;
+    } else if (!old.isEqualNode(node)) el.replaceChild(node, old);
+  });
+  for (let j = next.length; j < now.length; j++) now[j].remove();
+}
+/** Make `parent`'s children exactly `wanted`, touching the DOM only from where they first differ. */
+function setChildren(parent, wanted) {
+  const now = parent.childNodes;
+  let same = 0;
+  while (same < wanted.length && now[same] === wanted[same]) same++;
+  if (same === wanted.length && now.length === wanted.length) return;
+  while (now.length > same) parent.lastChild.remove();
+  parent.append(...wanted.slice(same));
+}
+
+/** A bar: a track and its fill, whose width is set by `setBar`. */
+function bar(className) {
+  const el = h("span", `lv-alt-bar ${className || ""}`.trim());
+  el.appendChild(h("span", "lv-alt-fill"));
+  return el;
+}
+function setBar(el, p) {
+  const width = `${clamp01(p) * 100}%`;
+  if (el.lvWidth !== width) el.firstChild.style.width = el.lvWidth = width;
+}
+
+/** One row's elements (an alternative, the chosen token outside the top K, or "other"), in column order. */
+function makeRow(o, className) {
+  const row = { el: h("div", className), token: h("span", "lv-alt-token"), bar: bar(), prob: h("span", "lv-alt-prob") };
+  row.logprob = h("span", "lv-alt-logprob");
+  row.el.append(row.token, row.bar, row.prob, row.logprob);
+  if (o.processed) {
+    row.qbar = bar("lv-alt-bar-processed");
+    row.qprob = h("span", "lv-alt-prob lv-alt-prob-processed");
+    row.el.append(row.qbar, row.qprob);
+  }
+  if (o.ids) row.el.appendChild((row.id = h("span", "lv-alt-id")));
+  return row;
+}
+
+/** Show alternative `alt` (from `alternatives`) in `row`. */
+function fillRow(row, alt, o) {
+  setClass(row.el, `lv-alt-row${alt.chosen ? " lv-chosen" : ""}${alt.rank != null ? " lv-extra" : ""}`);
+  setTokenText(row.token, alt.text);
+  if (row.token.title !== alt.text) row.token.title = alt.text; // a property: plain text
+  const p = Math.exp(alt.logprob);
+  setBar(row.bar, p);
+  setText(row.prob, formatPercent(p));
+  setText(row.logprob, formatLogprob(alt.logprob));
+  if (o.processed) {
+    const q = alt.processed == null ? NaN : Math.exp(alt.processed);
+    setBar(row.qbar, q);
+    setText(row.qprob, formatPercent(q));
+  }
+  if (o.ids) setText(row.id, alt.id >= 0 ? String(alt.id) : "?");
+}
+
+function otherRow(o) {
+  const row = makeRow(o, "lv-alt-other");
+  setText(row.token, "other");
+  row.token.title = `all the tokens outside the top ${o.k}`;
+  if (o.ids) setText(row.id, "");
+  return row;
+}
+
+function fillOther(row, rawP, processedP, o) {
+  setBar(row.bar, rawP);
+  setText(row.prob, formatPercent(rawP));
+  setText(row.logprob, rawP > 0 ? formatLogprob(Math.log(rawP)) : "-inf");
+  if (o.processed) {
+    setBar(row.qbar, processedP);
+    setText(row.qprob, formatPercent(processedP));
+  }
+}
+
+/** The table of alternatives for one shape (K, processed column, ids column): its head, rows and "other". */
+class AltTable {
+  constructor(o) {
+    this.o = o;
+    this.el = h("div", `lv-alts${o.processed ? " lv-alts-processed" : ""}${o.ids ? " lv-alts-ids" : ""}`);
+    this.head = h("div", "lv-alt-head");
+    const labels = [`top ${o.k}`, o.processed ? "model" : "", "prob", "logprob"];
+    if (o.processed) labels.push("sampled from", "prob");
+    if (o.ids) labels.push("id");
+    for (const label of labels) this.head.appendChild(h("span", null, label));
+    this.rows = []; // the top-K rows made so far, reused for every token
+    this.gap = h("div", "lv-alt-gap", "\u22ef");
+    this.extra = makeRow(o, "lv-alt-row lv-chosen lv-extra");
+    this.extra.rank = h("span", "lv-alt-rank");
+    this.extra.el.appendChild(this.extra.rank);
+    this.other = otherRow(o);
+  }
+
+  fill(rows, extra) {
+    const { o } = this;
+    while (this.rows.length < rows.length) this.rows.push(makeRow(o, "lv-alt-row"));
+    rows.forEach((alt, j) => fillRow(this.rows[j], alt, o));
+    const wanted = [this.head, ...this.rows.slice(0, rows.length).map((r) => r.el)];
+    if (extra) {
+      fillRow(this.extra, extra, o);
+      setText(this.extra.rank, extra.rank > 0 ? `rank ${extra.rank}, outside the top ${o.k}` : `outside the top ${o.k}`);
+      wanted.push(this.gap, this.extra.el);
+    }
+    const raw = residual(rows.map((r) => r.logprob));
+    if (raw != null) {
+      const proc = o.processed ? residual(rows.map((r) => (r.processed == null ? NaN : r.processed))) : null;
+      fillOther(this.other, raw, proc, o);
+      wanted.push(this.other.el);
+    }
+    setChildren(this.el, wanted);
+  }
+}
+
+const PROCESSED_NOTE = "model: the distribution the model gave; sampled from: after temperature / top-p / top-k";
+
+/** One chart, shown for token after token (`show`); `el` is its element. */
+export class Chart {
+  constructor() {
+    this.el = h("div", "lv-chart");
+    this.title = h("div", "lv-chart-title");
+    this.chip = h("span", "lv-chip");
+    this.where = h("span", "lv-chart-where");
+    this.title.append(this.chip, this.where);
+    this.split = h("div", "lv-chart-split");
+    this.splitText = document.createTextNode("");
+    this.splitChip = h("span", "lv-chip");
+    this.splitBytes = h("span", "lv-split-bytes");
+    this.split.append(this.splitText, this.splitChip, this.splitBytes);
+    this.stats = h("div", "lv-chart-stats");
+    this.stat = { p: h("span", "lv-stat"), logprob: h("span", "lv-stat"), rank: h("span", "lv-stat lv-rank") };
+    Object.assign(this.stat, { entropy: h("span", "lv-stat lv-entropy"), processed: h("span", "lv-stat lv-processed") });
+    this.empty = h("div", "lv-chart-empty");
+    this.table = null; // the AltTable of the current shape
+    this.processedNote = h("div", "lv-chart-note", PROCESSED_NOTE);
+    this.pinNote = h("div", "lv-chart-note lv-pin-note", "pinned \u00b7 \u2190 \u2192 move \u00b7 Esc releases");
+  }
+
+  /**
+   * Show token i. `opts`: promptLen, showIds, style (the token's colours or null), pinned (bool),
+   * flags (what the source lost at this token, in words; optional).
+   */
+  show(data, i, opts) {
+    this.el.setAttribute("data-index", String(i));
+    setTokenText(this.chip, data.tokens[i]);
+    this.chip.style.background = opts.style ? opts.style.background : "";
+    this.chip.style.color = opts.style ? opts.style.color : "";
+    const where = `token ${i + 1} of ${data.n} \u00b7 ${i < opts.promptLen ? "prompt" : "completion"}`;
+    setText(this.where, opts.showIds && data.tokenIds[i] >= 0 ? `${where} \u00b7 id ${data.tokenIds[i]}` : where);
+    const wanted = [this.title];
+    const split = data.splitOf(i);
+    if (split) {
+      // A piece of a character split across tokens: which piece, of what, and its own bytes.
+      this.splitText.data = `piece ${split.piece + 1} of ${split.end - split.start} of `;
+      setTokenText(this.splitChip, split.text);
+      setText(this.splitBytes, ` \u00b7 bytes ${hexBytes(split.bytes)}`);
+      wanted.push(this.split);
+    }
+    // What the source of this trace lost at this token (Trace.flags), in words: rare, made anew.
+    for (const note of opts.flags || []) wanted.push(h("div", "lv-chart-flag", `\u26a0 ${note}`));
+    this.showStats(data, i);
+    wanted.push(this.stats);
+    const processed = data.processedTopLogprobs != null;
+    const { rows, extra } = alternatives(data, i);
+    if (rows.length === 0 && !extra) {
+      setText(this.empty, data.k === 0 ? "No alternatives were recorded (top_logprobs=0)." : "No alternatives for this token.");
+      wanted.push(this.empty); // (and no pin note: nothing here to move through)
+    } else {
+      const o = { k: data.k, processed, ids: !!opts.showIds };
+      if (!this.table || ["k", "processed", "ids"].some((key) => this.table.o[key] !== o[key])) this.table = new AltTable(o);
+      this.table.fill(rows, extra);
+      wanted.push(this.table.el);
+      if (processed) wanted.push(this.processedNote);
+      if (opts.pinned) wanted.push(this.pinNote);
+    }
+    setChildren(this.el, wanted);
+    return this;
+  }
+
+  showStats(data, i) {
+    const { stat } = this;
+    const lp = data.logprobs[i];
+    setText(stat.p, `p ${formatPercent(Math.exp(lp))}`);
+    setText(stat.logprob, `logprob ${formatLogprob(lp)}`);
+    const rank = data.ranks[i];
+    setText(stat.rank, rank > 0 ? `rank ${rank}` : "rank ?");
+    const wanted = [stat.p, stat.logprob, stat.rank];
+    const ent = data.entropy[i];
+    if (!Number.isNaN(ent)) wanted.push(stat.entropy), setText(stat.entropy, `entropy ${ent.toFixed(2)} nats`);
+    const q = data.processedLogprobs ? data.processedLogprobs[i] : NaN;
+    if (!Number.isNaN(q)) wanted.push(stat.processed), setText(stat.processed, `sampled p ${formatPercent(Math.exp(q))}`);
+    setChildren(this.stats, wanted);
+  }
+}
+
+/** The chart of token i, as an element of its own (see `Chart.show` for `opts`). */
 export function buildChart(data, i, opts) {
-  const chart = h("div", "lv-chart");
-  chart.setAttribute("data-index", String(i));
-
-  const title = h("div", "lv-chart-title");
-  const chip = h("span", "lv-chip");
-  appendText(chip, data.tokens[i]);
-  if (opts.style) {
-    chip.style.background = opts.style.background;
-    chip.style.color = opts.style.color;
-  }
-  title.appendChild(chip);
-  const where = `token ${i + 1} of ${data.n} \u00b7 ${i < opts.promptLen ? "prompt" : "completion"}`;
-  title.appendChild(h("span", "lv-chart-where", opts.showIds && data.tokenIds[i] >= 0 ? `${where} \u00b7 id ${data.tokenIds[i]}` : where));
-  chart.appendChild(title);
-  const split = data.splitOf(i);
-  if (split) {
-    // A piece of a character split across tokens: which piece, of what, and its own bytes.
-    const note = h("div", "lv-chart-split", `piece ${split.piece + 1} of ${split.end - split.start} of `);
-    const whole = h("span", "lv-chip");
-    appendText(whole, split.text);
-    note.appendChild(whole);
-    note.appendChild(h("span", "lv-split-bytes", ` \u00b7 bytes ${hexBytes(split.bytes)}`));
-    chart.appendChild(note);
-  }
-
-  for (const note of opts.flags || []) {
-    // What the source of this trace lost at this token (Trace.flags), in words.
-    chart.appendChild(h("div", "lv-chart-flag", `\u26a0 ${note}`));
-  }
-
-  const stats = h("div", "lv-chart-stats");
-  const lp = data.logprobs[i];
-  stats.appendChild(h("span", "lv-stat", `p ${formatPercent(Math.exp(lp))}`));
-  stats.appendChild(h("span", "lv-stat", `logprob ${formatLogprob(lp)}`));
-  const rank = data.ranks[i];
-  stats.appendChild(h("span", "lv-stat lv-rank", rank > 0 ? `rank ${rank}` : "rank ?"));
-  const ent = data.entropy[i];
-  if (!Number.isNaN(ent)) stats.appendChild(h("span", "lv-stat lv-entropy", `entropy ${ent.toFixed(2)} nats`));
-  if (data.processedLogprobs && !Number.isNaN(data.processedLogprobs[i])) {
-    stats.appendChild(h("span", "lv-stat lv-processed", `sampled p ${formatPercent(Math.exp(data.processedLogprobs[i]))}`));
-  }
-  chart.appendChild(stats);
-
-  const { rows, extra } = alternatives(data, i);
-  if (rows.length === 0 && !extra) {
-    chart.appendChild(h("div", "lv-chart-empty", data.k === 0 ? "No alternatives were recorded (top_logprobs=0)." : "No alternatives for this token."));
-    return chart;
-  }
-  const processed = data.processedTopLogprobs != null;
-  const o = { k: data.k, processed, ids: !!opts.showIds };
-  const table = h("div", `lv-alts${processed ? " lv-alts-processed" : ""}${o.ids ? " lv-alts-ids" : ""}`);
-  const head = h("div", "lv-alt-head");
-  const labels = [`top ${data.k}`, processed ? "model" : "", "prob", "logprob"];
-  if (processed) labels.push("sampled from", "prob");
-  if (o.ids) labels.push("id");
-  for (const label of labels) head.appendChild(h("span", null, label));
-  table.appendChild(head);
-  for (const row of rows) table.appendChild(altRow(row, o));
-  if (extra) {
-    table.appendChild(h("div", "lv-alt-gap", "\u22ef"));
-    table.appendChild(altRow(extra, o));
-  }
-  const raw = residual(rows.map((r) => r.logprob));
-  if (raw != null) {
-    const proc = processed ? residual(rows.map((r) => (r.processed == null ? NaN : r.processed))) : null;
-    table.appendChild(otherRow(raw, proc, o));
-  }
-  chart.appendChild(table);
-  if (processed) {
-    chart.appendChild(h("div", "lv-chart-note", "model: the distribution the model gave; sampled from: after temperature / top-p / top-k"));
-  }
-  if (opts.pinned) chart.appendChild(h("div", "lv-chart-note lv-pin-note", "pinned \u00b7 \u2190 \u2192 move \u00b7 Esc releases"));
-  return chart;
+  return new Chart().show(data, i, opts).el;
 }
 
 export const ROW_PX = 24; // about one row of the chart, until a real one is measured

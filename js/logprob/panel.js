@@ -3,7 +3,7 @@
 // (measured once, so hovering never changes the widget's size).
 
 import { h } from "../toolkit/dom.js";
-import { buildChart, ROW_PX, tallest } from "./chart.js";
+import { buildChart, Chart, ROW_PX, tallest } from "./chart.js";
 
 export class ChartPanel {
   /**
@@ -18,11 +18,16 @@ export class ChartPanel {
     this.sized = false; // whether the height was measured (see `size`)
     this.hoverBox = h("div", "lv-hover-box");
     this.hoverBox.style.display = "none";
-    textEl.appendChild(this.hoverBox);
+    // In a layer of its own that contains its layout: resizing the box relays out the layer only,
+    // not the text (which, a flex item, would pass the layout up to the page's root).
+    const layer = h("div", "lv-hover-layer");
+    layer.appendChild(this.hoverBox);
+    textEl.appendChild(layer);
     this.el = h("div", "lv-panel");
     this.el.style.height = `${estimate}px`; // hovering never changes the widget's size: see `size`
     this.placeholder = h("div", "lv-chart-empty", "Hover a token to see what the model was choosing between. Click to pin it.");
     this.el.appendChild(this.placeholder);
+    this.chart = new Chart(); // one chart, updated in place for each token shown
   }
 
   /** Show token i's chart (-1: the placeholder); again only when `force`. */
@@ -30,12 +35,12 @@ export class ChartPanel {
     if (i === this.shown && !force) return;
     this.shown = i;
     const { ask } = this;
-    const chart =
-      i >= 0
-        ? buildChart(data, i, { promptLen: data.promptLen, showIds: ask.showIds(), style: ask.style(i), pinned: i === ask.pinned(), flags: data.flagNotes[String(i)] })
-        : this.placeholder;
     this.markActive(i); // first: it reads the text's layout, still clean before the chart changes
-    this.el.replaceChildren(chart);
+    const shownEl =
+      i >= 0
+        ? this.chart.show(data, i, { promptLen: data.promptLen, showIds: ask.showIds(), style: ask.style(i), pinned: i === ask.pinned(), flags: data.flagNotes[String(i)] }).el
+        : this.placeholder;
+    if (this.el.firstChild !== shownEl || this.el.childNodes.length !== 1) this.el.replaceChildren(shownEl);
     ask.strip.mark(i, data.n);
   }
 
@@ -44,19 +49,24 @@ export class ChartPanel {
    * the text (10,000s of spans) is not repainted on hover. The span keeps the `lv-active` class.
    */
   markActive(i) {
-    if (this.activeEl) this.activeEl.classList.remove("lv-active");
-    this.activeEl = this.ask.spanOf(i);
-    if (!this.activeEl) {
+    const span = this.ask.spanOf(i);
+    let rect = null; // every layout read first, while the layout is still clean; then the writes
+    if (span) {
+      const { textEl } = this;
+      const box = textEl.getBoundingClientRect();
+      const r = span.getBoundingClientRect();
+      const x = r.left - box.left + textEl.scrollLeft - textEl.clientLeft;
+      const y = r.top - box.top + textEl.scrollTop - textEl.clientTop;
+      rect = { width: `${r.width}px`, height: `${r.height}px`, transform: `translate(${x}px, ${y}px)` };
+    }
+    if (this.activeEl && this.activeEl !== span) this.activeEl.classList.remove("lv-active");
+    this.activeEl = span;
+    if (!span) {
       this.hoverBox.style.display = "none";
       return;
     }
-    const { textEl } = this;
-    const box = textEl.getBoundingClientRect();
-    const r = this.activeEl.getBoundingClientRect();
-    const x = r.left - box.left + textEl.scrollLeft - textEl.clientLeft;
-    const y = r.top - box.top + textEl.scrollTop - textEl.clientTop;
-    Object.assign(this.hoverBox.style, { display: "", width: `${r.width}px`, height: `${r.height}px`, transform: `translate(${x}px, ${y}px)` });
-    this.activeEl.classList.add("lv-active");
+    Object.assign(this.hoverBox.style, { display: "", ...rect });
+    span.classList.add("lv-active");
   }
 
   /** The text re-flowed: the hover box follows its token. */

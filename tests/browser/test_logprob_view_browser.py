@@ -140,6 +140,29 @@ def test_chart_other_bar_outside_top_k_ids_and_processed_side_by_side(page, lab_
     assert not page.page_errors, page.page_errors
 
 
+def test_one_chart_updated_in_place_shows_each_hovered_token_as_if_it_were_new(page, lab_server):
+    """Hovering updates one chart in place (rows reused, added, removed): each token in turn, the
+    chosen token inside and outside the top K, one without alternatives, lists exactly its own
+    rows, and a token's chart is the same, node for node, when it comes back after others."""
+    trace, root = open_features(page, lab_server, "inplace.ipynb", [])
+    n = len(trace["tokens"])
+    order = [*range(1, n), 0, *range(n - 1, 0, -2)]
+    seen = {}
+    for i in order:
+        root.locator(f".lv-token[data-index='{i}']").dispatch_event("mouseover")
+        chart = page.locator(f".lv-root:visible .lv-chart[data-index='{i}']")
+        if i == 0:  # no alternatives (the first token): the message, and no rows left from the last token
+            assert chart.locator(".lv-chart-empty").inner_text() == "No alternatives for this token."
+            assert chart.locator(".lv-alt-row, .lv-alt-other").count() == 0
+        else:
+            assert chart_rows(page, i) == expected_rows(trace, i), i
+            assert chart.locator(".lv-alt-other").count() == 1
+        html = chart.evaluate("el => el.outerHTML")
+        assert seen.setdefault(i, html) == html, f"token {i}'s chart differs when shown again"
+    assert page.locator(".lv-root:visible .lv-panel .lv-chart").count() == 1
+    assert not page.page_errors, page.page_errors
+
+
 def test_click_pins_arrows_move_escape_releases_and_python_reads_it(page, lab_server):
     trace, root = open_features(page, lab_server, "nav.ipynb", ["print('selected is', v.selected)", "v.selected = 7"])
     root.locator(".lv-token[data-index='4']").click()
