@@ -266,15 +266,13 @@ def corpus_html(corpus: Corpus, path=None, *, selected_item: int = 0, pinned: in
     from ipywidgets import Layout
 
     corpus = _checked_corpus(corpus)
+    layouts = [Layout(comm=_DetachedComm()) for _ in range(2)]  # a DOMWidget's layout is a widget of its own
     table = CorpusTable(_payload=encode_corpus(corpus), selected_item=selected_item, pinned=pinned,
-                        _shown_item=selected_item, comm=_DetachedComm(), layout=Layout(comm=_DetachedComm()))
+                        _shown_item=selected_item, comm=_DetachedComm(), layout=layouts[0])
+    detail = LogprobView(corpus[selected_item], selected=pinned, comm=_DetachedComm(), layout=layouts[1])
     try:
-        detail = LogprobView(corpus[selected_item], selected=pinned, comm=_DetachedComm(),
-                             layout=Layout(comm=_DetachedComm()))
-        try:
-            body = _body(table, detail)
-        finally:
-            detail.close()
+        body = _body(table, detail)
     finally:
-        table.close()
+        for widget in (table, detail, *layouts):
+            widget.close()
     return written(page(body, title or _title(corpus)), path)
