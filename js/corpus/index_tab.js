@@ -45,6 +45,7 @@ export class IndexTab {
       cellText: (row, name) => indexCell(this.index(), this.by(), row, name),
       onRowClick: (row) => this.pickGroup(row),
       onHeaderClick: (name) => this.sortBy(name),
+      maxRows: 9,
     });
     this.occTitle = h("div", "lvx-occ-title");
     this.occ = h("div", "lvx-occurrences");
@@ -70,7 +71,7 @@ export class IndexTab {
     const rows = indexRows(this.index(), this.sort);
     this.count.textContent = `${rows.length.toLocaleString("en-US")} groups`;
     this.table.setSort(this.sort.column, this.sort.descending);
-    this.table.setRows(rows);
+    this.table.setRows(rows, rows.length);
   }
 
   sortBy(name) {

@@ -18,10 +18,12 @@ const OVERSCAN = 6; // rows built beyond each edge of the viewport, so a fast sc
  * @param {(row: number) => void} o.onRowClick
  * @param {(name: string) => void} o.onHeaderClick
  * @param {string[]} [o.unsortable] columns whose header does not sort
+ * @param {Object<string, string>} [o.describe] a header's tooltip: what its column holds
+ * @param {number} [o.maxRows] rows in view at most; a table with fewer rows is only as tall as they are
  */
 export class VirtualTable {
   constructor(o) {
-    Object.assign(this, { drawCell: () => false, unsortable: [] }, o);
+    Object.assign(this, { drawCell: () => false, unsortable: [], describe: {}, maxRows: 12 }, o);
     this.el = h("div", `lvx-table ${o.className}`);
     this.header = h("div", "lvx-row lvx-head");
     this.header.setAttribute("role", "row");
@@ -33,7 +35,7 @@ export class VirtualTable {
       cell.setAttribute("role", "columnheader");
       if (!this.unsortable.includes(name)) {
         cell.classList.add("lvx-sortable");
-        cell.title = `sort by ${title}`;
+        cell.title = `${this.describe[name] ?? title}: click to sort`;
         cell.addEventListener("click", () => this.onHeaderClick(name));
       }
       this.heads.set(name, cell);
@@ -54,9 +56,10 @@ export class VirtualTable {
     });
   }
 
-  /** Show `rows` (row numbers, in display order). */
-  setRows(rows) {
+  /** Show `rows` (row numbers, in display order) of `total` (the height fits a small total). */
+  setRows(rows, total = rows.length) {
     this.rows = rows;
+    this.body.style.height = `${Math.max(1, Math.min(total, this.maxRows)) * ROW_HEIGHT}px`;
     this.spacer.style.height = `${rows.length * ROW_HEIGHT}px`;
     this.paint(true);
   }
@@ -127,7 +130,7 @@ export class VirtualTable {
       if (this.drawCell(row, name, cells[c])) continue;
       const text = this.cellText(row, name);
       cells[c].textContent = text;
-      if (this.columns[c][2] === "text") cells[c].title = text.length > 40 ? text.slice(0, 600) : "";
+      if (this.columns[c][2].endsWith("text")) cells[c].title = text.length > 40 ? text.slice(0, 600) : "";
     }
   }
 }

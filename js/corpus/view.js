@@ -16,6 +16,13 @@ import { VirtualTable } from "./table.js";
 const KERNEL_WAIT_MS = 5000; // a selection the kernel has not confirmed by then: no kernel
 const TEXT_CHARS = 160; // of a row's text shown in its cell (the filter reads all of it)
 const TABLE_COLUMNS = [...COLUMNS, ["spark", "surprisal", "spark"]];
+const DESCRIBE = {
+  item: "the item's position in the corpus", tokens: "tokens in the trace",
+  perplexity: "exp(-mean logprob) over the tokens whose logprob is known",
+  mean_logprob: "mean logprob (nats)", min_logprob: "lowest logprob (nats)",
+  max_surprisal: "highest surprisal, -logprob (nats)", mean_entropy: "mean entropy (nats)",
+  flags: "what the source lost (trace.flags)",
+};
 const DESCENDING_FIRST = new Set(["perplexity", "max_surprisal", "mean_entropy", "tokens"]);
 
 /** The text of a trace-table cell. */
@@ -79,6 +86,7 @@ class CorpusRender {
       onRowClick: (row) => this.select(row, -1),
       onHeaderClick: (name) => this.sortBy(name),
       unsortable: ["spark"],
+      describe: DESCRIBE,
     });
     this.note = h("div", "lvx-note");
     this.tracesPanel.append(bar, this.table.el);
@@ -152,7 +160,7 @@ class CorpusRender {
     const rows = visibleRows(this.data, this.model.get("filters") || {}, sort, this.lower);
     this.count.textContent = `${rows.length.toLocaleString("en-US")} of ${this.data.n.toLocaleString("en-US")} traces`;
     this.table.setSort(sort.column, sort.descending);
-    this.table.setRows(rows);
+    this.table.setRows(rows, this.data.n);
   }
 
   select(item, position) {

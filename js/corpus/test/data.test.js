@@ -43,3 +43,10 @@ test("visible rows: filtered, then sorted; an unknown column keeps the corpus's 
   const index = { n: 3, columns: { count: Int32Array.from([5, 9, 5]), group: ["x", "y", "z"] } };
   assert.deepEqual([...indexRows(index, { column: "count", descending: true })], [1, 0, 2]);
 });
+
+test("whole texts sort by code units, stable", () => {
+  const rows = Int32Array.from([0, 1, 2, 3, 4]);
+  // "<" < "C" < "T" < "a" < "t" in UTF-16 code units
+  assert.deepEqual([...sortRows(rows, data.columns.text, "longtext", false)], [4, 3, 0, 1, 2]);
+  assert.deepEqual([...sortRows(rows, ["b", "a", "b", "a", "b"], "longtext", true)], [0, 2, 4, 1, 3]);
+});
