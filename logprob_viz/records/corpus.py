@@ -314,9 +314,13 @@ class Corpus:
         try:
             from ..views.corpus_view import CorpusView
 
-            return CorpusView(self)._repr_mimebundle_(**kwargs)
+            bundle = CorpusView(self)._repr_mimebundle_(**kwargs)
         except (ValueError, FileNotFoundError, ImportError):
-            pass
+            bundle = None
+        if bundle is not None:
+            data = bundle[0] if isinstance(bundle, tuple) else bundle
+            data["text/plain"] = repr(self)  # what a plain-text frontend shows: the corpus, not the widget
+            return bundle
         try:
             return {"text/plain": repr(self), "text/html": self.to_pandas()._repr_html_()}
         except ImportError:
