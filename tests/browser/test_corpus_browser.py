@@ -307,3 +307,42 @@ def test_the_saved_notebook_shows_the_table_without_a_kernel_and_says_a_row_need
     finally:
         if not toggled and page.evaluate(f"() => window.jupyterapp.commands.isToggled('{SAVE_STATE}')"):
             page.evaluate(f"async () => {{ await window.jupyterapp.commands.execute('{SAVE_STATE}'); }}")
+
+
+OFFLINE_TOKENS = ["<script>window.__pwned = 1</script>", " and", " <img src=x onerror=\"window.__pwned = 2\">", "."]
+
+
+def test_the_offline_page_sorts_shows_hostile_text_as_text_and_says_a_row_needs_the_kernel(browser, tmp_path):
+    """corpus.to_html(path) in chromium from a file: no kernel, no network. Hand-made traces (the
+    logprobs are the test's own), so the perplexities to expect are computed right here."""
+    import logprob_viz as lv
+
+    logprobs = [[np.nan, -0.5, -3.0, -0.1], [np.nan, -2.0, -0.2, -4.0], [np.nan, -0.01, -0.02, -0.03]]
+    traces = [lv.Trace(tokens=OFFLINE_TOKENS, token_ids=[1, 2, 3, 4], logprobs=np.array(lp, np.float32),
+                       ranks=[0, 1, 5, 1], prompt_len=0, meta={"model": "hand-made"}) for lp in logprobs]
+    corpus = lv.Corpus(traces, labels=[HOSTILE_IMG, "<b>two</b>", "three"])
+    path = corpus.to_html(tmp_path / "corpus.html", selected_item=1, pinned=2)
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, java_script_enabled=True)
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        page.goto(path.as_uri())
+        root = page.locator(".lvx-root")
+        root.locator(".lvx-data").first.wait_for(timeout=30_000)
+        ppl = [js_to_fixed(_f32(np.exp(-np.mean([x for x in lp if not np.isnan(x)]))), 2) for lp in logprobs]
+        assert [(r[1], r[4]) for r in shown_rows(root)] == list(zip(corpus.labels, ppl, strict=True))
+        root.locator(".lvx-traces .lvx-head .lvx-col-perplexity").click()
+        wait_rows(root, [int(i) for i in np.argsort([-float(p) for p in ppl], kind="stable")])
+        # The pinned trace's LogprobView is in the page too, its token pinned; hostile text stays text.
+        pinned = page.locator(".lv-root .lv-token.lv-pinned")
+        pinned.wait_for(timeout=30_000)
+        assert pinned.text_content() == OFFLINE_TOKENS[2]
+        assert page.locator("img, b, .lvx-root script, .lv-root script").count() == 0
+        assert page.evaluate("() => window.__pwned") is None
+        root.locator(".lvx-traces .lvx-data[data-row='0']").click()
+        root.locator(".lvx-note.lvx-warn").wait_for(timeout=15_000)
+        assert "needs the kernel" in root.locator(".lvx-note").inner_text()
+        assert errors == []
+    finally:
+        context.close()
