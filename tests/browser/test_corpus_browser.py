@@ -95,6 +95,13 @@ SHOWN_ROWS = """els => els.filter(e => e.style.display !== 'none' && e.dataset.r
   .map(e => [...e.children].map(c => c.textContent))"""
 
 
+def dismiss_news(page) -> None:
+    """JupyterLab's "get notified about news?" toast covers the view's corner in a picture: answer it."""
+    no = page.get_by_role("button", name="No", exact=True)
+    if no.count():
+        no.first.click()
+
+
 def shown_rows(root, panel: str = ".lvx-traces") -> list[list[str]]:
     return root.locator(f"{panel} .lvx-data").evaluate_all(SHOWN_ROWS)
 
@@ -167,6 +174,7 @@ def test_sort_filter_and_a_row_opens_its_trace_below(page, lab_server, corpus_no
     in_range = want[(want["perplexity"] >= _f32(float(f"{low:.4f}"))) & (want["perplexity"] <= float(f"{high:.4f}"))]
     wait_rows(root, in_range.sort_values("tokens", ascending=False, kind="stable")["item"].tolist())
     assert root.locator(".lvx-count").first.inner_text() == f"{len(in_range)} of {len(TEXTS)} traces"
+    dismiss_news(page)
     save_screenshot(page, "corpus-view.png", ".jp-NotebookPanel:visible .jp-OutputArea-output .widget-vbox")
     root.locator(".lvx-f-min").fill("")
     root.locator(".lvx-f-max").fill("")
@@ -261,6 +269,7 @@ def projector_screenshot(browser, lab_server) -> None:
         run_cell(small, 2)  # the same view again, in this page
         small.locator(ROOT).locator(".lvx-data").first.wait_for(timeout=60_000)
         small.locator(ROOT).scroll_into_view_if_needed()
+        dismiss_news(small)
         save_screenshot(small, "corpus-150.png", ROOT)
     finally:
         context.close()
