@@ -35,7 +35,7 @@ from .page import (
     STATIC,
     _DetachedComm,
     _read_static,
-    html_fragment,
+    fallback_html,
     page,
     require_frontend,
     view_state,
@@ -253,7 +253,7 @@ def _table_fragment(table: CorpusTable, max_state_bytes: int | None = None) -> s
 
 
 def _body(table: CorpusTable, logprob_view: LogprobView, max_state_bytes: int | None = None) -> str:
-    return _table_fragment(table, max_state_bytes) + html_fragment(logprob_view)
+    return _table_fragment(table, max_state_bytes) + fallback_html(logprob_view, max_state_bytes=max_state_bytes)
 
 
 def _title(corpus: Corpus) -> str:
