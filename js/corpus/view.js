@@ -89,6 +89,7 @@ class CorpusRender {
       describe: DESCRIBE,
     });
     this.note = h("div", "lvx-note");
+    this.listenKeys();
     this.tracesPanel.append(bar, this.table.el);
     this.indexTab = new IndexTab(model, this.data, (item, position) => this.select(item, position));
     this.indexTab.el.classList.add("lvx-panel");
@@ -103,6 +104,23 @@ class CorpusRender {
     this.refresh();
     this.showSelection();
     requestAnimationFrame(() => this.table.reveal(model.get("selected_item")));
+  }
+
+  /** Up / down arrows in the table move the selection through the rows as they are shown. */
+  listenKeys() {
+    const body = this.table.body;
+    body.tabIndex = 0;
+    body.setAttribute("aria-label", "traces: arrow keys move the selection");
+    body.addEventListener("keydown", (e) => {
+      if (e.key !== "ArrowDown" && e.key !== "ArrowUp") return;
+      const rows = this.table.rows;
+      if (!rows.length) return;
+      e.preventDefault();
+      const at = rows.indexOf(this.model.get("selected_item"));
+      const next = at < 0 ? 0 : Math.max(0, Math.min(rows.length - 1, at + (e.key === "ArrowDown" ? 1 : -1)));
+      this.select(rows[next], -1);
+      this.table.reveal(rows[next]);
+    });
   }
 
   tabButton(tab, title) {

@@ -349,6 +349,10 @@ def test_the_offline_page_sorts_shows_hostile_text_as_text_and_says_a_row_needs_
         assert pinned.text_content() == OFFLINE_TOKENS[2]
         assert page.locator("img, b, .lvx-root script, .lv-root script").count() == 0
         assert page.evaluate("() => window.__pwned") is None
+        order = [int(r[0]) for r in shown_rows(root)]
+        root.locator(".lvx-traces .lvx-body").focus()  # arrow keys walk the rows in the order shown
+        page.keyboard.press("ArrowDown")
+        assert root.locator(".lvx-data.lvx-selected").get_attribute("data-row") == str(order[order.index(1) + 1])
         root.locator(".lvx-traces .lvx-data[data-row='0']").click()
         root.locator(".lvx-note.lvx-warn").wait_for(timeout=15_000)
         assert "needs the kernel" in root.locator(".lvx-note").inner_text()
