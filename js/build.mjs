@@ -13,6 +13,8 @@ export const ENTRIES = [
   ["compare/view.js", "compare", "esm"],
   ["lens/view.js", "lens", "esm"],
   ["guess/view.js", "guess", "esm"],
+  ["corpus/view.js", "corpus", "esm"],
+  ["corpus/standalone.js", "corpus_standalone", "iife"],
 ];
 
 const watch = process.argv.includes("--watch");

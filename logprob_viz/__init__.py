@@ -40,6 +40,7 @@ _LAZY = {
     "LogprobView": ".views.logprob_view",
     "CompareView": ".views.compare_view",
     "LensView": ".views.lens_view",
+    "CorpusView": ".views.corpus_view",
     "link": ".views.plot_link",
     "to_html": ".views.page",
     "guess": ".views.guess",

@@ -284,12 +284,23 @@ class Corpus:
 
         return compare_corpora(self, other, labels=labels, n_boot=n_boot, seed=seed)
 
-    def view(self, item, position: int | None = None):
-        """The LogprobView of one item (an int or a label), pinned at ``position`` when given."""
+    def view(self, item=None, position: int | None = None):
+        """The corpus view (`lv.CorpusView`); with an `item` (an int or a label), that item's
+        LogprobView alone, pinned at ``position`` when given."""
+        if item is None:
+            from ..views.corpus_view import CorpusView
+
+            return CorpusView(self) if position is None else CorpusView(self, 0, int(position))
         from ..views.logprob_view import LogprobView
 
         trace = self[item]
         return LogprobView(trace) if position is None else LogprobView(trace, selected=int(position))
+
+    def to_html(self, path=None, *, selected_item: int = 0, pinned: int = -1, title: str | None = None):
+        """A standalone, offline page of the corpus view (the table, the index, one trace's view)."""
+        from ..views.corpus_view import corpus_html
+
+        return corpus_html(self, path, selected_item=selected_item, pinned=pinned, title=title)
 
     # -- display ---------------------------------------------------------------------------
 
@@ -299,7 +310,17 @@ class Corpus:
         return f"<Corpus of {len(self)} traces, {tokens} tokens, model={', '.join(models[:3]) or '?'}>"
 
     def _repr_mimebundle_(self, **kwargs):
-        # The corpus view is not built yet: the table of traces stands in for it (pandas is optional).
+        # The corpus view; where it cannot be made (no traces, the frontend not built), the table.
+        try:
+            from ..views.corpus_view import CorpusView
+
+            bundle = CorpusView(self)._repr_mimebundle_(**kwargs)
+        except (ValueError, FileNotFoundError, ImportError):
+            bundle = None
+        if bundle is not None:
+            data = bundle[0] if isinstance(bundle, tuple) else bundle
+            data["text/plain"] = repr(self)  # what a plain-text frontend shows: the corpus, not the widget
+            return bundle
         try:
             return {"text/plain": repr(self), "text/html": self.to_pandas()._repr_html_()}
         except ImportError:

@@ -198,7 +198,10 @@ def test_bad_inputs_are_clear_errors(tmp_path, corpus):
         corpus.surprise_index(by="word")
 
 
-def test_repr_falls_back_to_the_table(corpus):
+def test_repr_is_the_corpus_view_and_an_empty_corpus_its_table(corpus):
     bundle = corpus._repr_mimebundle_()
-    assert "<table" in bundle["text/html"] and "perplexity" in bundle["text/html"]
-    assert bundle["text/plain"].startswith("<Corpus of 5 traces")
+    data = bundle[0] if isinstance(bundle, tuple) else bundle
+    assert "application/vnd.jupyter.widget-view+json" in data and 'class="lvx-standalone"' in data["text/html"]
+    assert data["text/plain"].startswith("<Corpus of 5 traces")
+    empty = lv.Corpus([])._repr_mimebundle_()  # nothing to view: the (empty) table of traces
+    assert "<table" in empty["text/html"] and "perplexity" in empty["text/html"]

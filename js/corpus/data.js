@@ -1,0 +1,168 @@
+// The corpus view's data: the payload decoded into columns (typed arrays and strings), and the
+// row order that sorting and filtering give. No DOM: tested in node (test/data.test.js), and
+// timed by benchmarks/corpus_view.py (sorting 10,000 rows must stay well under 100 ms).
+
+import { readArray, readTexts } from "../toolkit/codec.js";
+
+/** The table's columns: [name, title, kind]. "text" sorts naturally ("item 9" before "item 10"), "longtext"
+ * (whole texts) by code units of their beginning, "int" / "float" as numbers. */
+export const COLUMNS = [
+  ["item", "#", "int"],
+  ["label", "label", "text"],
+  ["text", "text", "longtext"],
+  ["tokens", "tokens", "int"],
+  ["perplexity", "perplexity", "float"],
+  ["mean_logprob", "mean lp", "float"],
+  ["min_logprob", "min lp", "float"],
+  ["max_surprisal", "max surpr.", "float"],
+  ["mean_entropy", "entropy", "float"],
+  ["flags", "flags", "text"],
+];
+
+export const INDEX_COLUMNS = [
+  ["group", "group", "text"],
+  ["count", "count", "int"],
+  ["mean_surprisal", "mean surprisal", "float"],
+  ["max_surprisal", "max surprisal", "float"],
+  ["mean_rank", "mean rank", "float"],
+  ["share_rank_over_10", "rank > 10", "float"],
+];
+
+function readColumns(fields, columns, n, where) {
+  const out = {};
+  for (const [name, , kind] of columns) {
+    if (name === "item") continue;
+    const values = kind === "text" || kind === "longtext" ? readTexts(fields[name], `${where}.${name}`) : readArray(fields[name], `${where}.${name}`);
+    if (values == null || values.length !== n) {
+      throw new RangeError(`corpus payload ${where}.${name} has ${values ? values.length : 0} values, expected ${n}`);
+    }
+    out[name] = values;
+  }
+  return out;
+}
+
+/** The table payload (logprob_viz/views/corpus_payload.py) as {n, columns, spark, sparkOffsets, sparkMax, index}. */
+export function decodeCorpus(payload) {
+  if (!payload || payload.version !== 1) {
+    throw new TypeError(`the corpus view reads payload version 1, got ${payload ? payload.version : "none"}: rebuild js/`);
+  }
+  const n = payload.n;
+  const columns = readColumns(payload, COLUMNS, n, "table");
+  const item = new Int32Array(n);
+  for (let i = 0; i < n; i++) item[i] = i;
+  columns.item = item;
+  const sparkOffsets = readArray(payload.spark_offsets, "spark_offsets");
+  if (sparkOffsets.length !== n + 1) throw new RangeError(`spark_offsets has ${sparkOffsets.length} values, expected ${n + 1}`);
+  const index = {};
+  for (const by of ["token", "class"]) {
+    const fields = payload.index[by];
+    const g = readArray(fields.count, `index.${by}.count`).length;
+    index[by] = { n: g, columns: readColumns(fields, INDEX_COLUMNS, g, `index.${by}`) };
+  }
+  return { n, columns, spark: readArray(payload.spark, "spark"), sparkOffsets, sparkMax: payload.spark_max, index };
+}
+
+const NATURAL_KEYS = new WeakMap(); // a text column -> its sort keys, made once
+const PREFIX_KEYS = new WeakMap();
+export const TEXT_KEY_CHARS = 200; // whole texts sort by their first 200 characters (ties: the order before)
+
+/** Sort keys of whole texts: their first TEXT_KEY_CHARS characters, as flat strings (fast to compare). */
+export function prefixKeys(values) {
+  let keys = PREFIX_KEYS.get(values);
+  if (!keys) {
+    keys = values.map((s) => (s.length > TEXT_KEY_CHARS ? s.slice(0, TEXT_KEY_CHARS) : s));
+    PREFIX_KEYS.set(values, keys);
+  }
+  return keys;
+}
+
+/** Sort keys of texts in natural order: case folded, digit runs zero-padded ("item 9" < "item 10"). */
+export function naturalKeys(values) {
+  let keys = NATURAL_KEYS.get(values);
+  if (!keys) {
+    keys = values.map((s) => s.toLowerCase().replace(/\d+/g, (d) => d.padStart(16, "0")));
+    NATURAL_KEYS.set(values, keys);
+  }
+  return keys;
+}
+
+/**
+ * `rows` (an Int32Array of row numbers) sorted by `values` (a column), stable: equal values keep
+ * their order in `rows`. Unknown numbers (NaN) go last in both directions. Texts ("text") sort
+ * by their natural keys, whole texts ("longtext") by their first TEXT_KEY_CHARS characters' code
+ * units: plain comparisons of short strings, since a collator's compare took ~100 ms for 10,000 rows.
+ */
+export function sortRows(rows, values, kind, descending) {
+  const sign = descending ? -1 : 1;
+  const rank = new Int32Array(values.length); // each row's place in `rows`, the tie-breaker
+  for (let i = 0; i < rows.length; i++) rank[rows[i]] = i;
+  const order = Array.from(rows); // Array#sort with a comparator is faster than a typed array's
+  if (kind === "text" || kind === "longtext") {
+    const keys = kind === "text" ? naturalKeys(values) : prefixKeys(values);
+    order.sort((a, b) => {
+      const x = keys[a];
+      const y = keys[b];
+      return x === y ? rank[a] - rank[b] : sign * (x < y ? -1 : 1);
+    });
+  } else {
+    order.sort((a, b) => {
+      const x = values[a];
+      const y = values[b];
+      const xn = Number.isNaN(x);
+      const yn = Number.isNaN(y);
+      if (xn || yn) return xn === yn ? rank[a] - rank[b] : xn ? 1 : -1;
+      return x === y ? rank[a] - rank[b] : sign * (x < y ? -1 : 1);
+    });
+  }
+  return Int32Array.from(order);
+}
+
+/** A number input's value: null when empty or not a number. */
+export function numberOrNull(value) {
+  if (value == null || value === "") return null;
+  const x = Number(value);
+  return Number.isFinite(x) ? x : null;
+}
+
+/**
+ * The rows (Int32Array, in corpus order) that pass `filters`: {text, label} contain (case-
+ * insensitively) the given strings, ppl_min <= perplexity <= ppl_max (an unknown perplexity
+ * passes only when no range is set). `lower` caches the lower-cased texts between calls.
+ */
+export function filterRows(data, filters, lower) {
+  const { n, columns } = data;
+  const text = (filters.text || "").toLowerCase();
+  const label = (filters.label || "").toLowerCase();
+  const lo = numberOrNull(filters.ppl_min);
+  const hi = numberOrNull(filters.ppl_max);
+  if (text && !lower.text) lower.text = columns.text.map((s) => s.toLowerCase());
+  if (label && !lower.label) lower.label = columns.label.map((s) => s.toLowerCase());
+  const out = new Int32Array(n);
+  let count = 0;
+  const ppl = columns.perplexity;
+  for (let i = 0; i < n; i++) {
+    if (lo != null && !(ppl[i] >= lo)) continue;
+    if (hi != null && !(ppl[i] <= hi)) continue;
+    if (label && !lower.label[i].includes(label)) continue;
+    if (text && !lower.text[i].includes(text)) continue;
+    out[count++] = i;
+  }
+  return out.slice(0, count);
+}
+
+/** The rows to show: filtered, then sorted by `sort` ({column, descending}; column "" keeps corpus order). */
+export function visibleRows(data, filters, sort, lower) {
+  const rows = filterRows(data, filters, lower);
+  const column = COLUMNS.find(([name]) => name === sort.column);
+  if (!column) return rows;
+  return sortRows(rows, data.columns[column[0]], column[2], !!sort.descending);
+}
+
+/** The group rows of an index sorted by `sort` ({column, descending}), default: the payload's order. */
+export function indexRows(index, sort) {
+  const rows = new Int32Array(index.n);
+  for (let i = 0; i < index.n; i++) rows[i] = i;
+  const column = INDEX_COLUMNS.find(([name]) => name === sort.column);
+  if (!column) return rows;
+  return sortRows(rows, index.columns[column[0]], column[2], !!sort.descending);
+}

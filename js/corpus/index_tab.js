@@ -1,0 +1,140 @@
+// The surprise index tab: a sortable table of token groups (by token text or by token class),
+// and, for the clicked group, its occurrences keyword-in-context: left context, the token
+// coloured by its probability, right context. Clicking an occurrence selects its trace and pins
+// the token. The occurrences come from the kernel (the `_occurrences` trait answers
+// `index_group`); without one, the tab says so. All text goes in with textContent.
+
+import { paletteColor, styleOn } from "../toolkit/colors.js";
+import { h, select } from "../toolkit/dom.js";
+import { formatFixed, formatLogprob, formatPercent, percentOfLogprob } from "../toolkit/format.js";
+import { visible } from "../toolkit/whitespace.js";
+import { INDEX_COLUMNS, indexRows } from "./data.js";
+import { VirtualTable } from "./table.js";
+
+const KERNEL_WAIT_MS = 5000;
+
+/** The text of an index cell. */
+function indexCell(index, by, row, name) {
+  const v = index.columns[name][row];
+  if (name === "group") return by === "token" ? visible(v) : v;
+  if (name === "count") return String(v);
+  if (name === "share_rank_over_10") return formatPercent(v);
+  if (name === "mean_rank") return formatFixed(v, 1);
+  return formatFixed(v, 3);
+}
+
+export class IndexTab {
+  constructor(model, data, onPick) {
+    this.model = model;
+    this.data = data;
+    this.onPick = onPick;
+    this.sort = { column: "", descending: true };
+    this.el = h("div", "lvx-index");
+    const bar = h("div", "lvx-toolbar");
+    bar.appendChild(h("span", "lvx-ctl-label", "group by"));
+    this.bySelect = select([["token", "token"], ["class", "token class"]], model.get("index_by"), "lvx-by", (by) => {
+      model.set("index_by", by);
+      model.set("index_group", "");
+      model.save_changes();
+    });
+    this.count = h("span", "lvx-count");
+    bar.append(this.bySelect, this.count);
+    this.table = new VirtualTable({
+      columns: INDEX_COLUMNS,
+      className: "lvx-index-grid",
+      cellText: (row, name) => indexCell(this.index(), this.by(), row, name),
+      onRowClick: (row) => this.pickGroup(row),
+      onHeaderClick: (name) => this.sortBy(name),
+      maxRows: 9,
+    });
+    this.occTitle = h("div", "lvx-occ-title");
+    this.occ = h("div", "lvx-occurrences");
+    this.el.append(bar, this.table.el, this.occTitle, this.occ);
+    this.onOccurrences = () => this.showOccurrences();
+    this.onBy = () => this.refresh();
+    model.on("change:_occurrences", this.onOccurrences);
+    model.on("change:index_by", this.onBy);
+    this.refresh();
+    this.showOccurrences();
+  }
+
+  by() {
+    return this.model.get("index_by") === "class" ? "class" : "token";
+  }
+
+  index() {
+    return this.data.index[this.by()];
+  }
+
+  refresh() {
+    this.bySelect.value = this.by();
+    const rows = indexRows(this.index(), this.sort);
+    this.count.textContent = `${rows.length.toLocaleString("en-US")} groups`;
+    this.table.setSort(this.sort.column, this.sort.descending);
+    this.table.setRows(rows, rows.length);
+  }
+
+  sortBy(name) {
+    const descending = this.sort.column === name ? !this.sort.descending : name !== "group";
+    this.sort = { column: name, descending };
+    this.refresh();
+  }
+
+  pickGroup(row) {
+    const group = this.index().columns.group[row];
+    this.table.setSelected(row);
+    this.model.set("index_group", group);
+    this.model.save_changes();
+    this.occTitle.textContent = `occurrences of ${this.by() === "token" ? visible(group) : group}: asking the kernel\u2026`;
+    this.occ.replaceChildren();
+    clearTimeout(this.wait);
+    this.wait = setTimeout(() => {
+      const got = this.model.get("_occurrences") || {};
+      if (got.group !== group || got.by !== this.by()) {
+        this.occTitle.textContent = "Listing a group's occurrences needs the kernel: this is a saved view. "
+          + "Run the cell again (or corpus.occurrences(group) in Python).";
+      }
+    }, KERNEL_WAIT_MS);
+  }
+
+  showOccurrences() {
+    const got = this.model.get("_occurrences") || {};
+    this.occ.replaceChildren();
+    if (!got.group) {
+      this.occTitle.textContent = "Click a group to list its occurrences in context.";
+      return;
+    }
+    clearTimeout(this.wait);
+    const shown = got.by === "token" ? visible(got.group) : got.group;
+    if (got.error) {
+      this.occTitle.textContent = got.error;
+      return;
+    }
+    this.occTitle.textContent = `${got.rows.length} occurrences of ${shown}, most surprising first (click one to open it)`;
+    for (const r of got.rows) this.occ.appendChild(this.occurrenceLine(r));
+  }
+
+  occurrenceLine(r) {
+    const line = h("div", "lvx-occ");
+    line.dataset.item = String(r.item);
+    line.dataset.position = String(r.position);
+    line.appendChild(h("span", "lvx-occ-label", r.label));
+    line.appendChild(h("span", "lvx-occ-left", r.left.replace(/[\n\r\t]/g, " ")));
+    const lp = r.logprob == null ? NaN : r.logprob;
+    const tok = h("span", "lvx-occ-token", visible(r.token));
+    const style = styleOn(Number.isNaN(lp) ? null : paletteColor("viridis", Math.exp(lp)));
+    if (style) Object.assign(tok.style, style);
+    tok.title = `p = ${percentOfLogprob(lp)}, logprob ${formatLogprob(lp)}, rank ${r.rank || "?"}`;
+    line.appendChild(tok);
+    line.appendChild(h("span", "lvx-occ-right", r.right.replace(/[\n\r\t]/g, " ")));
+    line.appendChild(h("span", "lvx-occ-lp", formatLogprob(lp)));
+    line.addEventListener("click", () => this.onPick(r.item, r.position));
+    return line;
+  }
+
+  dispose() {
+    clearTimeout(this.wait);
+    this.model.off("change:_occurrences", this.onOccurrences);
+    this.model.off("change:index_by", this.onBy);
+  }
+}

@@ -1,0 +1,227 @@
+// The corpus view's table widget: many traces as a virtualised, sortable, filterable table with
+// a surprisal sparkline per row, and the surprise index as a second tab. Selecting a row sets
+// `selected_item` (and `pinned`); the kernel shows that trace in the one LogprobView below and
+// confirms through `_shown_item`: without a kernel (a saved notebook, the offline page) the
+// view says that a row's detail needs one. Sort, filters and tab are traits, so a saved view
+// reopens as it was left. Token text and labels go in with textContent only.
+
+import "./corpus.css";
+import { h } from "../toolkit/dom.js";
+import { formatFixed, formatStat } from "../toolkit/format.js";
+import { COLUMNS, decodeCorpus, visibleRows } from "./data.js";
+import { IndexTab } from "./index_tab.js";
+import { drawSpark } from "./spark.js";
+import { VirtualTable } from "./table.js";
+
+const KERNEL_WAIT_MS = 5000; // a selection the kernel has not confirmed by then: no kernel
+const TEXT_CHARS = 160; // of a row's text shown in its cell (the filter reads all of it)
+const TABLE_COLUMNS = [...COLUMNS, ["spark", "surprisal", "spark"]];
+const DESCRIBE = {
+  item: "the item's position in the corpus", tokens: "tokens in the trace",
+  perplexity: "exp(-mean logprob) over the tokens whose logprob is known",
+  mean_logprob: "mean logprob (nats)", min_logprob: "lowest logprob (nats)",
+  max_surprisal: "highest surprisal, -logprob (nats)", mean_entropy: "mean entropy (nats)",
+  flags: "what the source lost (trace.flags)",
+};
+const DESCENDING_FIRST = new Set(["perplexity", "max_surprisal", "mean_entropy", "tokens"]);
+
+/** The text of a trace-table cell. */
+export function cellText(data, row, name) {
+  const v = data.columns[name][row];
+  switch (name) {
+    case "item": case "tokens": return String(v);
+    case "label": case "flags": return v;
+    case "text": return v.slice(0, TEXT_CHARS).replace(/[\n\r\t]/g, (c) => (c === "\t" ? "\u2192" : "\u21b5"));
+    case "perplexity": return formatStat(v, 2);
+    default: return formatFixed(v, 3);
+  }
+}
+
+function filterBar(model, onChange) {
+  const bar = h("div", "lvx-toolbar");
+  const f = model.get("filters") || {};
+  const input = (cls, placeholder, value, type = "text") => {
+    const el = h("input", `lvx-filter ${cls}`);
+    el.type = type;
+    el.placeholder = placeholder;
+    el.value = value == null ? "" : String(value);
+    el.setAttribute("aria-label", placeholder);
+    el.addEventListener("input", onChange);
+    return el;
+  };
+  const inputs = {
+    text: input("lvx-f-text", "text contains", f.text),
+    label: input("lvx-f-label", "label contains", f.label),
+    ppl_min: input("lvx-f-min", "min", f.ppl_min, "number"),
+    ppl_max: input("lvx-f-max", "max", f.ppl_max, "number"),
+  };
+  bar.append(inputs.text, inputs.label, h("span", "lvx-ctl-label", "perplexity"), inputs.ppl_min,
+    h("span", "lvx-ctl-label", "to"), inputs.ppl_max);
+  return { bar, inputs };
+}
+
+class CorpusRender {
+  constructor(model, el) {
+    this.model = model;
+    this.data = decodeCorpus(model.get("_payload"));
+    this.lower = {};
+    this.root = h("div", "lvx-root");
+    el.appendChild(this.root);
+    this.tabs = h("div", "lvx-tabs");
+    this.tabButtons = {
+      traces: this.tabButton("traces", `Traces (${this.data.n.toLocaleString("en-US")})`),
+      index: this.tabButton("index", "Surprise index"),
+    };
+    this.tabs.append(this.tabButtons.traces, this.tabButtons.index);
+    this.tracesPanel = h("div", "lvx-panel lvx-traces");
+    const { bar, inputs } = filterBar(model, () => this.readFilters());
+    this.inputs = inputs;
+    this.count = h("span", "lvx-count");
+    bar.appendChild(this.count);
+    this.table = new VirtualTable({
+      columns: TABLE_COLUMNS,
+      className: "lvx-trace-grid",
+      cellText: (row, name) => cellText(this.data, row, name),
+      drawCell: (row, name, cell) => this.drawSparkCell(row, name, cell),
+      onRowClick: (row) => this.select(row, -1),
+      onHeaderClick: (name) => this.sortBy(name),
+      unsortable: ["spark"],
+      describe: DESCRIBE,
+    });
+    this.note = h("div", "lvx-note");
+    this.listenKeys();
+    this.tracesPanel.append(bar, this.table.el);
+    this.indexTab = new IndexTab(model, this.data, (item, position) => this.select(item, position));
+    this.indexTab.el.classList.add("lvx-panel");
+    this.root.append(this.tabs, this.tracesPanel, this.indexTab.el, this.note);
+    this.handlers = {
+      "change:sort change:filters": () => this.refresh(),
+      "change:selected_item change:_shown_item": () => this.showSelection(),
+      "change:tab": () => this.showTab(),
+    };
+    for (const [name, cb] of Object.entries(this.handlers)) model.on(name, cb);
+    this.showTab();
+    this.refresh();
+    this.showSelection();
+    requestAnimationFrame(() => this.table.reveal(model.get("selected_item")));
+  }
+
+  /** Up / down arrows in the table move the selection through the rows as they are shown. */
+  listenKeys() {
+    const body = this.table.body;
+    body.tabIndex = 0;
+    body.setAttribute("aria-label", "traces: arrow keys move the selection");
+    body.addEventListener("keydown", (e) => {
+      if (e.key !== "ArrowDown" && e.key !== "ArrowUp") return;
+      const rows = this.table.rows;
+      if (!rows.length) return;
+      e.preventDefault();
+      const at = rows.indexOf(this.model.get("selected_item"));
+      const next = at < 0 ? 0 : Math.max(0, Math.min(rows.length - 1, at + (e.key === "ArrowDown" ? 1 : -1)));
+      this.select(rows[next], -1);
+      this.table.reveal(rows[next]);
+    });
+  }
+
+  tabButton(tab, title) {
+    const b = h("button", "lvx-tab", title);
+    b.type = "button";
+    b.dataset.tab = tab;
+    b.addEventListener("click", () => {
+      this.model.set("tab", tab);
+      this.model.save_changes();
+    });
+    return b;
+  }
+
+  showTab() {
+    const tab = this.model.get("tab") === "index" ? "index" : "traces";
+    for (const [name, b] of Object.entries(this.tabButtons)) b.classList.toggle("lvx-active", name === tab);
+    this.tracesPanel.hidden = tab !== "traces";
+    this.indexTab.el.hidden = tab !== "index";
+    if (tab === "traces") this.table.paint(true); // rows laid out while hidden had no height
+    else this.indexTab.table.paint(true);
+  }
+
+  drawSparkCell(row, name, cell) {
+    if (name !== "spark") return false;
+    let canvas = cell.firstChild;
+    if (!canvas) {
+      canvas = h("canvas", "lvx-spark");
+      cell.appendChild(canvas);
+    }
+    this.sparkColor ??= getComputedStyle(this.root).getPropertyValue("--lv-accent").trim() || "#1976d2";
+    const { spark, sparkOffsets, sparkMax } = this.data;
+    drawSpark(canvas, spark, sparkOffsets[row], sparkOffsets[row + 1], sparkMax, this.sparkColor);
+    return true;
+  }
+
+  readFilters() {
+    const v = (el) => el.value;
+    this.model.set("filters", {
+      text: v(this.inputs.text), label: v(this.inputs.label),
+      ppl_min: this.inputs.ppl_min.value === "" ? null : Number(v(this.inputs.ppl_min)),
+      ppl_max: this.inputs.ppl_max.value === "" ? null : Number(v(this.inputs.ppl_max)),
+    });
+    this.model.save_changes();
+  }
+
+  sortBy(name) {
+    const sort = this.model.get("sort") || {};
+    const descending = sort.column === name ? !sort.descending : DESCENDING_FIRST.has(name);
+    this.model.set("sort", { column: name, descending });
+    this.model.save_changes();
+  }
+
+  refresh() {
+    const sort = this.model.get("sort") || { column: "", descending: false };
+    const rows = visibleRows(this.data, this.model.get("filters") || {}, sort, this.lower);
+    this.count.textContent = `${rows.length.toLocaleString("en-US")} of ${this.data.n.toLocaleString("en-US")} traces`;
+    this.table.setSort(sort.column, sort.descending);
+    this.table.setRows(rows, this.data.n);
+  }
+
+  select(item, position) {
+    this.model.set("pinned", position);
+    this.model.set("selected_item", item);
+    this.model.save_changes();
+    this.table.setSelected(item);
+    this.waitForKernel(item);
+  }
+
+  waitForKernel(item) {
+    clearTimeout(this.wait);
+    if (this.model.get("_shown_item") === item) return;
+    this.note.textContent = `Showing trace ${item}\u2026`;
+    this.wait = setTimeout(() => {
+      if (this.model.get("_shown_item") === this.model.get("selected_item")) return;
+      this.note.textContent = `Showing trace ${item} below needs the kernel: this is a saved view, and the trace below `
+        + `is item ${this.model.get("_shown_item")}. Run the cell again to browse every trace.`;
+      this.note.classList.add("lvx-warn");
+    }, KERNEL_WAIT_MS);
+  }
+
+  showSelection() {
+    const item = this.model.get("selected_item");
+    this.table.setSelected(item);
+    if (this.model.get("_shown_item") === item) {
+      clearTimeout(this.wait);
+      this.note.classList.remove("lvx-warn");
+      const label = item >= 0 ? this.data.columns.label[item] : "";
+      this.note.textContent = item >= 0 ? `Below: trace ${item} (${label})` : "";
+    }
+  }
+
+  dispose() {
+    clearTimeout(this.wait);
+    for (const [name, cb] of Object.entries(this.handlers)) this.model.off(name, cb);
+    this.indexTab.dispose();
+  }
+}
+
+function render({ model, el }) {
+  const view = new CorpusRender(model, el);
+  return () => view.dispose();
+}
+
+export default { render };
