@@ -122,7 +122,7 @@ def choice_trace(resp: dict, choice: dict, *, k: int | None, prompt: str | None,
     k_prompt = k
     if prompt_lps is not None:
         prompt_part, k_prompt = prompt_tokens(prompt_lps, prompt_ids, f"{path}.prompt_logprobs" if on_choice
-                                              else "prompt_logprobs", k)
+                                              else "prompt_logprobs", k, columns=not echo)
         if echo:
             n_prompt = len(prompt_part)
             for p_tok, e_tok in zip(prompt_part, main[:n_prompt], strict=False):
@@ -139,8 +139,7 @@ def choice_trace(resp: dict, choice: dict, *, k: int | None, prompt: str | None,
     else:
         prompt_len = 0
     if prompt_ids is not None and len(prompt_ids) == len(prompt_part):
-        for tok, i in zip(prompt_part, prompt_ids, strict=True):
-            tok.id = i
+        _set_ids(prompt_part, prompt_ids)
     if gen_ids is not None:
         if len(gen_ids) == len(main):
             _set_ids(main, gen_ids)
@@ -149,10 +148,14 @@ def choice_trace(resp: dict, choice: dict, *, k: int | None, prompt: str | None,
             _set_ids(main, gen_ids[len(prompt_part):])
 
     # The first prompt token, when only its id is known: the prompt text minus the rest.
-    if prompt_part and prompt_part[0].raw is None and prompt is not None:
-        rest = "".join(t.raw or "" for t in prompt_part[1:])
+    prompt_raws = prompt_part.raw if isinstance(prompt_part, Columns) else None
+    if prompt_part and (prompt_part[0].raw if prompt_raws is None else prompt_raws[0]) is None and prompt is not None:
+        rest = "".join(r or "" for r in (prompt_raws or [t.raw for t in prompt_part])[1:])
         if prompt.endswith(rest) and len(prompt) > len(rest):
-            prompt_part[0].raw = prompt[: len(prompt) - len(rest)]
+            if prompt_raws is None:
+                prompt_part[0].raw = prompt[: len(prompt) - len(rest)]
+            else:
+                prompt_raws[0] = prompt[: len(prompt) - len(rest)]
 
     raws = main.raw if isinstance(main, Columns) else [t.raw or "" for t in main]
     main_encoding = detect_encoding(strings_of(main), text if not echo else None, raws)
