@@ -117,6 +117,8 @@ def _ids(given_ids: list, keys: list, id_of: dict) -> list:
         return given_ids
     if max(given_ids, default=-1) < 0:  # the source gave no ids (map and a bound method: no Python loop)
         return list(map(id_of.__getitem__, keys))
+    if min(given_ids) >= 0:  # the source gave every id
+        return given_ids
     return [i if i >= 0 else r for i, r in zip(given_ids, map(id_of.__getitem__, keys), strict=True)]
 
 
@@ -176,8 +178,8 @@ def _top_rows(texts: list, counts: np.ndarray, n: int, k: int) -> list[list[str]
     """The flat alternatives' texts as one list per token."""
     if k == 0:
         return [[] for _ in range(n)]
-    if (counts == k).all():
-        return list(map(list, zip(*[iter(texts)] * k, strict=True)))
+    if (counts == k).all():  # tuples: the Trace makes its own lists of them
+        return list(zip(*[iter(texts)] * k, strict=True))
     ends = np.cumsum(counts).tolist()
     return [texts[end - count:end] for count, end in zip(counts.tolist(), ends, strict=True)]
 

@@ -21,6 +21,7 @@ from .columns import Columns
 from .errors import LOGPROB_SLACK, NEG_INF_SENTINEL, LogprobFormatError, describe, expect_list, logprob_at
 from .inputs import DupKeys
 from .position import Token, same_logprob  # alternatives: plain tuples in form.Alternative's field order
+from .ranking import first_match, kept_entries, sorted_rows
 
 __all__ = ["completions_tokens"]
 
@@ -156,43 +157,29 @@ def _columns(lp: dict, k: int | None) -> tuple[Columns, int] | None:
 
 
 def _ranked(tokens: list, chosen_lp, keys: list, flat_lp, counts, k: int | None) -> tuple[Columns, int]:
-    """The general path's ranking (`completions_tokens`, `_alternatives`), over all positions at once.
-
-    Each position's entries, padded to the longest with -inf, are sorted most likely first
-    (stable: ties keep the server's order, as `sorted` does); the chosen token is the first entry
-    with its string and logprob.
-    """
-    n, width = len(tokens), int(counts.max())
+    """The general path's ranking (`completions_tokens`, `_alternatives`), over all positions at once
+    (`ranking.sorted_rows`: most likely first, stable); the chosen token is the first entry with its
+    string and logprob."""
+    n = len(tokens)
     code = {s: i for i, s in enumerate(dict.fromkeys(chain(tokens, keys)))}  # strings compared as ints
     chosen = np.fromiter(map(code.__getitem__, tokens), np.int64, n)
-    rows = np.repeat(np.arange(n), counts)
-    cols = np.arange(len(keys)) - np.repeat(np.cumsum(counts) - counts, counts)
-    values, codes, flat = np.full((n, width), -np.inf), np.full((n, width), -1), np.full((n, width), -1)
-    values[rows, cols] = flat_lp
-    codes[rows, cols] = np.fromiter(map(code.__getitem__, keys), np.int64, len(keys))
-    flat[rows, cols] = np.arange(len(keys))
-    order = np.argsort(-values, axis=1, kind="stable")
-    values, codes, flat = (np.take_along_axis(a, order, 1) for a in (values, codes, flat))
-    same_key = codes == chosen[:, None]
+    key_codes = np.fromiter(map(code.__getitem__, keys), np.int64, len(keys))
+    values, flat = sorted_rows(counts, flat_lp)
+    width = flat.shape[1]
+    same_key = (key_codes[flat] == chosen[:, None]) & (flat >= 0)
     lp = chosen_lp[:, None]
-    match = same_key & ((values == lp) | (np.abs(values - lp) <= 1e-6 * np.maximum(1.0, np.abs(values))))
-    found = match.any(1)
-    where = np.where(found, match.argmax(1), -1)
+    found, where = first_match(same_key & ((values == lp) | (np.abs(values - lp) <= 1e-6 * np.maximum(1.0, -values))))
     at = np.arange(n)
-    last, mine = values[at, counts - 1], values[at, where.clip(0)]
     if k is None:  # the largest object whose chosen token is inside the top K (see _infer_k)
-        inside = found & ((counts == 1) | ((where < counts - 1) & (last < mine)))
+        inside = found & ((counts == 1) | ((where < counts - 1) & (values[at, counts - 1] < values[at, where])))
         k = int(counts[inside].max()) if inside.any() else (width - 1 if width > 1 else width)
     collided = (counts < k) | (~found & same_key.any(1))
     removed = found & ((where >= k) | ((counts > k) & (where == counts - 1)))
     outside = removed | (~found & ~collided & (counts >= k))
     ranks = np.where(found & ~removed & ~collided, where + 1, 0)
-    source = np.arange(k)[None, :] + (removed[:, None] & (np.arange(k)[None, :] >= where[:, None]))
-    kept = source < counts[:, None]
-    picked = np.take_along_axis(flat, np.minimum(source, width - 1), 1)[kept]  # row by row
-    flags = {}
-    for i in np.flatnonzero(collided | outside).tolist():
-        flags[i] = ("collided", "outside_top_k") if collided[i] and outside[i] else (
-            ("collided",) if collided[i] else ("outside_top_k",))
-    return Columns(tokens, chosen_lp, ranks=ranks.tolist(), flags=flags, counts=kept.sum(1),
+    picked, kept = kept_entries(flat, counts, where, removed, k)
+    flags = dict.fromkeys(np.flatnonzero(outside & ~collided).tolist(), ("outside_top_k",))
+    flags.update(dict.fromkeys(np.flatnonzero(collided & ~outside).tolist(), ("collided",)))
+    flags.update(dict.fromkeys(np.flatnonzero(collided & outside).tolist(), ("collided", "outside_top_k")))
+    return Columns(tokens, chosen_lp, ranks=ranks.tolist(), flags=flags, counts=kept,
                    alt_raw=list(map(keys.__getitem__, picked.tolist())), alt_lp=flat_lp[picked]), k

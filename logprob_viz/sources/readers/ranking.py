@@ -13,7 +13,7 @@ import numpy as np
 
 from .columns import Columns
 
-__all__ = ["sorted_rows", "by_id", "by_entry", "int32_safe"]
+__all__ = ["sorted_rows", "first_match", "kept_entries", "by_id", "by_entry", "columns_of", "int32_safe"]
 
 INT32_MAX = 2**31 - 1
 
@@ -36,7 +36,7 @@ def sorted_rows(counts: np.ndarray, flat_lp: np.ndarray):
     return np.take_along_axis(values, order, 1), flat
 
 
-def _kept(flat: np.ndarray, counts: np.ndarray, where: np.ndarray, removed: np.ndarray, k: int):
+def kept_entries(flat: np.ndarray, counts: np.ndarray, where: np.ndarray, removed: np.ndarray, k: int):
     """Flat indices of the first K entries of each row once the removed chosen entry is taken out."""
     if not k or not flat.shape[1]:
         return np.empty(0, np.int64), np.zeros(len(counts), np.int64)
@@ -46,7 +46,7 @@ def _kept(flat: np.ndarray, counts: np.ndarray, where: np.ndarray, removed: np.n
     return np.take_along_axis(flat, np.minimum(source, flat.shape[1] - 1), 1)[kept], kept.sum(1)
 
 
-def _first(match: np.ndarray):
+def first_match(match: np.ndarray):
     """(whether each row has a match, the column of its first one or -1)."""
     found = match.any(1)
     if not match.shape[1]:
@@ -59,11 +59,11 @@ def by_id(chosen_ids: np.ndarray, counts: np.ndarray, alt_ids: np.ndarray, flat_
     values, flat = sorted_rows(counts, flat_lp)
     ids = np.where(flat >= 0, alt_ids[flat.clip(0)], -1) if flat.size else flat
     match = (ids == chosen_ids[:, None]) & (chosen_ids[:, None] >= 0)
-    found, where = _first(match)
+    found, where = first_match(match)
     has = counts > 0
     outside = (~found & has & (counts >= k)) | (found & (where >= k))
     ranks = np.where(found & (where < k), where + 1, 0)
-    picked, kept = _kept(flat, counts, where, found & (where >= k), k)
+    picked, kept = kept_entries(flat, counts, where, found & (where >= k), k)
     return ranks, outside, picked, kept
 
 
@@ -76,7 +76,7 @@ def by_entry(chosen: np.ndarray, chosen_lp: np.ndarray, counts: np.ndarray, alt_
     lp = chosen_lp[:, None]
     same_logprob = (values == lp) | (np.abs(values - lp) <= 1e-6 * np.maximum(1.0, np.abs(values)))
     match = (codes == chosen[:, None]) & same_logprob
-    found, where = _first(match)
+    found, where = first_match(match)
     has = counts > 0
     if chosen_first:
         listed_first = np.ones(len(counts), bool)
@@ -93,7 +93,7 @@ def by_entry(chosen: np.ndarray, chosen_lp: np.ndarray, counts: np.ndarray, alt_
     incomplete = found & ~more & ~ranked
     outside = (~found & has & (counts >= k)) | removed
     ranks = np.where(ranked, where + 1, 0)
-    picked, kept = _kept(flat, counts, where, removed, k)
+    picked, kept = kept_entries(flat, counts, where, removed, k)
     return ranks, outside, incomplete, picked, kept
 
 
