@@ -1,6 +1,11 @@
 """Bytes a local trace keeps per token (issue: lighter traces), measured with tracemalloc.
 
-    python -m benchmarks.trace_memory [--tokens 1000000] [--new-tokens 200] [--quick]
+    python -m benchmarks.trace_memory [--tokens 1000000] [--new-tokens 200] [--generated 261] [--quick]
+
+First, a trace as `runner.generate` returns it (the default 261 new tokens after the 8-token
+prompt: 269 tokens, K=20): the bytes freed when it is deleted, per token, beside the same trace
+once ``trace.flags`` was read (the per-token list of shared empty rows every trace kept before
+flags were stored sparse).
 
 A real trace from the default model (greedy, K=5 and K=20) is tiled to 1,000,000 tokens in two
 forms: alternatives listed per token (`top_tokens=` lists of str, the old form) and read from the
@@ -57,11 +62,34 @@ def measure(build) -> int:
     return kept
 
 
+def generated(runner, new_tokens: int, k: int = 20) -> list[list[object]]:
+    """Bytes per token freed when a generated trace is deleted: as returned, and with its flags list made."""
+    runner.generate(PROMPT, max_new_tokens=2, top_logprobs=k)  # the runner's own caches exist first
+    rows = []
+    for read_flags in (False, True):
+        gc.collect()
+        tracemalloc.start()
+        trace = runner.generate(PROMPT, max_new_tokens=new_tokens, top_logprobs=k)
+        if read_flags:
+            trace.flags  # noqa: B018 (reading it makes the list)
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0]
+        n, arrays = len(trace), sum(getattr(trace, name).nbytes for name in trace._array_names())
+        del trace
+        gc.collect()
+        freed = held - tracemalloc.get_traced_memory()[0]
+        tracemalloc.stop()
+        form = "after reading trace.flags (the list every trace kept before)" if read_flags else "as returned (now)"
+        rows.append([n, k, form, f"{freed / n:.0f}", f"{arrays / n:.0f}"])
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tokens", type=int, default=N, help="length of the tiled trace")
     parser.add_argument("--new-tokens", type=int, default=200, help="length of the real trace it is tiled from")
-    args = parse_args(parser, quick={"tokens": 10_000, "new_tokens": 20})
+    parser.add_argument("--generated", type=int, default=261, help="new tokens of the generated trace measured as is")
+    args = parse_args(parser, quick={"tokens": 10_000, "new_tokens": 20, "generated": 40})
 
     import torch
 
@@ -71,6 +99,9 @@ def main() -> None:
     torch.set_num_threads(1)
     runner = lv.load()
     vocab = VocabTexts(token_bytes_table(runner.tokenizer))
+    print("A generated trace as the runner returns it, freed when deleted (tracemalloc):\n")
+    print(table(["tokens", "K", "trace", "bytes/token freed", "arrays alone"], generated(runner, args.generated)))
+    print()
     rows = []
     for k in (5, 20):
         trace = runner.generate(PROMPT, max_new_tokens=args.new_tokens, top_logprobs=k)

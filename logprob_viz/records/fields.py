@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Field", "FIELDS", "PER_TOKEN", "ALTERNATIVES", "PROCESSED", "empty", "vector", "matrix", "check_len"]
+__all__ = ["Field", "FIELDS", "PER_TOKEN", "ALTERNATIVES", "PROCESSED", "empty", "vector", "matrix", "check_len",
+           "as_list", "as_list_of"]
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,20 @@ def matrix(name: str, value, n: int, k: int) -> np.ndarray:
 def check_len(name: str, got: int, n: int) -> None:
     if got != n:
         raise ValueError(f"{name} has {got} entries but there are {n} tokens; give one per token")
+
+
+def as_list(value, name: str) -> list:
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
+        raise TypeError(f"{name} must be a list, got {type(value).__name__}")
+    return list(value)
+
+
+def as_list_of(kind: type, value, name: str) -> list:
+    """A new list of `kind` (str or bytes) from `value`; copied in C when every entry already is one."""
+    items = as_list(value, name)
+    if set(map(type, items)) <= {kind}:
+        return items  # as_list made a new list: the caller's list is never shared
+    return [kind(x) for x in items]
 
 
 def check_top_logprobs(top_logprobs, maximum: int, where: str = "for this runner") -> int:

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from itertools import chain, pairwise
+from itertools import chain, compress, pairwise
 from typing import Any
 
 import numpy as np
 
-from .fields import FIELDS, PER_TOKEN, PROCESSED, as_array, check_len, matrix, vector
+from .fields import FIELDS, PER_TOKEN, PROCESSED, as_array, as_list, as_list_of, check_len, matrix, vector
 from .flags import flag_warnings
 from .tokens import display_token
-from .vocab_rows import NO_FLAGS, VocabRows
+from .vocab_rows import NO_FLAGS, SparseFlags, VocabRows
 
 __all__ = ["Trace"]
 
@@ -78,17 +78,17 @@ class Trace:
     top_ids: Any = None
     processed_logprobs: Any = None
     processed_top_logprobs: Any = None
-    flags: list[list[str]] | None = None
+    flags: list[list[str]] | None = SparseFlags()  # type: ignore[assignment]  (None by default)
     prompt_len: int = 0
     vocab: Any = None
     meta: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.tokens = [str(t) for t in _as_list(self.tokens, "tokens")]
+        self.tokens = as_list_of(str, self.tokens, "tokens")
         n = len(self.tokens)
         if self.token_bytes is None:
             self.token_bytes = [t.encode("utf-8") for t in self.tokens]
-        self.token_bytes = [bytes(b) for b in _as_list(self.token_bytes, "token_bytes")]
+        self.token_bytes = as_list_of(bytes, self.token_bytes, "token_bytes")
         check_len("token_bytes", len(self.token_bytes), n)
         for name in PER_TOKEN:
             setattr(self, name, vector(name, getattr(self, name), n))
@@ -106,11 +106,13 @@ class Trace:
             self.processed_logprobs = vector("processed_logprobs", self.processed_logprobs, n)
             self.processed_top_logprobs = matrix("processed_top_logprobs", self.processed_top_logprobs, n, k)
 
-        if self.flags is None:
-            self.flags = [NO_FLAGS] * n
-        # one shared empty row for the (usual) tokens where nothing was lost: 8 bytes, not 64
-        self.flags = [[str(f) for f in row] if row else NO_FLAGS for row in _as_list(self.flags, "flags")]
-        check_len("flags", len(self.flags), n)
+        rows = self._flag_rows
+        if rows is not None:
+            rows = as_list(rows, "flags")
+            check_len("flags", len(rows), n)
+            # one shared empty row for the (usual) tokens where nothing was lost: 8 bytes, not 64
+            rows = [list(map(str, row)) if row else NO_FLAGS for row in rows] if any(rows) else None
+        self._flag_rows = rows  # None: no token lost anything (no list kept until `flags` is read)
 
         if not isinstance(self.prompt_len, (int, np.integer)) or not 0 <= self.prompt_len <= n:
             raise ValueError(
@@ -123,7 +125,7 @@ class Trace:
     def _init_listed_alternatives(self, n: int) -> None:
         if self.top_tokens is None:
             self.top_tokens = [[] for _ in range(n)]
-        rows = _as_list(self.top_tokens, "top_tokens")
+        rows = as_list(self.top_tokens, "top_tokens")
         # Readers build 100,000s of rows: when every entry is already a str, copy the rows in C.
         if set(map(type, chain.from_iterable(rows))) <= {str}:
             self.top_tokens = list(map(list, rows))
@@ -175,7 +177,7 @@ class Trace:
             tokens=self.tokens[start:stop],
             token_bytes=self.token_bytes[start:stop],
             top_tokens=None if self.vocab is not None else self.top_tokens[start:stop],
-            flags=self.flags[start:stop],
+            flags=None if self._flag_rows is None else self._flag_rows[start:stop],
             prompt_len=min(max(self.prompt_len - start, 0), stop - start),
             meta=dict(self.meta),
             vocab=self.vocab,
@@ -223,7 +225,8 @@ class Trace:
             tokens=list(chain.from_iterable(t.tokens for t in traces)),
             token_bytes=list(chain.from_iterable(t.token_bytes for t in traces)),
             top_tokens=None if vocab is not None else [list(row) for t in traces for row in t.top_tokens],
-            flags=list(chain.from_iterable(t.flags for t in traces)),
+            flags=None if all(t._flag_rows is None for t in traces) else list(chain.from_iterable(
+                t.flags for t in traces)),
             prompt_len=sum(t.prompt_len for t in traces),
             meta=meta,
             vocab=vocab,
@@ -247,7 +250,13 @@ class Trace:
         """What the source lost or left ambiguous, in words: the source's own notes
         (``meta["warnings"]``, about the response as a whole) and one sentence per kind of flag,
         with its positions, derived from ``flags`` when asked (so it follows slices and joins)."""
-        return [*self.meta.get("warnings", ()), *flag_warnings(self.flags)]
+        return [*self.meta.get("warnings", ()), *flag_warnings(self._flag_rows or ())]
+
+    def flagged(self) -> dict[int, list[str]]:
+        """{position: codes} of the tokens whose source lost something (`flags` without its empty rows;
+        reads no per-token list when no token has a flag)."""
+        rows = self._flag_rows
+        return {} if rows is None else dict(compress(enumerate(rows), rows))  # (in C: no loop here)
 
     def mean_logprob(self) -> float:
         """Mean logprob over the tokens whose logprob is known (NaN if none is)."""
@@ -277,7 +286,7 @@ class Trace:
             "top_logprobs": [_floats_out(row) for row in self.top_logprobs],
             "top_ids": self.top_ids.tolist(),
             "k": self.k,
-            "flags": [list(row) for row in self.flags],
+            "flags": [[] for _ in range(len(self))] if self._flag_rows is None else [list(r) for r in self._flag_rows],
             "prompt_len": self.prompt_len,
             # for whoever reads the JSON without logprob_viz: the flags' words too
             "meta": {**self.meta, "warnings": self.warnings} if self.warnings else self.meta,
@@ -326,7 +335,7 @@ class Trace:
                 "is_prompt": np.arange(len(self)) < self.prompt_len,
                 "top_tokens": list(self.top_tokens),
                 "top_logprobs": list(self.top_logprobs),
-                "flags": self.flags,
+                "flags": self._flag_rows or [NO_FLAGS] * len(self),
             }
         ).rename_axis("position")
 
@@ -378,12 +387,6 @@ class Trace:
         from ..views.logprob_view import LogprobView
 
         return LogprobView(self)._repr_mimebundle_(**kwargs)
-
-
-def _as_list(value, name: str) -> list:
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
-        raise TypeError(f"{name} must be a list, got {type(value).__name__}")
-    return list(value)
 
 
 def _source_notes(meta: dict, flags) -> dict:

@@ -3,13 +3,15 @@
     lv.read(response)          # any supported format (reader.read)
     lv.from_openai(response)   # OpenAI-compatible only (openai.from_openai)
 
-One parser per source format, over one shared intermediate form (`position.Token`), and one
-assembler (`assemble.build_trace`) that builds the trace:
+One parser per source format, over one shared intermediate form (`position.Token` per position,
+or `columns.Columns` for a whole section that a parser's one-pass path read and `ranking` ranked
+at once), and one assembler (`assemble.build_trace`) that builds the trace:
 
 - ``inputs``             dict / JSON text / SDK object / SSE / NDJSON / chunk list -> plain data
 - ``errors``             `LogprobFormatError` (malformed input, with the field's path),
                          `OpenAIResponseError` (a server's error body), value checks
-- ``position``, ``assemble`` the shared per-token form; the one assembler
+- ``position``, ``columns``, ``assemble`` the shared forms (per token, per section); the one assembler
+- ``ranking``            a section's alternatives ranked at once (the per-position rules, in numpy)
 - ``reader``             `read`: recognises the format and calls its parser
 - ``openai``             Completions / Chat choices (``openai_shapes``: the shapes and stream merging;
                          ``openai_completions``, ``vllm_prompt``: their sections)

@@ -7,7 +7,7 @@ a response repeats the same few thousand strings, so resolving is a dictionary l
 
 from __future__ import annotations
 
-from itertools import accumulate
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -16,6 +16,8 @@ from ...records.fields import empty
 from ...records.flags import order_flags
 from ...records.tokens import byte_level_bytes, display_token, legacy_bytes, sentencepiece_bytes, token_id_of
 from ...records.trace import Trace
+from ...records.vocab_rows import NO_FLAGS
+from .columns import Columns
 from .errors import check_ids_and_ranks
 from .position import LN_HALF, Token
 
@@ -71,111 +73,166 @@ def resolve(raw: str | None, given: bytes | None, token_id: int, encoding: str, 
     return token_id, data, text, tuple(flags)
 
 
-def strings_of(tokens: list[Token]) -> list[str]:
+def strings_of(tokens) -> list[str]:
     """Every distinct string of a section (chosen and alternatives), for `tokens.detect_encoding`."""
+    if isinstance(tokens, Columns):
+        return tokens.strings()
     out = dict.fromkeys(tok.raw for tok in tokens)
     out.update(dict.fromkeys(a[0] for tok in tokens for a in tok.alternatives))
     out.pop(None, None)
     return list(out)  # each distinct string once: what detect_encoding looks at is the set
 
 
-def _resolved(keys, encoding: str, table: list | None) -> dict:
-    """`resolve` once per distinct key: a response repeats the same strings.
+def _resolved(keys, encoding: str, table: list | None) -> tuple[dict, dict, dict, dict]:
+    """`resolve` once per distinct key (a response repeats the same strings): its id, bytes
+    (b"" where unknown), text, and flags (only the keys that have some).
 
     A key is the string alone (no bytes given, no table), or (string, bytes), or with a
-    tokenizer's table (string, bytes, id): see `_key`.
+    tokenizer's table (string, bytes, id): see `_keys`.
     """
-    memo = {}
+    id_of, data_of, text_of, flags_of = {}, {}, {}, {}
     for key in dict.fromkeys(keys):
         if type(key) is tuple:
             raw, given, token_id = key if len(key) == 3 else (*key, -1)
         else:
             raw, given, token_id = key, None, -1
-        memo[key] = resolve(raw, given, token_id, encoding, table)
-    return memo
+        id_of[key], data, text_of[key], flags = resolve(raw, given, token_id, encoding, table)
+        data_of[key] = b"" if data is None else data
+        if flags:
+            flags_of[key] = flags
+    return id_of, data_of, text_of, flags_of
 
 
-def build_trace(sections: list[tuple[list[Token], str]], *, prompt_len: int, meta: dict[str, Any],
+def _keys(raw: list, given: list | None, ids: list, with_ids: bool) -> list:
+    if with_ids:  # ids matter for resolving only through a tokenizer's table
+        return list(zip(raw, given or [None] * len(raw), ids, strict=True))
+    if given is None:
+        return raw  # the string alone where no bytes were given: no tuple per token
+    return [r if g is None else (r, g) for r, g in zip(raw, given, strict=True)]
+
+
+def _ids(given_ids: list, keys: list, id_of: dict) -> list:
+    """The source's ids, or the one resolving found (a "token_id:N" placeholder, a table's id)."""
+    if max(id_of.values(), default=-1) < 0:
+        return given_ids
+    if max(given_ids, default=-1) < 0:  # the source gave no ids (map and a bound method: no Python loop)
+        return list(map(id_of.__getitem__, keys))
+    if min(given_ids) >= 0:  # the source gave every id
+        return given_ids
+    return [i if i >= 0 else r for i, r in zip(given_ids, map(id_of.__getitem__, keys), strict=True)]
+
+
+class _Assembly:
+    """The trace's columns, section after section."""
+
+    def __init__(self):
+        self.texts, self.data, self.ids, self.ranks, self.logprobs, self.processed = [], [], [], [], [], []
+        self.alt_texts, self.alt_ids, self.alt_lp, self.alt_processed, self.counts = [], [], [], [], []
+        self.flags: dict[int, tuple] = {}  # sparse: position -> codes (the source's and resolving's)
+        self.has_processed = False
+
+    def add(self, c: Columns, encoding: str, table: list | None) -> None:
+        with_ids = table is not None
+        keys = _keys(c.raw, c.given, c.ids, with_ids)
+        alt_keys = _keys(c.alt_raw, c.alt_given, c.alt_ids, with_ids)
+        id_of, data_of, text_of, flags_of = _resolved(chain(keys, alt_keys), encoding, table)
+        start = len(self.texts)
+        self.texts += map(text_of.__getitem__, keys)
+        self.data += map(data_of.__getitem__, keys)
+        self.ids += _ids(c.ids, keys, id_of)
+        self.ranks += c.ranks
+        self.logprobs.append(c.logprobs)
+        for i, codes in c.flags.items():
+            self.flags[start + i] = tuple(codes)
+        if flags_of:
+            for i in np.flatnonzero(list(map(flags_of.__contains__, keys))).tolist():
+                self.flags[start + i] = (*self.flags.get(start + i, ()), *flags_of[keys[i]])
+        self.alt_texts += map(text_of.__getitem__, alt_keys)
+        self.alt_ids += _ids(c.alt_ids, alt_keys, id_of)
+        self.alt_lp.append(c.alt_lp)
+        self.counts.append(c.counts)
+        n, m = len(c), len(c.alt_raw)
+        # not NaN: the source gave processed values (on the chosen token, or only on alternatives)
+        firsts = (np.cumsum(c.counts) - c.counts)[c.counts > 0]
+        given = c.processed is not None or (c.alt_processed is not None and bool(
+            (c.alt_processed[firsts] == c.alt_processed[firsts]).any()))
+        self.has_processed |= given
+        self.processed.append(c.processed if c.processed is not None else np.full(n, np.nan))
+        self.alt_processed.append(c.alt_processed if c.alt_processed is not None else np.full(m, np.nan))
+
+    def flag_rows(self, n: int) -> list | None:
+        """Per token, its codes in the vocabulary's order; None where no token has any."""
+        if not self.flags:
+            return None
+        rows: list = [NO_FLAGS] * n
+        ordered: dict[tuple, list[str]] = {}  # order_flags, once per distinct combination of codes
+        for i, codes in self.flags.items():
+            row = ordered.get(codes)
+            if row is None:
+                row = ordered[codes] = order_flags(codes)
+            rows[i] = list(row)
+        return rows
+
+
+def _top_rows(texts: list, counts: np.ndarray, n: int, k: int) -> list[list[str]]:
+    """The flat alternatives' texts as one list per token."""
+    if k == 0:
+        return [[] for _ in range(n)]
+    if (counts == k).all():  # tuples: the Trace makes its own lists of them
+        return list(zip(*[iter(texts)] * k, strict=True))
+    ends = np.cumsum(counts).tolist()
+    return [texts[end - count:end] for count, end in zip(counts.tolist(), ends, strict=True)]
+
+
+def _top_matrix(name: str, flat, counts: np.ndarray, n: int, k: int) -> np.ndarray:
+    """A flat per-alternative column as [N, K], rows shorter than K padded with the field's fill."""
+    out = empty(name, n, k)
+    if k and len(flat):
+        if (counts == k).all():
+            out[:] = np.asarray(flat).reshape(n, k)
+        else:
+            row_index = np.repeat(np.arange(n), counts)
+            col_index = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+            out[row_index, col_index] = flat
+    return out
+
+
+def build_trace(sections: list[tuple[list[Token] | Columns, str]], *, prompt_len: int, meta: dict[str, Any],
                 table: list | None = None, warnings: list[str] | None = None) -> Trace:
-    """A `Trace` from sections of tokens, each with the string encoding its strings use.
+    """A `Trace` from sections of tokens (a Token list or `Columns`), each with the string encoding its strings use.
 
     ``sections`` is e.g. ``[(prompt_tokens, "decoded"), (generated_tokens, "byte_level")]``;
     ``meta`` is copied (entries that are None dropped) and gets ``warnings``: the source's notes
     about the response as a whole (what each flag code means is derived by `Trace.warnings`).
     """
-    texts: list[str] = []
-    data_out: list[bytes] = []
-    ids: list[int] = []
-    flags: list[list[str]] = []
-    top_tokens: list[list[str]] = []
-    alt_ids: list[int] = []  # flat, row by row
-    with_ids = table is not None  # ids matter for resolving only through a tokenizer's table
-    ordered: dict[tuple, list[str]] = {}  # order_flags, once per distinct combination of codes
+    parts = _Assembly()
     for tokens, encoding in sections:
-        flat = [a for t in tokens for a in t.alternatives]
-        if with_ids:
-            keys = [(t.raw, t.given, t.id) for t in tokens]
-            alt_keys = [(a[0], a[3], a[2]) for a in flat]
-        else:  # the string alone where no bytes were given: no tuple per token
-            keys = [t.raw if t.given is None else (t.raw, t.given) for t in tokens]
-            alt_keys = [a[0] if a[3] is None else (a[0], a[3]) for a in flat]
-        memo = _resolved(keys + alt_keys, encoding, table)
-        chosen = [memo[key] for key in keys]
-        texts += [r[2] for r in chosen]
-        data_out += [b"" if r[1] is None else r[1] for r in chosen]
-        ids += [t.id if t.id >= 0 else r[0] for t, r in zip(tokens, chosen, strict=True)]
-        for t, r in zip(tokens, chosen, strict=True):
-            if t.flags or r[3]:
-                combined = (*t.flags, *r[3])
-                row = ordered.get(combined)
-                if row is None:
-                    row = ordered[combined] = order_flags(combined)
-                flags.append(list(row))
-            else:
-                flags.append([])
-        found = [memo[key] for key in alt_keys]
-        alt_texts = [r[2] for r in found]
-        alt_ids += [a[2] if a[2] >= 0 else r[0] for a, r in zip(flat, found, strict=True)]
-        counts = [len(t.alternatives) for t in tokens]
-        top_tokens += [alt_texts[end - count:end] for count, end in zip(counts, accumulate(counts), strict=True)]
-    everything = [t for tokens, _ in sections for t in tokens]
-    logprobs = [t.logprob for t in everything]
-    ranks = [1 if (t.rank == 0 and t.logprob > LN_HALF) else t.rank for t in everything]  # p > 1/2: rank 1
-    rows = [t.alternatives for t in everything]
-    # not NaN: the source gave processed values (on the chosen token, or only on alternatives)
-    processed = any(t.processed == t.processed for t in everything) or any(
-        a[5] == a[5] for t in everything if t.alternatives for a in t.alternatives[:1])
-
-    check_ids_and_ranks(ids, alt_ids, ranks)  # before the int32 arrays, which would overflow
-    n = len(texts)
-    k = max(map(len, rows), default=0)
-    top_lp = empty("top_logprobs", n, k)
-    top_ids = empty("top_ids", n, k)
-    top_processed = empty("processed_top_logprobs", n, k) if processed else None
-    if k:
-        counts = np.fromiter(map(len, rows), np.int64, n)
-        row_index = np.repeat(np.arange(n), counts)
-        col_index = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
-        flat = [a for row in rows for a in row]
-        top_lp[row_index, col_index] = [a[1] for a in flat]
-        top_ids[row_index, col_index] = alt_ids
-        if processed:
-            top_processed[row_index, col_index] = [a[5] for a in flat]
+        parts.add(tokens if isinstance(tokens, Columns) else Columns.from_tokens(tokens), encoding, table)
+    check_ids_and_ranks(parts.ids, parts.alt_ids, parts.ranks)  # before the int32 arrays, which would overflow
+    n = len(parts.texts)
+    logprobs = np.concatenate(parts.logprobs) if parts.logprobs else np.empty(0)
+    ranks = np.asarray(parts.ranks, dtype=np.int64).reshape(n)
+    ranks[(ranks == 0) & (logprobs > LN_HALF)] = 1  # p > 1/2: rank 1
+    counts = np.concatenate(parts.counts) if parts.counts else np.zeros(0, np.int64)
+    k = int(counts.max()) if n else 0
+    alt_lp = np.concatenate(parts.alt_lp) if parts.alt_lp else np.empty(0)
+    processed = parts.has_processed
     meta = {key: value for key, value in meta.items() if value is not None}
     if warnings:  # the source's own notes; the flags' words are derived by Trace.warnings
         meta["warnings"] = list(warnings)
     return Trace(
-        tokens=texts,
-        token_bytes=data_out,
-        token_ids=ids,
+        tokens=parts.texts,
+        token_bytes=parts.data,
+        token_ids=parts.ids,
         logprobs=logprobs,
         ranks=ranks,
-        top_tokens=top_tokens,
-        top_logprobs=top_lp,
-        top_ids=top_ids,
-        processed_logprobs=[t.processed for t in everything] if processed else None,
-        processed_top_logprobs=top_processed,
-        flags=flags,
+        top_tokens=_top_rows(parts.alt_texts, counts, n, k),
+        top_logprobs=_top_matrix("top_logprobs", alt_lp, counts, n, k),
+        top_ids=_top_matrix("top_ids", parts.alt_ids, counts, n, k),
+        processed_logprobs=np.concatenate(parts.processed) if processed else None,
+        processed_top_logprobs=_top_matrix("processed_top_logprobs", np.concatenate(parts.alt_processed), counts,
+                                           n, k) if processed else None,
+        flags=parts.flag_rows(n),
         prompt_len=prompt_len,
         meta=meta,
     )

@@ -11,9 +11,14 @@ Sources: the Gemini API reference (https://ai.google.dev/api/generate-content, `
 from __future__ import annotations
 
 import math
+from itertools import chain
+from operator import itemgetter, methodcaller
+
+import numpy as np
 
 from ...records.trace import Trace
 from .assemble import build_trace
+from .columns import Columns
 from .entries import rank_alternatives
 from .errors import (
     LOGPROB_SLACK,
@@ -26,6 +31,7 @@ from .errors import (
     logprob_at,
 )
 from .position import Token, rank_by_id
+from .ranking import by_entry, by_id, columns_of, int32_safe
 
 __all__ = ["gemini_traces", "is_gemini"]
 
@@ -53,6 +59,59 @@ def _candidate(entry, path: str) -> tuple[str | None, float, int]:
             expect_int(_get(entry, "tokenId", "token_id"), f"{path}.tokenId", optional=True))
 
 
+_DICT, _LIST, _FLOAT, _STR, _INT, _NONE = {dict}, {list}, {float}, {str}, {int}, {type(None)}
+_TOKEN, _LOGPROB, _ID = itemgetter("token"), itemgetter("logProbability"), methodcaller("get", "tokenId")
+
+
+def _entries(entries: list):
+    """(tokens, logprobs, ids or None) of camelCase candidates checked in bulk; None where any is unusual."""
+    if not entries:
+        return [], np.empty(0), None
+    if _DICT != set(map(type, entries)):
+        return None
+    try:
+        tokens, values = list(map(_TOKEN, entries)), list(map(_LOGPROB, entries))
+    except KeyError:  # snake_case (an SDK's model_dump) or a missing field: the general path
+        return None
+    ids = list(map(_ID, entries))
+    id_types = set(map(type, ids))
+    if _STR != set(map(type, tokens)) or _FLOAT != set(map(type, values)) or not (
+            id_types == _NONE or (id_types == _INT and int32_safe(ids))):
+        return None
+    logprobs = np.array(values)
+    if not ((logprobs > NEG_INF_SENTINEL).all() and (logprobs <= LOGPROB_SLACK).all()):
+        return None
+    return tokens, logprobs, None if id_types == _NONE else ids
+
+
+def _fast(chosen: list, tops: list | None, top_logprobs: int | None) -> tuple[Columns, int] | None:
+    """The candidate's positions ranked at once (`ranking`), or None where anything is unusual."""
+    head = _entries(chosen)
+    if head is None or not chosen or tops is None or _DICT != set(map(type, tops)):
+        return None
+    rows = list(map(methodcaller("get", "candidates"), tops))
+    if _LIST != set(map(type, rows)):
+        return None
+    flat = _entries(list(chain.from_iterable(rows)))
+    if flat is None or (head[2] is None) != (flat[2] is None):
+        return None
+    (texts, logprobs, ids), (alt_texts, alt_lp, alt_ids) = head, flat
+    counts = np.fromiter(map(len, rows), np.int64, len(rows))
+    k = top_logprobs if top_logprobs is not None else int(counts.max())
+    if ids is not None:
+        ranks, outside, picked, kept = by_id(np.array(ids), counts, np.array(alt_ids), alt_lp, k)
+        incomplete = np.zeros(len(counts), bool)
+    else:
+        code = {s: i for i, s in enumerate(dict.fromkeys(chain(texts, alt_texts)))}
+        ranks, outside, incomplete, picked, kept = by_entry(
+            np.fromiter(map(code.__getitem__, texts), np.int64, len(texts)), logprobs, counts,
+            np.fromiter(map(code.__getitem__, alt_texts), np.int64, len(alt_texts)), alt_lp, k, chosen_first=False)
+    flags = dict.fromkeys(np.flatnonzero(outside).tolist(), ("outside_top_k",))
+    flags.update(dict.fromkeys(np.flatnonzero(incomplete).tolist(), ("alternatives_incomplete",)))
+    return columns_of(texts, logprobs, ranks, flags, picked, kept, alt_texts, alt_lp, ids=ids,
+                      alt_ids=None if alt_ids is None else np.array(alt_ids)), k
+
+
 def _trace(candidate: dict, path: str, top_logprobs, table, response: dict, chunks: int | None) -> Trace:
     result = _get(candidate, "logprobsResult", "logprobs_result")
     if result is None:
@@ -68,8 +127,9 @@ def _trace(candidate: dict, path: str, top_logprobs, table, response: dict, chun
     tops = None if tops is None else expect_list(tops, f"{path}.topCandidates") or None  # [] (merged stream): none
     if tops is not None and len(tops) != len(chosen):
         raise LogprobFormatError(f"{path}.topCandidates", f"has {len(tops)} rows for {len(chosen)} tokens")
-    tokens = []
-    for i, entry in enumerate(chosen):
+    fast = _fast(chosen, tops, top_logprobs)
+    tokens = [] if fast is None else fast[0]
+    for i, entry in enumerate(chosen if fast is None else ()):
         raw, logprob, token_id = _candidate(entry, f"{path}.chosenCandidates[{i}]")
         tok = Token(raw, id=token_id, logprob=logprob)
         if tops is not None:
@@ -78,8 +138,9 @@ def _trace(candidate: dict, path: str, top_logprobs, table, response: dict, chun
                                 for j, a in enumerate(expect_list(row.get("candidates") or [],
                                                                   f"{path}.topCandidates[{i}].candidates"))]
         tokens.append(tok)
-    k = top_logprobs if top_logprobs is not None else max((len(t.alternatives) for t in tokens), default=0)
-    for tok in tokens:
+    k = fast[1] if fast is not None else top_logprobs if top_logprobs is not None else max(
+        (len(t.alternatives) for t in tokens), default=0)
+    for tok in tokens if fast is None else ():
         if tok.alternatives:
             if tok.id >= 0:
                 rank_by_id(tok, k)

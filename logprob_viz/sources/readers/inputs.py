@@ -77,7 +77,11 @@ def parse_ndjson(text: str, *, keep_duplicate_keys: bool = True) -> list:
 
 def looks_like(text: str) -> str:
     """What a text seems to be, for error messages."""
-    if text.startswith("data:") or "\ndata:" in text:
+    if text.startswith("data:"):
+        return "server-sent events"
+    if "\n" not in text and "\r" not in text:
+        return "JSON"  # one line: no events, no NDJSON (and splitting a long response into lines copies it)
+    if "\ndata:" in text:
         return "server-sent events"
     lines = [line for line in text.splitlines() if line.strip()]
     if len(lines) > 1 and all(line.lstrip().startswith("{") for line in lines):

@@ -30,12 +30,14 @@ from __future__ import annotations
 
 import math
 import re
+from itertools import accumulate
 from typing import Any
 
 from ...records.flags import TOKEN_FLAGS  # noqa: F401  (public here before flags.py existed)
 from ...records.tokens import detect_encoding
 from ...records.trace import Trace
 from .assemble import build_trace, strings_of
+from .columns import Columns
 from .entries import entry_tokens
 from .errors import (
     NEG_INF_SENTINEL,
@@ -113,13 +115,15 @@ def choice_trace(resp: dict, choice: dict, *, k: int | None, prompt: str | None,
             path, "this response has no logprobs: request them (Completions: logprobs=5; Chat: logprobs=True, "
             "top_logprobs=5; vLLM prompt tokens: prompt_logprobs=5)"
         )
-    echo = bool(main) and not chat and math.isnan(main[0].logprob) and not main[0].alternatives
+    # (Columns hold only bodies whose every logprob is a number: never an echo's unscored first token)
+    echo = bool(main) and not chat and not isinstance(main, Columns) and math.isnan(main[0].logprob) \
+        and not main[0].alternatives
 
     prompt_part: list[Token] = []
     k_prompt = k
     if prompt_lps is not None:
         prompt_part, k_prompt = prompt_tokens(prompt_lps, prompt_ids, f"{path}.prompt_logprobs" if on_choice
-                                              else "prompt_logprobs", k)
+                                              else "prompt_logprobs", k, columns=not echo)
         if echo:
             n_prompt = len(prompt_part)
             for p_tok, e_tok in zip(prompt_part, main[:n_prompt], strict=False):
@@ -136,26 +140,29 @@ def choice_trace(resp: dict, choice: dict, *, k: int | None, prompt: str | None,
     else:
         prompt_len = 0
     if prompt_ids is not None and len(prompt_ids) == len(prompt_part):
-        for tok, i in zip(prompt_part, prompt_ids, strict=True):
-            tok.id = i
+        _set_ids(prompt_part, prompt_ids)
     if gen_ids is not None:
         if len(gen_ids) == len(main):
-            for tok, i in zip(main, gen_ids, strict=True):
-                tok.id = i
+            _set_ids(main, gen_ids)
         elif len(gen_ids) == len(prompt_part) + len(main):
-            for tok, i in zip(prompt_part + main, gen_ids, strict=True):
-                tok.id = i
+            _set_ids(prompt_part, gen_ids[:len(prompt_part)])
+            _set_ids(main, gen_ids[len(prompt_part):])
 
     # The first prompt token, when only its id is known: the prompt text minus the rest.
-    if prompt_part and prompt_part[0].raw is None and prompt is not None:
-        rest = "".join(t.raw or "" for t in prompt_part[1:])
+    prompt_raws = prompt_part.raw if isinstance(prompt_part, Columns) else None
+    if prompt_part and (prompt_part[0].raw if prompt_raws is None else prompt_raws[0]) is None and prompt is not None:
+        rest = "".join(r or "" for r in (prompt_raws or [t.raw for t in prompt_part])[1:])
         if prompt.endswith(rest) and len(prompt) > len(rest):
-            prompt_part[0].raw = prompt[: len(prompt) - len(rest)]
+            if prompt_raws is None:
+                prompt_part[0].raw = prompt[: len(prompt) - len(rest)]
+            else:
+                prompt_raws[0] = prompt[: len(prompt) - len(rest)]
 
-    main_encoding = detect_encoding(strings_of(main), text if not echo else None, [t.raw or "" for t in main])
+    raws = main.raw if isinstance(main, Columns) else [t.raw or "" for t in main]
+    main_encoding = detect_encoding(strings_of(main), text if not echo else None, raws)
     prompt_encoding = detect_encoding(strings_of(prompt_part), None) if prompt_lps is not None else main_encoding
     if offsets and main and len(offsets) == len(main) and text is not None and main_encoding == "decoded":
-        _check_offsets(main, offsets, warnings)
+        _check_offsets(raws, offsets, warnings)
 
     usage = resp.get("usage")
     meta: dict[str, Any] = {
@@ -194,16 +201,25 @@ def _echo_prompt_len(main, offsets, prompt, prompt_ids, resp, n_choices, warning
     return 1
 
 
-def _check_offsets(main, offsets, warnings) -> None:
+def _set_ids(section, ids: list[int]) -> None:
+    if isinstance(section, Columns):
+        section.ids = list(ids)
+        return
+    for tok, i in zip(section, ids, strict=True):
+        tok.id = i
+
+
+def _check_offsets(raws: list, offsets, warnings) -> None:
     # text_offset counts characters of the decoded text: each token's offset is the previous
     # offset plus the previous token's length in characters (not bytes).
-    pos = offsets[0]
-    for tok, off in zip(main, offsets, strict=True):
+    expected = list(accumulate(map(len, raws[:-1]), initial=offsets[0]))  # (raws are strings here)
+    if expected == offsets:  # (one comparison in C; the loop below finds where it breaks)
+        return
+    for off, pos in zip(offsets, expected, strict=True):
         if off != pos:
             warnings.append(f"text_offset does not follow the tokens' lengths in characters (at offset {off}, "
                             f"expected {pos})")
             return
-        pos += len(tok.raw or "")
 
 
 _VLLM_ID = re.compile(r"(chat)?cmpl-([0-9a-f]{16}|[0-9a-f]{32})")
@@ -290,7 +306,8 @@ def read_openai(response, data, *, top_logprobs, prompt, table, source, who: str
     """`from_openai` on already parsed data (``response``: what was given, parsed again if keys collided)."""
     result = read_choices(as_response(data, who), top_logprobs=top_logprobs, prompt=prompt, table=table, source=source)
     text = isinstance(response, (str, bytes, bytearray))
-    if text and any("collided" in row for t in (result if isinstance(result, list) else [result]) for row in t.flags):
+    traces = result if isinstance(result, list) else [result]
+    if text and any("collided" in row for t in traces for row in t.flagged().values()):
         # keys collided: parse the text again keeping every repeated key (json.loads keeps the last)
         data = to_plain(response, who, keep_duplicate_keys=True)
         result = read_choices(as_response(data, who), top_logprobs=top_logprobs, prompt=prompt, table=table,

@@ -12,11 +12,16 @@ is detected (the chosen token's key holds another value, or fewer than K entries
 from __future__ import annotations
 
 import math
+from itertools import chain
 from operator import itemgetter
 
+import numpy as np
+
+from .columns import Columns
 from .errors import LOGPROB_SLACK, NEG_INF_SENTINEL, LogprobFormatError, describe, expect_list, logprob_at
 from .inputs import DupKeys
 from .position import Token, same_logprob  # alternatives: plain tuples in form.Alternative's field order
+from .ranking import first_match, kept_entries, sorted_rows
 
 __all__ = ["completions_tokens"]
 
@@ -25,8 +30,16 @@ NAN = math.nan
 _FLOATS = {float}
 
 
-def completions_tokens(lp: dict, path: str, k: int | None) -> tuple[list[Token], int]:
-    """The positions of a Completions ``logprobs`` object, and K (inferred when not given)."""
+def completions_tokens(lp: dict, path: str, k: int | None) -> tuple[list[Token] | Columns, int]:
+    """The positions of a Completions ``logprobs`` object, and K (inferred when not given).
+
+    A well-formed body is read in one pass over all positions' items (`Columns`); anything
+    unusual (a null, a number out of range, a repeated key, an empty object) takes the general
+    path, position by position, which names the field that is wrong.
+    """
+    fast = _columns(lp, k)
+    if fast is not None:
+        return fast
     tokens = expect_list(lp.get("tokens") or [], f"{path}.tokens")
     n = len(tokens)
     logprobs = lp.get("token_logprobs")
@@ -116,3 +129,57 @@ def _alternatives(tok: Token, ranked: list, where: int, k: int) -> None:
     if outside:
         tok.flag("outside_top_k")
     tok.alternatives = [(key, v, -1, None, 0, NAN) for key, v in ranked[:k]]
+
+
+_STR, _DICT = {str}, {dict}
+
+
+def _columns(lp: dict, k: int | None) -> tuple[Columns, int] | None:
+    """The common case, checked in bulk: every token a string, every logprob a float in range,
+    every position an object (not repeating a key) of float logprobs in range. None otherwise."""
+    tokens, logprobs, tops = lp.get("tokens"), lp.get("token_logprobs"), lp.get("top_logprobs")
+    if type(tokens) is not list or type(logprobs) is not list or type(tops) is not list:
+        return None
+    n = len(tokens)
+    if not n or len(logprobs) != n or len(tops) != n or _STR != set(map(type, tokens)) \
+            or _FLOATS != set(map(type, logprobs)) or _DICT != set(map(type, tops)):
+        return None  # (a DupKeys is not exactly a dict: repeated keys take the general path)
+    counts = np.fromiter(map(len, tops), np.int64, n)
+    keys = list(chain.from_iterable(tops))
+    values = list(chain.from_iterable(map(dict.values, tops)))
+    if counts.min() == 0 or _FLOATS != set(map(type, values)):
+        return None
+    chosen_lp, flat_lp = np.array(logprobs), np.array(values)
+    for arr in (chosen_lp, flat_lp):  # NaN fails both comparisons; -9999 (-inf) takes the general path
+        if not ((arr > NEG_INF_SENTINEL).all() and (arr <= LOGPROB_SLACK).all()):
+            return None
+    return _ranked(tokens, chosen_lp, keys, flat_lp, counts, k)
+
+
+def _ranked(tokens: list, chosen_lp, keys: list, flat_lp, counts, k: int | None) -> tuple[Columns, int]:
+    """The general path's ranking (`completions_tokens`, `_alternatives`), over all positions at once
+    (`ranking.sorted_rows`: most likely first, stable); the chosen token is the first entry with its
+    string and logprob."""
+    n = len(tokens)
+    code = {s: i for i, s in enumerate(dict.fromkeys(chain(tokens, keys)))}  # strings compared as ints
+    chosen = np.fromiter(map(code.__getitem__, tokens), np.int64, n)
+    key_codes = np.fromiter(map(code.__getitem__, keys), np.int64, len(keys))
+    values, flat = sorted_rows(counts, flat_lp)
+    width = flat.shape[1]
+    same_key = (key_codes[flat] == chosen[:, None]) & (flat >= 0)
+    lp = chosen_lp[:, None]
+    found, where = first_match(same_key & ((values == lp) | (np.abs(values - lp) <= 1e-6 * np.maximum(1.0, -values))))
+    at = np.arange(n)
+    if k is None:  # the largest object whose chosen token is inside the top K (see _infer_k)
+        inside = found & ((counts == 1) | ((where < counts - 1) & (values[at, counts - 1] < values[at, where])))
+        k = int(counts[inside].max()) if inside.any() else (width - 1 if width > 1 else width)
+    collided = (counts < k) | (~found & same_key.any(1))
+    removed = found & ((where >= k) | ((counts > k) & (where == counts - 1)))
+    outside = removed | (~found & ~collided & (counts >= k))
+    ranks = np.where(found & ~removed & ~collided, where + 1, 0)
+    picked, kept = kept_entries(flat, counts, where, removed, k)
+    flags = dict.fromkeys(np.flatnonzero(outside & ~collided).tolist(), ("outside_top_k",))
+    flags.update(dict.fromkeys(np.flatnonzero(collided & ~outside).tolist(), ("collided",)))
+    flags.update(dict.fromkeys(np.flatnonzero(collided & outside).tolist(), ("collided", "outside_top_k")))
+    return Columns(tokens, chosen_lp, ranks=ranks.tolist(), flags=flags, counts=kept,
+                   alt_raw=list(map(keys.__getitem__, picked.tolist())), alt_lp=flat_lp[picked]), k

@@ -12,9 +12,14 @@ details on the last event only). Schema: TGI's ``docs/openapi.json`` (``Generate
 from __future__ import annotations
 
 import math
+from itertools import chain
+from operator import itemgetter, methodcaller
+
+import numpy as np
 
 from ...records.trace import Trace
 from .assemble import build_trace
+from .columns import Columns
 from .errors import (
     LOGPROB_SLACK,
     NEG_INF_SENTINEL,
@@ -26,6 +31,7 @@ from .errors import (
     logprob_at,
 )
 from .position import Alternative, Token, rank_by_id
+from .ranking import by_id, columns_of, int32_safe
 
 __all__ = ["tgi_trace", "is_tgi", "is_tgi_stream"]
 
@@ -69,6 +75,52 @@ def _alternatives(row, path: str) -> list:
     return out
 
 
+_DICT, _LIST, _INT, _TEXT = {dict}, {list}, {int}, {str, type(None)}
+_ID, _LOGPROB, _TEXT_OF = itemgetter("id"), methodcaller("get", "logprob"), methodcaller("get", "text")
+
+
+def _fields(entries: list, *, optional_logprob: bool = False):
+    """(texts, logprobs, ids) of token objects checked in bulk; None where any is unusual."""
+    if not entries:
+        return [], np.empty(0), []
+    if _DICT != set(map(type, entries)):
+        return None
+    try:
+        ids = list(map(_ID, entries))
+    except KeyError:
+        return None
+    logprobs, texts = list(map(_LOGPROB, entries)), list(map(_TEXT_OF, entries))
+    if optional_logprob and None in logprobs:  # an unscored special end token
+        logprobs = [math.nan if v is None else v for v in logprobs]
+    if {float} != set(map(type, logprobs)) or _INT != set(map(type, ids)) or not int32_safe(ids) \
+            or not _TEXT >= set(map(type, texts)):
+        return None
+    values = np.array(logprobs)
+    known = values[~np.isnan(values)]
+    if not ((known > NEG_INF_SENTINEL).all() and (known <= LOGPROB_SLACK).all()):
+        return None
+    return texts, values, ids
+
+
+def _fast_generated(details: dict, top_logprobs: int | None) -> tuple[Columns, int] | None:
+    """The generated tokens and their top tokens ranked at once (`ranking.by_id`); None where anything is unusual."""
+    tokens, tops = details.get("tokens"), details.get("top_tokens")
+    if type(tokens) is not list or not tokens or type(tops) is not list or len(tops) != len(tokens) \
+            or _LIST != set(map(type, tops)):
+        return None
+    head, flat = _fields(tokens, optional_logprob=True), _fields(list(chain.from_iterable(tops)))
+    if head is None or flat is None:
+        return None
+    (texts, logprobs, ids), (alt_texts, alt_lp, alt_ids) = head, flat
+    counts = np.fromiter(map(len, tops), np.int64, len(tops))
+    k = top_logprobs if top_logprobs is not None else int(counts.max())
+    alt_id_array = np.array(alt_ids, np.int64)
+    ranks, outside, picked, kept = by_id(np.array(ids, np.int64), counts, alt_id_array, alt_lp, k)
+    flags = dict.fromkeys(np.flatnonzero(outside).tolist(), ("outside_top_k",))
+    return columns_of(texts, logprobs, ranks, flags, picked, kept, alt_texts, alt_lp, ids=ids,
+                      alt_ids=alt_id_array), k
+
+
 def _from_stream(events: list) -> dict:
     """Stream events as one ``/generate`` response."""
     tokens, tops, text, details = [], [], None, {}
@@ -109,17 +161,20 @@ def tgi_trace(data, *, top_logprobs: int | None = None, table=None) -> Trace:
                for i, e in enumerate(expect_list(details.get("prefill") or [], "details.prefill"))]
     # A generated token's logprob may be null: TGI writes null for a special end token it did not
     # score (its starcoder snapshot's "<|endoftext|>"); that token's logprob is unknown (NaN).
-    generated = [_token(e, f"details.tokens[{i}]", optional_logprob=True)
-                 for i, e in enumerate(expect_list(details.get("tokens") or [], "details.tokens"))]
-    tops = details.get("top_tokens")
+    fast = _fast_generated(details, top_logprobs)
+    generated = fast[0] if fast is not None else [
+        _token(e, f"details.tokens[{i}]", optional_logprob=True)
+        for i, e in enumerate(expect_list(details.get("tokens") or [], "details.tokens"))]
+    tops = details.get("top_tokens") if fast is None else None
     if tops is not None:
         tops = expect_list(tops, "details.top_tokens")
         if len(tops) != len(generated):
             raise LogprobFormatError("details.top_tokens", f"has {len(tops)} rows for {len(generated)} tokens")
         for i, (tok, row) in enumerate(zip(generated, tops, strict=True)):
             tok.alternatives = _alternatives(row or [], f"details.top_tokens[{i}]")
-    k = top_logprobs if top_logprobs is not None else max((len(t.alternatives) for t in generated), default=0)
-    for tok in generated:
+    k = fast[1] if fast is not None else top_logprobs if top_logprobs is not None else max(
+        (len(t.alternatives) for t in generated), default=0)
+    for tok in generated if fast is None else ():
         if tok.alternatives:
             rank_by_id(tok, k)
     text, full_text = _split_full_text(data.get("generated_text"), details.get("tokens") or [])

@@ -8,7 +8,12 @@ position is null: nothing predicts the first token.
 from __future__ import annotations
 
 import math
+from itertools import chain
+from operator import itemgetter, methodcaller
 
+import numpy as np
+
+from .columns import Columns
 from .errors import (
     LOGPROB_SLACK,
     NEG_INF_SENTINEL,
@@ -21,6 +26,7 @@ from .errors import (
     logprob_at,
 )
 from .position import Token
+from .ranking import int32_safe
 
 NAN = math.nan
 
@@ -38,11 +44,18 @@ def _key_id(key, path: str) -> int:
         raise LogprobFormatError(path, f"expected token ids as keys, got {describe(key)}") from None
 
 
-def prompt_tokens(prompt_logprobs: list, prompt_ids: list | None, path: str, k: int | None) -> tuple[list[Token], int]:
-    """The prompt's positions from vLLM's ``prompt_logprobs``, and K (inferred from ranks when not given)."""
+def prompt_tokens(prompt_logprobs: list, prompt_ids: list | None, path: str, k: int | None, *,
+                  columns: bool = False) -> tuple[list[Token] | Columns, int]:
+    """The prompt's positions from vLLM's ``prompt_logprobs``, and K (inferred from ranks when not given).
+
+    ``columns``: a well-formed list may be read at once (`prompt_columns`) into `Columns`.
+    """
     prompt_logprobs = expect_list(prompt_logprobs, path)
     if prompt_ids is not None:
         prompt_ids = expect_list(prompt_ids, "prompt_token_ids")
+    fast = prompt_columns(prompt_logprobs, prompt_ids, k) if columns else None
+    if fast is not None:
+        return fast
     out: list[Token] = []
     rows: list[list | None] = []
     for pos, entry in enumerate(prompt_logprobs):
@@ -93,3 +106,71 @@ def prompt_tokens(prompt_logprobs: list, prompt_ids: list | None, path: str, k: 
         if tok.rank > k:
             tok.flag("outside_top_k")
     return out, k
+
+
+_DICT_OR_NONE, _DICT, _FLOAT, _INT, _TEXT = {dict, type(None)}, {dict}, {float}, {int}, {str, type(None)}
+_LOGPROB, _RANK, _TEXT_OF = itemgetter("logprob"), methodcaller("get", "rank"), methodcaller("get", "decoded_token")
+
+
+def _flat(rows: list):
+    """(ids, logprobs, ranks, texts) of every row's entries, checked in bulk; None where any is unusual."""
+    keys = list(chain.from_iterable(rows))
+    values = list(chain.from_iterable(map(dict.values, rows)))
+    if _DICT != set(map(type, values)) or not all(map(str.isdigit, keys)):
+        return None
+    try:
+        ids, logprobs = list(map(int, keys)), list(map(_LOGPROB, values))
+    except (KeyError, ValueError):
+        return None
+    ranks, texts = list(map(_RANK, values)), list(map(_TEXT_OF, values))
+    if _FLOAT != set(map(type, logprobs)) or _INT != set(map(type, ranks)) or not _TEXT >= set(map(type, texts)) \
+            or not int32_safe(ids, ranks):
+        return None
+    values = np.array(logprobs)
+    if not ((values > NEG_INF_SENTINEL).all() and (values <= LOGPROB_SLACK).all()):
+        return None
+    return np.array(ids, np.int64), values, np.array(ranks, np.int64), texts
+
+
+def prompt_columns(prompt_logprobs: list, prompt_ids: list | None, k: int | None) -> tuple[Columns, int] | None:
+    """`prompt_tokens` over all positions at once, for a well-formed list; None otherwise."""
+    n = len(prompt_logprobs)
+    if not n or not _DICT_OR_NONE >= set(map(type, prompt_logprobs)) or (prompt_ids is not None and (
+            _INT != set(map(type, prompt_ids)) or not int32_safe(prompt_ids))):
+        return None
+    rows = [row for row in prompt_logprobs if row is not None]
+    counts = np.fromiter((0 if row is None else len(row) for row in prompt_logprobs), np.int64, n)
+    flat = _flat(rows) if rows and counts[counts > 0].size == len(rows) else None
+    if flat is None:
+        return None  # (an empty object, a key that is not an id, a value out of range: the general path says so)
+    ids, values, ranks, texts = flat
+    width, at = int(counts.max()), np.arange(n)
+    starts = np.cumsum(counts) - counts
+    valid = np.arange(width)[None, :] < counts[:, None]
+    index = np.where(valid, starts[:, None] + np.arange(width)[None, :], 0)  # [N, W] flat positions
+    pid = np.full(n, -1, np.int64)
+    if prompt_ids is not None:
+        m = min(n, len(prompt_ids))
+        pid[:m] = prompt_ids[:m]
+    has = counts > 0
+    chosen_id = np.where((pid >= 0) | ~has, pid, ids[index[:, 0]])
+    match = valid & (ids[index] == chosen_id[:, None])
+    found = match.any(1)
+    mine = index[at, match.argmax(1)]
+    chosen_rank = np.where(found, np.maximum(ranks[mine], 0), 0)
+    if k is None:  # alternatives have ranks 1..K; the chosen one has its own rank
+        others = valid & (ids[index] != chosen_id[:, None])
+        k = int(ranks[index][others].max(initial=0))
+        if k == 0:
+            k = 1 if (chosen_rank == 1).any() else 0
+    # alternatives: ranks 1..K, sorted by rank then most likely first (stable), the first K
+    row_ranks = ranks[index]
+    listed = valid & (row_ranks > 0) & (row_ranks <= k)
+    order = np.lexsort((-values[index], np.where(listed, row_ranks, np.iinfo(np.int64).max)), axis=1)
+    take = np.arange(width)[None, :] < np.minimum(listed.sum(1), k)[:, None]
+    picked = np.take_along_axis(index, order, 1)[take]
+    raw = [texts[i] if f else None for i, f in zip(mine.tolist(), found.tolist(), strict=True)]
+    flags = dict.fromkeys(np.flatnonzero(chosen_rank > k).tolist(), ("outside_top_k",))
+    return Columns(raw, np.where(found, values[mine], np.nan), ids=chosen_id.tolist(), ranks=chosen_rank.tolist(),
+                   flags=flags, counts=take.sum(1), alt_raw=list(map(texts.__getitem__, picked.tolist())),
+                   alt_lp=values[picked], alt_ids=ids[picked].tolist()), k
