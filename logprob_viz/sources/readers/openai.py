@@ -52,7 +52,7 @@ from .errors import (
 from .inputs import parse_sse, to_plain
 from .openai_completions import completions_tokens
 from .openai_shapes import as_response
-from .position import Token, no_gc_pauses
+from .position import no_gc_pauses
 from .vllm_prompt import prompt_tokens
 
 __all__ = ["from_openai", "OpenAIResponseError", "LogprobFormatError", "parse_sse", "TOKEN_FLAGS",
@@ -70,6 +70,75 @@ def _ints(value, path: str) -> list[int] | None:
     return [expect_int(v, f"{path}[{i}]") for i, v in enumerate(expect_list(value, path))]
 
 
+def _choice_text(choice: dict, chat: bool, path: str) -> tuple[str | None, str | None]:
+    """(text, refusal) of a choice: a Chat message's content and refusal, or a Completions text."""
+    if not chat:
+        return expect_str(choice.get("text"), f"{path}.text", optional=True), None
+    message = choice.get("message")
+    if message is None:
+        return None, None
+    message = expect_dict(message, f"{path}.message")
+    return expect_str(message.get("content"), f"{path}.message.content", optional=True), message.get("refusal")
+
+
+def _generated(lp: dict | None, chat: bool, k, source, path: str):
+    """(tokens, k, text_offset, from_refusal) of the choice's own logprobs section."""
+    if not lp:
+        return [], k, None, False
+    if chat or (isinstance(lp.get("content"), list) and "tokens" not in lp):
+        # (llama.cpp's /v1/completions writes the chat shape, logprobs.content[], in a text_completion)
+        # A refusal's tokens sit under logprobs.refusal (content null): those are what the model wrote.
+        key = "refusal" if chat and not lp.get("content") and lp.get("refusal") else "content"
+        main, k_main = entry_tokens(lp.get(key) or [], f"{path}.logprobs.{key}", k, chosen_first=source == "vllm")
+        return main, k_main, None, key == "refusal"
+    main, k_main = completions_tokens(lp, f"{path}.logprobs", k)
+    return main, k_main, _ints(lp.get("text_offset"), f"{path}.logprobs.text_offset"), False
+
+
+def _split_prompt(main, offsets, prompt_lps, prompt_ids, echo, k, prompt, resp, n_choices, warnings, where):
+    """(prompt tokens, generated tokens, prompt_len, offsets, k of the prompt section)."""
+    if prompt_lps is not None:
+        prompt_part, k_prompt = prompt_tokens(prompt_lps, prompt_ids, where, k, columns=not echo)
+        if echo:
+            n_prompt = len(prompt_part)
+            for p_tok, e_tok in zip(prompt_part, main[:n_prompt], strict=False):
+                if p_tok.raw is None:
+                    p_tok.raw = e_tok.raw  # the echoed string is the only text of the first token
+                if p_tok.id < 0:
+                    p_tok.id = e_tok.id
+            main = main[n_prompt:]
+            offsets = offsets[n_prompt:] if offsets else offsets
+        return prompt_part, main, len(prompt_part), offsets, k_prompt
+    if echo:
+        prompt_len = _echo_prompt_len(main, offsets, prompt, prompt_ids, resp, n_choices, warnings)
+        return main[:prompt_len], main[prompt_len:], prompt_len, offsets, k
+    return [], main, 0, offsets, k
+
+
+def _attach_ids(prompt_part, main, prompt_ids, gen_ids) -> None:
+    if prompt_ids is not None and len(prompt_ids) == len(prompt_part):
+        _set_ids(prompt_part, prompt_ids)
+    if gen_ids is not None:
+        if len(gen_ids) == len(main):
+            _set_ids(main, gen_ids)
+        elif len(gen_ids) == len(prompt_part) + len(main):
+            _set_ids(prompt_part, gen_ids[:len(prompt_part)])
+            _set_ids(main, gen_ids[len(prompt_part):])
+
+
+def _first_prompt_text(prompt_part, prompt: str | None) -> None:
+    """The first prompt token, when only its id is known: the prompt text minus the rest."""
+    prompt_raws = prompt_part.raw if isinstance(prompt_part, Columns) else None
+    if not prompt_part or prompt is None or (prompt_part[0].raw if prompt_raws is None else prompt_raws[0]) is not None:
+        return
+    rest = "".join(r or "" for r in (prompt_raws or [t.raw for t in prompt_part])[1:])
+    if prompt.endswith(rest) and len(prompt) > len(rest):
+        if prompt_raws is None:
+            prompt_part[0].raw = prompt[: len(prompt) - len(rest)]
+        else:
+            prompt_raws[0] = prompt[: len(prompt) - len(rest)]
+
+
 def choice_trace(resp: dict, choice: dict, *, k: int | None, prompt: str | None, table: list | None,
                  source: str | None, n_choices: int, path: str = "choices[0]") -> Trace:
     """One choice of a Completions or Chat response as a trace."""
@@ -84,32 +153,13 @@ def choice_trace(resp: dict, choice: dict, *, k: int | None, prompt: str | None,
     prompt_ids = _ints(choice.get("prompt_token_ids") if ids_on_choice else resp.get("prompt_token_ids"),
                        f"{path}.prompt_token_ids" if ids_on_choice else "prompt_token_ids")
     gen_ids = _ints(choice.get("token_ids"), f"{path}.token_ids")
-    if chat:
-        message = choice.get("message")
-        text = expect_str(expect_dict(message, f"{path}.message").get("content"), f"{path}.message.content",
-                          optional=True) if message is not None else None
-        refusal = message.get("refusal") if message is not None else None
-    else:
-        text = expect_str(choice.get("text"), f"{path}.text", optional=True)
+    text, refusal = _choice_text(choice, chat, path)
     source = source or source_of(resp, choice)
     warnings: list[str] = []
 
-    main: list[Token] = []
-    is_refusal = False
-    offsets = None
-    k_main = k
-    if lp:
-        if chat or (isinstance(lp.get("content"), list) and "tokens" not in lp):
-            # (llama.cpp's /v1/completions writes the chat shape, logprobs.content[], in a text_completion)
-            # A refusal's tokens sit under logprobs.refusal (content null): those are what the model wrote.
-            key = "refusal" if chat and not lp.get("content") and lp.get("refusal") else "content"
-            main, k_main = entry_tokens(lp.get(key) or [], f"{path}.logprobs.{key}", k,
-                                        chosen_first=source == "vllm")
-            if key == "refusal":
-                text, is_refusal = expect_str(refusal, f"{path}.message.refusal", optional=True), True
-        else:
-            main, k_main = completions_tokens(lp, f"{path}.logprobs", k)
-            offsets = _ints(lp.get("text_offset"), f"{path}.logprobs.text_offset")
+    main, k_main, offsets, is_refusal = _generated(lp, chat, k, source, path)
+    if is_refusal:
+        text = expect_str(refusal, f"{path}.message.refusal", optional=True)
     if not main and prompt_lps is None:
         raise LogprobFormatError(
             path, "this response has no logprobs: request them (Completions: logprobs=5; Chat: logprobs=True, "
@@ -118,45 +168,11 @@ def choice_trace(resp: dict, choice: dict, *, k: int | None, prompt: str | None,
     # (Columns hold only bodies whose every logprob is a number: never an echo's unscored first token)
     echo = bool(main) and not chat and not isinstance(main, Columns) and math.isnan(main[0].logprob) \
         and not main[0].alternatives
-
-    prompt_part: list[Token] = []
-    k_prompt = k
-    if prompt_lps is not None:
-        prompt_part, k_prompt = prompt_tokens(prompt_lps, prompt_ids, f"{path}.prompt_logprobs" if on_choice
-                                              else "prompt_logprobs", k, columns=not echo)
-        if echo:
-            n_prompt = len(prompt_part)
-            for p_tok, e_tok in zip(prompt_part, main[:n_prompt], strict=False):
-                if p_tok.raw is None:
-                    p_tok.raw = e_tok.raw  # the echoed string is the only text of the first token
-                if p_tok.id < 0:
-                    p_tok.id = e_tok.id
-            main = main[n_prompt:]
-            offsets = offsets[n_prompt:] if offsets else offsets
-        prompt_len = len(prompt_part)
-    elif echo:
-        prompt_len = _echo_prompt_len(main, offsets, prompt, prompt_ids, resp, n_choices, warnings)
-        prompt_part, main = main[:prompt_len], main[prompt_len:]
-    else:
-        prompt_len = 0
-    if prompt_ids is not None and len(prompt_ids) == len(prompt_part):
-        _set_ids(prompt_part, prompt_ids)
-    if gen_ids is not None:
-        if len(gen_ids) == len(main):
-            _set_ids(main, gen_ids)
-        elif len(gen_ids) == len(prompt_part) + len(main):
-            _set_ids(prompt_part, gen_ids[:len(prompt_part)])
-            _set_ids(main, gen_ids[len(prompt_part):])
-
-    # The first prompt token, when only its id is known: the prompt text minus the rest.
-    prompt_raws = prompt_part.raw if isinstance(prompt_part, Columns) else None
-    if prompt_part and (prompt_part[0].raw if prompt_raws is None else prompt_raws[0]) is None and prompt is not None:
-        rest = "".join(r or "" for r in (prompt_raws or [t.raw for t in prompt_part])[1:])
-        if prompt.endswith(rest) and len(prompt) > len(rest):
-            if prompt_raws is None:
-                prompt_part[0].raw = prompt[: len(prompt) - len(rest)]
-            else:
-                prompt_raws[0] = prompt[: len(prompt) - len(rest)]
+    prompt_part, main, prompt_len, offsets, k_prompt = _split_prompt(
+        main, offsets, prompt_lps, prompt_ids, echo, k, prompt, resp, n_choices, warnings,
+        f"{path}.prompt_logprobs" if on_choice else "prompt_logprobs")
+    _attach_ids(prompt_part, main, prompt_ids, gen_ids)
+    _first_prompt_text(prompt_part, prompt)
 
     raws = main.raw if isinstance(main, Columns) else [t.raw or "" for t in main]
     main_encoding = detect_encoding(strings_of(main), text if not echo else None, raws)
@@ -164,7 +180,6 @@ def choice_trace(resp: dict, choice: dict, *, k: int | None, prompt: str | None,
     if offsets and main and len(offsets) == len(main) and text is not None and main_encoding == "decoded":
         _check_offsets(raws, offsets, warnings)
 
-    usage = resp.get("usage")
     meta: dict[str, Any] = {
         "source": source,
         "model": resp.get("model"),
@@ -179,7 +194,7 @@ def choice_trace(resp: dict, choice: dict, *, k: int | None, prompt: str | None,
         "echo": True if echo else None,
         "refusal": True if is_refusal else None,  # the model refused: the tokens are its refusal's
         "stream_chunks": resp.get("stream_chunks") or None,
-        "usage": usage or None,
+        "usage": resp.get("usage") or None,
     }
     return build_trace([(prompt_part, prompt_encoding), (main, main_encoding)], prompt_len=prompt_len,
                        meta=meta, table=table, warnings=warnings)
