@@ -34,6 +34,7 @@ export class ChartPanel {
       i >= 0
         ? buildChart(data, i, { promptLen: data.promptLen, showIds: ask.showIds(), style: ask.style(i), pinned: i === ask.pinned(), flags: data.flagNotes[String(i)] })
         : this.placeholder;
+    if (i >= 0 && ask.decorate) ask.decorate(chart, i); // the pinned chart's "why?" (why.js)
     this.markActive(i); // first: it reads the text's layout, still clean before the chart changes
     this.el.replaceChildren(chart);
     ask.strip.mark(i, data.n);
@@ -72,6 +73,7 @@ export class ChartPanel {
   size(data) {
     if (this.sized) return;
     const chart = buildChart(data, tallest(data), { promptLen: data.promptLen, showIds: this.ask.showIds(), style: null, pinned: true });
+    if (this.ask.decorate) this.ask.decorate(chart, tallest(data), true); // room for "why?" too
     chart.style.visibility = "hidden";
     const shownNow = [...this.el.childNodes];
     this.el.replaceChildren(chart);
