@@ -2,16 +2,17 @@
 // probability colours), its symmetric range, rank agreement between methods, and the words of a
 // method's name. Pure functions: no DOM, unit-tested in node.
 
-import { gradientOf, interpolate, styleOn } from "../toolkit/colors.js";
+import { readableOn } from "../toolkit/colors.js";
 
 /**
- * Purple (pushed towards the contrast, or lowered the token) -> light grey (0) -> orange (pushed
- * towards the token): PuOr, which stays distinct under the common colour-vision deficiencies.
+ * The two ends of PuOr, which stay distinct under the common colour-vision deficiencies: orange
+ * pushed towards the token, purple towards the contrast (or lowered the token). A score's colour
+ * is its end's colour at an opacity growing with |score|, so 0 is the page's own background, in
+ * the light theme and the dark one alike.
  */
-export const DIVERGING = [
-  [84, 39, 136], [128, 115, 172], [178, 171, 210], [216, 218, 235], [240, 240, 240],
-  [254, 224, 182], [253, 184, 99], [224, 130, 20], [179, 88, 6],
-];
+export const TOWARDS = [230, 97, 1];
+export const AGAINST = [94, 60, 153];
+const MAX_ALPHA = 0.85;
 
 export const METHOD_LABELS = {
   gradient_x_input: "gradient \u00d7 input",
@@ -29,18 +30,27 @@ export function symmetricBound(scores) {
   return m;
 }
 
-/** [r, g, b] of a score on the range [-bound, bound] (0 in the middle); null for a non-finite score. */
-export function divergingRgb(score, bound) {
+/** {rgb, alpha} of a score on the range [-bound, bound]: 0 is transparent; null for a non-finite score. */
+export function divergingColor(score, bound) {
   if (!Number.isFinite(score)) return null;
-  const t = bound > 0 ? 0.5 + score / (2 * bound) : 0.5;
-  return interpolate(DIVERGING, t);
+  const strength = bound > 0 ? Math.min(1, Math.abs(score) / bound) : 0;
+  return { rgb: score >= 0 ? TOWARDS : AGAINST, alpha: MAX_ALPHA * strength };
 }
 
-/** Background and readable text colour of a score (toolkit's styleOn). */
-export const scoreStyle = (score, bound) => styleOn(divergingRgb(score, bound));
+const rgba = ({ rgb, alpha }) => `rgba(${rgb.join(",")},${alpha.toFixed(3)})`;
 
-/** The legend's gradient, -bound (left) to +bound (right). */
-export const divergingGradient = (steps = 16) => gradientOf((t) => interpolate(DIVERGING, t), steps);
+/** Background and text colour of a score: the theme's text where the colour is faint, else black or white. */
+export function scoreStyle(score, bound) {
+  const c = divergingColor(score, bound);
+  return c ? { background: rgba(c), color: c.alpha > 0.45 ? readableOn(c.rgb) : "" } : null;
+}
+
+/** The legend's gradient, -bound (left) to +bound (right), over the page's background as the tokens are. */
+export function divergingGradient(steps = 16) {
+  const stops = [];
+  for (let s = 0; s <= steps; s++) stops.push(`${rgba(divergingColor(2 * (s / steps) - 1, 1))} ${((s / steps) * 100).toFixed(1)}%`);
+  return `linear-gradient(to right, ${stops.join(", ")})`;
+}
 
 /** 1-based ranks of `values` (ties share their mean rank). */
 export function ranks(values) {

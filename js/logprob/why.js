@@ -100,6 +100,7 @@ export class Why {
     const a = this.active();
     const spans = view.text.spans;
     spans.forEach((s) => s.classList.remove("lv-why-target"));
+    view.root.classList.toggle("lv-why-on", !!a); // the probability legend steps back (why.css)
     if (!a) {
       if (this.painted) view.recolor();
       for (let i = 0; i < Math.min(this.painted, spans.length); i++) spans[i].removeAttribute("data-attribution");
@@ -198,7 +199,7 @@ export class Why {
     chart.querySelector(".lv-pin-note")?.append(" \u00b7 w why?"); // the key, listed with the others
     if (measuring) return this.fillMeasured(section);
     this.section = section;
-    this.fill();
+    this.fill(true); // (the chart is not in the page yet)
   }
 
   /** A small "why not?" on each alternative not chosen: why the token rather than that one. */
@@ -249,14 +250,15 @@ export class Why {
   }
 
   /** Fill the pinned chart's section from the current state. */
-  fill() {
+  fill(fresh = false) {
     const { section, view } = this;
-    if (!section || !section.isConnected) return;
+    if (!section || (!fresh && !section.isConnected)) return;
     const at = view.pinned();
+    const a = this.active();
+    if (a && !this.pending) this.method = a.method; // the select shows the method on show
     section.replaceChildren(this.controls(at));
     const status = this.statusText(at);
     if (status) section.appendChild(h("div", `lv-why-status ${status.cls}`, status.text));
-    const a = this.active();
     if (a) this.explain(section, a);
   }
 

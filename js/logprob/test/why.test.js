@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { agreements, attributionKey, convergenceNote, DIVERGING, divergingRgb, ranks, spearman, symmetricBound } from "../attribution.js";
+import { AGAINST, agreements, attributionKey, convergenceNote, divergingColor, ranks, scoreStyle, spearman, symmetricBound, TOWARDS } from "../attribution.js";
 import { DECIDED, decidedRange, NEVER_RGB } from "../decided.js";
 import { scale, tokenStyle } from "../modes.js";
 import { paletteColor } from "../../toolkit/colors.js";
@@ -34,15 +34,18 @@ test("rank agreement equals the textbook formula, and ties share their mean rank
   assert.equal(pairs[0].a, "occlusion");
 });
 
-test("the diverging palette is symmetric around 0, which is its middle colour", () => {
+test("the diverging palette is symmetric around 0, which is transparent", () => {
   const scores = [0.5, -2, 1];
   const bound = symmetricBound(scores);
   assert.equal(bound, 2);
-  assert.deepEqual(divergingRgb(0, bound), DIVERGING[4]);
-  assert.deepEqual(divergingRgb(2, bound), DIVERGING[DIVERGING.length - 1]);
-  assert.deepEqual(divergingRgb(-2, bound), DIVERGING[0]);
-  assert.deepEqual(divergingRgb(-9, bound), DIVERGING[0]); // clamped
-  assert.equal(divergingRgb(NaN, bound), null);
+  assert.equal(divergingColor(0, bound).alpha, 0);
+  assert.deepEqual(divergingColor(2, bound).rgb, TOWARDS);
+  assert.deepEqual(divergingColor(-2, bound).rgb, AGAINST);
+  assert.equal(divergingColor(1, bound).alpha, divergingColor(-1, bound).alpha); // symmetric
+  assert.equal(divergingColor(-9, bound).alpha, divergingColor(-2, bound).alpha); // clamped
+  assert.equal(divergingColor(NaN, bound), null);
+  assert.equal(scoreStyle(0.1, bound).color, ""); // faint: the theme's own text colour
+  assert.notEqual(scoreStyle(-2, bound).color, "");
   assert.equal(attributionKey(7, "occlusion", null), "7|occlusion|-");
   assert.equal(attributionKey(7, "occlusion", 42), "7|occlusion|42");
 });
