@@ -175,11 +175,12 @@ export class Why {
 
   onMessage(msg) {
     if (!msg || msg.type !== "why-answer" || !this.pending || msg.id !== this.pending.id) return;
+    const { at } = this.pending;
     this.pending = null;
     clearInterval(this.ticker);
     if (msg.ok) {
       this.status = "";
-      if (this.view.pinned() >= 0) this.setActive(msg.key);
+      if (this.view.pinned() === at) this.setActive(msg.key); // (kept in the trait either way)
     } else this.status = `the kernel could not answer: ${msg.error}`;
     this.fill();
   }
@@ -239,7 +240,7 @@ export class Why {
 
   statusText(at) {
     const p = this.pending;
-    if (p) {
+    if (p && p.at === at) {
       const s = Math.floor((Date.now() - p.started) / 1000);
       if (p.late) return { cls: "lv-why-late", text: `no answer from the kernel after ${s} s: is it busy or stopped? (the answer is shown if it comes)` };
       return { cls: "lv-why-wait", text: `asking the kernel\u2026 ${s} s` };
