@@ -100,5 +100,5 @@ export function convergenceNote(meta) {
   if (!meta || meta.converged !== false) return null;
   const share = Number.isFinite(meta.relative_error) ? `${Math.round(meta.relative_error * 100)}%` : "part";
   const steps = meta.n_steps != null ? ` with ${meta.n_steps} steps` : "";
-  return `integrated gradients have not converged: the scores miss ${share} of f(input) \u2212 f(baseline)${steps}; read them with care, or compare gradient \u00d7 input and occlusion`;
+  return `integrated gradients have not converged: the scores miss ${share} of f(input) \u2212 f(baseline)${steps}; read them with care`;
 }

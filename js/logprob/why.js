@@ -160,8 +160,8 @@ export class Why {
 
   disabledReason(at) {
     if (at < 1) return "the first token has no tokens before it to ask about";
-    if (this.view.root.closest(".lv-standalone")) return "an offline copy: asking why needs the kernel (the answers computed are kept)";
-    if (!this.model.get("can_why")) return "why? needs the model: LogprobView(trace, runner=runner) or view.runner = runner";
+    if (this.view.root.closest(".lv-standalone")) return "offline copy: asking needs the kernel";
+    if (!this.model.get("can_why")) return "why? needs the model: LogprobView(trace, runner=r) or view.runner = r";
     return "";
   }
 
@@ -227,7 +227,7 @@ export class Why {
     btn.type = "button";
     const reason = this.disabledReason(at);
     btn.disabled = !!reason || !!this.pending;
-    btn.title = reason || "which earlier tokens pushed the model to this token (w); against an alternative: its why? in the chart";
+    btn.title = reason || "which earlier tokens pushed the model to this token (w)";
     btn.addEventListener("click", (e) => (e.stopPropagation(), this.ask()));
     const methods = Object.entries(METHOD_LABELS);
     const sel = select(methods, this.method, "lv-why-method", (v) => {
@@ -242,7 +242,7 @@ export class Why {
     const p = this.pending;
     if (p && p.at === at) {
       const s = Math.floor((Date.now() - p.started) / 1000);
-      if (p.late) return { cls: "lv-why-late", text: `no answer from the kernel after ${s} s: is it busy or stopped? (the answer is shown if it comes)` };
+      if (p.late) return { cls: "lv-why-late", text: `no answer from the kernel after ${s} s: is it busy? (a late answer still shows)` };
       return { cls: "lv-why-wait", text: `asking the kernel\u2026 ${s} s` };
     }
     if (this.status) return { cls: "lv-why-error", text: this.status };
@@ -305,19 +305,15 @@ export class Why {
       el.setAttribute("data-rho", String(rho));
       section.appendChild(el);
       if (rho < DISAGREE_BELOW) {
-        section.appendChild(h("div", "lv-why-note lv-why-disagree", `\u26a0 these methods disagree (agreement ${rho.toFixed(2)} < ${DISAGREE_BELOW}): neither ranking is the answer alone`));
+        section.appendChild(h("div", "lv-why-note lv-why-disagree", `\u26a0 these methods disagree (${rho.toFixed(2)} < ${DISAGREE_BELOW}): trust neither alone`));
       }
     }
   }
 
-  /** The tallest the section gets (for the panel's fixed height): every line, placeholder text. */
+  /** The room the section takes at most (for the panel's fixed height): less without a runner nor answers. */
   fillMeasured(section) {
-    section.appendChild(this.controls(1));
-    section.appendChild(h("div", "lv-why-status", "no answer from the kernel after 60 s: is it busy or stopped?"));
-    if (!this.model.get("can_why") && !(this.model.get("attributions") ?? []).length) return; // no runner: no answers to show
-    const legend = h("div", "lv-why-legend");
-    legend.append(h("span", "lv-why-end", "towards x"), h("div", "lv-why-scale-box", "0"), h("span", "lv-why-end", "towards x"));
-    section.append(legend, h("div", "lv-why-what", "m"), h("div", "lv-why-note", "integrated gradients have not converged: the scores miss 46% of f(input) \u2212 f(baseline) with 64 steps"));
-    section.append(h("div", "lv-why-methods", "m"), h("div", "lv-why-agree", "a"), h("div", "lv-why-agree", "a"), h("div", "lv-why-agree", "a"), h("div", "lv-why-note", "these methods disagree"));
+    const answers = this.model.get("can_why") || (this.model.get("attributions") ?? []).length;
+    section.classList.add(answers ? "lv-why-room" : "lv-why-room-off");
   }
+
 }
