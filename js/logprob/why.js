@@ -128,7 +128,7 @@ export class Why {
   ask(j = -1) {
     const { view, model } = this;
     const at = view.pinned();
-    if (at < 0) return;
+    if (at < 0 || (this.pending && !this.pending.late)) return; // one question at a time (a lost one may be asked again)
     const why = this.disabledReason(at);
     if (why) return this.say(why);
     const { data } = view;
@@ -226,7 +226,8 @@ export class Why {
     const btn = h("button", "lv-why-ask", "why?");
     btn.type = "button";
     const reason = this.disabledReason(at);
-    btn.disabled = !!reason || !!this.pending;
+    // Not `disabled`: a click on it says why it cannot ask (the status line says it too).
+    if (reason || (this.pending && !this.pending.late)) btn.classList.add("lv-why-disabled");
     btn.title = reason || "which earlier tokens pushed the model to this token (w)";
     btn.addEventListener("click", (e) => (e.stopPropagation(), this.ask()));
     const methods = Object.entries(METHOD_LABELS);

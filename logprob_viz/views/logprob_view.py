@@ -167,6 +167,10 @@ class LogprobView(anywidget.AnyWidget):
     def add_attribution(self, attr, show: bool = True) -> None:
         """Keep an `Attribution` of this view's trace (from ``runner.attribute``) and, with `show`,
         pin its token and colour the text by it."""
+        ids = [int(i) for i in self._trace.token_ids[: attr.position + 1]]
+        if attr.position >= len(self._trace) or ids != [*attr.token_ids.tolist(), attr.target_id]:
+            raise ValueError(f"this attribution is of another text (its token {attr.position}, {attr.target!r}, "
+                             "and the tokens before it are not this view's): attribute this view's trace")
         encoded = encode_attribution(attr)
         self.attributions = [*[a for a in self.attributions if a["key"] != encoded["key"]], encoded]
         if show:

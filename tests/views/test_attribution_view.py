@@ -113,6 +113,8 @@ def test_a_new_trace_drops_the_attributions_of_the_old_one(runner, trace):
     view.add_attribution(runner.attribute(trace, at=3))
     view.trace = runner.score("Something else entirely.")
     assert view.attributions == [] and view.why_active == ""
+    with pytest.raises(ValueError, match="of another text"):
+        view.add_attribution(runner.attribute(trace, at=3))
 
 
 def test_the_decided_mode_sends_the_layer_each_token_stays_the_top_guess_from(runner):
