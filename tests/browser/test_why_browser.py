@@ -184,10 +184,12 @@ def projector_screenshot(browser, lab_server) -> None:
         news = small.get_by_role("button", name="No", exact=True)  # JupyterLab's "news?" toast
         if news.count():
             news.first.click()
-        root.scroll_into_view_if_needed()
         assert root.evaluate("el => el.scrollWidth <= el.clientWidth + 1"), "nothing overflows sideways"
-        save_screenshot(small, "why-projector.png")
+        # The panel is below the text on this screen: the screen as it shows the text, then the answer.
+        root.scroll_into_view_if_needed()
         small.screenshot(path=str(ARTIFACTS / "why-projector-screen.png"))
+        root.locator(".lv-why-legend").scroll_into_view_if_needed()
+        small.screenshot(path=str(ARTIFACTS / "why-projector.png"))
     finally:
         context.close()
 
