@@ -21,6 +21,7 @@ export function decodeLens(p) {
     logprobs: sizedArray(p, "logprobs", cells),
     ranks: sizedArray(p, "ranks", cells),
     entropy: sizedArray(p, "entropy", cells),
+    kl: p.kl_to_final ? sizedArray(p, "kl_to_final", cells) : null,
     top1Text: sizedArray(p, "top1_text", cells),
     top1Logprobs: sizedArray(p, "top1_logprobs", cells),
     topText: p.inline ? sizedArray(p, "top_text", cells * p.k) : null,

@@ -8,6 +8,7 @@ import { gradientOf, paletteColor } from "../toolkit/colors.js";
 import { h as el } from "../toolkit/dom.js";
 import { decodeLens, inlineAlternatives } from "./data.js";
 import { createGrid } from "./grid.js";
+import { layerRows } from "./layers.js";
 import { plotCaption, showCell } from "./panel.js";
 import { tokenPlots } from "./plot.js";
 import { DetailRequests } from "./requests.js";
@@ -67,11 +68,13 @@ function render({ model, el: host }) {
       model.save_changes();
     },
   });
-  root.append(grid.element, detail, plots);
+  const layersBox = el("div", "lvl-layers-box"); // entropy and KL to the final layer, per layer
+  root.append(grid.element, detail, plots, layersBox);
 
   function showPinned() {
     const i = model.get("selected");
     grid.setPinned(i);
+    layerRows(layersBox, d, i);
     plots.replaceChildren();
     if (i > 0) {
       plots.append(plotCaption(d, i), tokenPlots(d, i));

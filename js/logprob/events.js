@@ -67,6 +67,7 @@ function onKey(view, e) {
     view.reveal(next);
     view.setSelected(next);
   } else if (e.key === "b" && p >= 0 && data && view.model.get("branching")) branchFromPinned(view, p);
+  else if (e.key === "w" && p >= 0 && data) view.why.askFromKey(); // why.js
   else return;
   e.preventDefault();
   e.stopPropagation();

@@ -10,7 +10,7 @@ import { gradient, MODES, RANK_BUCKETS, ticks } from "./modes.js";
 export function buildLegend(legend, sc, model, setTraits) {
   legend.replaceChildren();
   const controls = h("span", "lv-legend-controls");
-  const modes = Object.entries(MODES).map(([k, m]) => [k, m.label]);
+  const modes = Object.entries(MODES).filter(([, m]) => !m.available || m.available(model)).map(([k, m]) => [k, m.label]);
   controls.appendChild(select(modes, model.get("color_mode"), "lv-mode", (v) => setTraits({ color_mode: v, color_range: null })));
   if (sc.range) {
     const palettes = Object.keys(PALETTES).map((p) => [p, p]);
@@ -53,6 +53,13 @@ export function buildLegend(legend, sc, model, setTraits) {
       item.appendChild(document.createTextNode(b.label));
       legend.appendChild(item);
     }
+  }
+  if (sc.mode.never) {
+    const item = h("span", "lv-legend-item lv-never");
+    const sw = h("span", "lv-swatch");
+    sw.style.background = rgb(sc.mode.never.rgb);
+    item.append(sw, sc.mode.never.label);
+    legend.appendChild(item);
   }
   for (const [cls, label] of [["lv-swatch-unknown", "unknown"], ["lv-swatch-prompt", "prompt"]]) {
     const item = h("span", "lv-legend-item");

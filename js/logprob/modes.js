@@ -3,6 +3,7 @@
 // Pure functions: no DOM, unit-tested in node. The palettes themselves are the toolkit's.
 
 import { gradientOf, paletteColor, styleOn } from "../toolkit/colors.js";
+import { DECIDED } from "./decided.js";
 
 /** GLTR's rank buckets, coloured with the Okabe–Ito palette (distinct under colour-blindness). */
 export const RANK_BUCKETS = [
@@ -51,6 +52,7 @@ export const MODES = {
     value: ratio,
     format: (x) => trim(x),
   },
+  decided: DECIDED, // only with a lens (decided.js)
 };
 
 function trim(x) {
@@ -89,6 +91,7 @@ export function scale(modeName, palette = "viridis", range = null) {
   const [lo, hi] = validRange(range) ?? m.range;
   const rgb = (v) => {
     if (v == null || Number.isNaN(v)) return null;
+    if (m.never && v === m.never.value) return m.never.rgb;
     let t = (v - lo) / (hi - lo);
     if (m.confident === "low") t = 1 - t;
     return paletteColor(palette, t);

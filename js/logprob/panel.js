@@ -36,10 +36,13 @@ export class ChartPanel {
     this.shown = i;
     const { ask } = this;
     this.markActive(i); // first: it reads the text's layout, still clean before the chart changes
-    const shownEl =
-      i >= 0
-        ? this.chart.show(data, i, { promptLen: data.promptLen, showIds: ask.showIds(), style: ask.style(i), pinned: i === ask.pinned(), flags: data.flagNotes[String(i)] }).el
-        : this.placeholder;
+    const pinned = i === ask.pinned();
+    const opts = { promptLen: data.promptLen, showIds: ask.showIds(), style: ask.style(i), pinned, flags: data.flagNotes[String(i)] };
+    // Hovered tokens share one chart updated in place; the pinned token's chart is a chart of its
+    // own, which "why?" (why.js) decorates without leaving its buttons in the shared one.
+    const decorated = i >= 0 && pinned && ask.decorate;
+    const shownEl = i < 0 ? this.placeholder : decorated ? buildChart(data, i, opts) : this.chart.show(data, i, opts).el;
+    if (decorated) ask.decorate(shownEl, i);
     if (this.el.firstChild !== shownEl || this.el.childNodes.length !== 1) this.el.replaceChildren(shownEl);
     ask.strip.mark(i, data.n);
   }
@@ -82,6 +85,7 @@ export class ChartPanel {
   size(data) {
     if (this.sized) return;
     const chart = buildChart(data, tallest(data), { promptLen: data.promptLen, showIds: this.ask.showIds(), style: null, pinned: true });
+    if (this.ask.decorate) this.ask.decorate(chart, tallest(data), true); // room for "why?" too
     chart.style.visibility = "hidden";
     const shownNow = [...this.el.childNodes];
     this.el.replaceChildren(chart);

@@ -19,6 +19,8 @@ import { ChartPanel } from "./panel.js";
 import { storeOf } from "./store.js";
 import { Strip } from "./strip.js";
 import { inSlices, paint, TokenText, tokenSpan } from "./text.js";
+import { Why } from "./why.js";
+import { decidedRange, withDecided } from "./decided.js";
 
 const FIRST_SLICE = 300; // tokens built before the view first shows; the rest follows in slices
 const SLICE = 400;
@@ -48,6 +50,7 @@ export class LogprobRender {
     this.jumpAt = -1;
     this.visibility = null; // the IntersectionObserver of long texts' blocks
     this.forks = new Set(model.get("forks") ?? []); // fork points to mark (e.g. where branches start)
+    this.why = new Why(this); // "why?": attribution colours (why.js)
   }
 
   get shown() {
@@ -65,7 +68,8 @@ export class LogprobRender {
   }
 
   newScale() {
-    return scale(this.model.get("color_mode"), this.model.get("palette"), this.model.get("color_range"));
+    const m = this.model;
+    return scale(m.get("color_mode"), m.get("palette"), m.get("color_range") ?? decidedRange(m)); // decided.js
   }
 
   setSelected(i) {
@@ -88,6 +92,7 @@ export class LogprobRender {
     this.pinnedEl = this.spanOf(this.pinned());
     if (this.pinnedEl) this.pinnedEl.classList.add("lv-pinned");
     this.showChart(this.pinned(), true);
+    this.why.onPin();
   }
 
   /** Scroll the text box (not the page) so token i is in view. */
@@ -147,6 +152,7 @@ export class LogprobRender {
         timer = null;
         this.header.classList.remove("lv-loading");
         if (this.pinnedEl !== this.spanOf(this.pinned())) this.markPinned(); // a pinned token built only now
+        this.why.afterBuild();
       }
     };
     step(first);
@@ -181,6 +187,7 @@ export class LogprobRender {
       pinned: () => this.pinned(),
       spanOf: (i) => this.spanOf(i),
       strip: this.strip,
+      decorate: (chart, i, measuring) => this.why.decorate(chart, i, measuring),
     });
     body.append(this.textEl, this.panel.el);
     this.root.appendChild(body);
@@ -203,7 +210,7 @@ export class LogprobRender {
     this.cancelBuild();
     this.cancelPaint();
     this.strip?.cancel();
-    this.data = this.store.load();
+    this.data = withDecided(this.store.load(), this.model); // the lens's "decided" layers (decided.js)
     this.root.replaceChildren();
     this.pinnedEl = null;
     if (!this.data) {
@@ -275,6 +282,7 @@ export class LogprobRender {
       this.strip?.cancel();
       this.store.views.delete(onStore);
       stopListening();
+      this.why.stop();
       if (this.visibility) this.visibility.disconnect();
       this.root.remove();
     };

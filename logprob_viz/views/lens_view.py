@@ -68,6 +68,7 @@ def encode_lens(lens, inline: bool) -> dict:
         "logprobs": array("logprobs", lens.logprobs, "float32"),
         "ranks": array("ranks", lens.ranks, "int32"),
         "entropy": array("entropy", lens.entropy, "float32"),
+        "kl_to_final": array("kl_to_final", lens.kl_to_final, "float32"),
         "top1_text": refs("top1_text", top1),
         "top1_logprobs": array("top1_logprobs", top1_logprobs, "float32"),
         "top_text": refs("top_text", lens.top_ids) if inline else None,

@@ -24,6 +24,7 @@ import anywidget
 import traitlets as t
 
 from ..records.trace import Trace
+from .attribution_view import answer_why, encode_attribution
 from .codec import append_start, encode_append, encode_trace, extends, flag_notes, json_safe, message, summary
 from .page import STATIC, mimebundle_with_fallback, require_frontend
 
@@ -37,9 +38,22 @@ _STYLES = STATIC / "widget.css"
 BATCH_S = 0.1  # while tokens arrive, new ones reach the browser at least this often
 FOLD_S = 0.5  # this long without new tokens ends a stream: the whole trace goes into _payload
 
-_MODES = ("probability", "logprob", "entropy", "rank", "ratio")
+_MODES = ("probability", "logprob", "entropy", "rank", "ratio", "decided")
 _MODE_ALIASES = {"surprisal": "logprob", "prob": "probability"}
 _PALETTES = ("viridis", "cividis", "magma")
+
+
+def _decided_traits(lens, trace: Trace) -> dict:
+    """The "decided" mode's traits of a lens: its commitment(top=1) per token and its blocks."""
+    from ..records.lens import Lens
+    from .codec import array
+
+    if not isinstance(lens, Lens):
+        raise TypeError(f"lens must be a logprob_viz Lens (runner.lens(text)), got {type(lens).__name__}")
+    if len(lens) != len(trace):
+        raise ValueError(f"the lens has {len(lens)} tokens and the trace {len(trace)}: "
+                         "show the lens's own trace, LogprobView(lens.trace, lens=lens)")
+    return {"_decided": array("decided", lens.commitment(top=1), "int32"), "decided_blocks": int(lens.n_blocks)}
 
 
 def _checked(trace) -> Trace:
@@ -79,6 +93,19 @@ class LogprobView(anywidget.AnyWidget):
         Show token ids in the alternatives chart.
     branching : bool
         Whether clicking an alternative asks the kernel to branch there (the explorer sets it).
+    runner : a local runner or None
+        The model that made the trace: with one, a pinned token's "why?" (or `w`) asks it which
+        earlier tokens pushed towards that token (`runner.attribute`). Settable.
+    attributions : list of dict
+        Every attribution computed for this view (`logprob_viz.views.attribution_view`), kept in
+        the saved state and the offline HTML; ``view.add_attribution(attr)`` adds one from Python.
+    why_active : str
+        The key of the attribution colouring the text ("" for none; unpinning clears it).
+    why_timeout_s : float
+        How long the view waits for the kernel's answer before saying there was none.
+    lens : Lens or None
+        With ``LogprobView(lens.trace, lens=lens)``, the ``"decided"`` colour mode colours each token
+        by the layer from which it stays the top guess (``lens.commitment(top=1)``).
     n_tokens, k, prompt_len, perplexity, mean_logprob, mean_entropy, meta, flag_notes
         Read-only summaries of the trace on show (None where unknown).
     """
@@ -98,9 +125,19 @@ class LogprobView(anywidget.AnyWidget):
     # message {"event": "alternative", "at", "token_id", "token"} for whoever listens (the explorer).
     branching = t.Bool(False).tag(sync=True)
 
+    # "why?": attributions computed (logprob_viz.views.attribution_view), the one on show, whether
+    # there is a runner to ask (can_why) and how long the browser waits for an answer.
+    attributions = t.List(t.Dict()).tag(sync=True)
+    why_active = t.Unicode("").tag(sync=True)
+    can_why = t.Bool(False).tag(sync=True)
+    why_timeout_s = t.Float(60.0).tag(sync=True)
+    # The "decided" colour mode: lens.commitment(top=1) as an int32 array, and the lens's blocks.
+    _decided = t.Dict(default_value=None, allow_none=True).tag(sync=True)
+    decided_blocks = t.Int(0).tag(sync=True)
+
     _timer: threading.Timer | None = None  # the pending batch or fold of a stream
 
-    def __init__(self, trace: Trace, **kwargs) -> None:
+    def __init__(self, trace: Trace, *, runner=None, lens=None, **kwargs) -> None:
         require_frontend(type(self), "widget.js", "widget.css")
         trace = _checked(trace)
         self._trace = trace
@@ -108,8 +145,43 @@ class LogprobView(anywidget.AnyWidget):
         self._sent_n = len(trace)  # tokens the browser has (payload + appends)
         self._last_send = 0.0
         self._lock = threading.RLock()
+        self._runner = runner
+        self.lens = lens
+        decided = {} if lens is None else _decided_traits(lens, trace)
         # The payload in the constructor: the view opens with it in one message.
-        super().__init__(_payload=encode_trace(trace, self._trace_id), **kwargs)
+        super().__init__(_payload=encode_trace(trace, self._trace_id), can_why=runner is not None, **decided, **kwargs)
+        self.on_msg(self._on_why)
+
+    # -- why? ------------------------------------------------------------------------------
+
+    @property
+    def runner(self):
+        """The model asked by "why?" (None: the control says it needs one)."""
+        return self._runner
+
+    @runner.setter
+    def runner(self, runner) -> None:
+        self._runner = runner
+        self.can_why = runner is not None
+
+    def add_attribution(self, attr, show: bool = True) -> None:
+        """Keep an `Attribution` of this view's trace (from ``runner.attribute``) and, with `show`,
+        pin its token and colour the text by it."""
+        ids = [int(i) for i in self._trace.token_ids[: attr.position + 1]]
+        if attr.position >= len(self._trace) or ids != [*attr.token_ids.tolist(), attr.target_id]:
+            raise ValueError(f"this attribution is of another text (its token {attr.position}, {attr.target!r}, "
+                             "and the tokens before it are not this view's): attribute this view's trace")
+        encoded = encode_attribution(attr)
+        self.attributions = [*[a for a in self.attributions if a["key"] != encoded["key"]], encoded]
+        if show:
+            with self.hold_sync():
+                self.selected = encoded["at"]
+                self.why_active = encoded["key"]
+
+    def _on_why(self, _widget, content, _buffers) -> None:
+        if not isinstance(content, dict) or content.get("type") != "why":
+            return
+        self.send(answer_why(self, content))
 
     # -- the trace -------------------------------------------------------------------------
 
@@ -154,6 +226,8 @@ class LogprobView(anywidget.AnyWidget):
         self._sent_n = len(trace)
         with self.hold_sync():
             self.set_trait("selected", -1)  # the pinned index may not exist in the new trace
+            self.set_trait("why_active", "")
+            self.set_trait("attributions", [])  # they were of the trace replaced
             self.set_trait("_payload", encode_trace(trace, self._trace_id))
 
     def _grow(self, trace: Trace) -> None:
@@ -260,6 +334,11 @@ class LogprobView(anywidget.AnyWidget):
         if value not in _MODES:
             raise t.TraitError(
                 f"color_mode must be one of {', '.join(_MODES)} (or 'surprisal'), got {proposal['value']!r}"
+            )
+        if value == "decided" and self._decided is None:
+            raise t.TraitError(
+                "color_mode 'decided' needs the trace's lens: LogprobView(lens.trace, lens=lens) "
+                "with lens = runner.lens(text)"
             )
         return value
 

@@ -66,3 +66,15 @@ def test_a_lens_has_an_offline_page_and_its_view_an_html_fallback(lens, tmp_path
         assert path.read_text(encoding="utf-8").count("<tr>") == len(lens.layers) + 1
     finally:
         view.close()
+
+
+def test_the_payload_carries_each_layers_kl_to_the_final_distribution(runner, lens):
+    """The rows of per-layer KL the view shows come from the lens's own KL(final || layer), recomputed
+    here from the lens's final row: 0 at the final block."""
+    payload = LensView(lens)._payload
+    kl = wire.array(payload["kl_to_final"], "float32").reshape(payload["n_layers"], payload["n"])
+    np.testing.assert_array_equal(kl, lens.kl_to_final)
+    final = list(lens.layers).index(lens.n_blocks - 1) if lens.n_blocks - 1 in lens.layers else None
+    if final is not None:
+        np.testing.assert_allclose(kl[final, 1:], 0, atol=1e-5)
+    assert np.isnan(kl[:, 0]).all() and (kl[:, 1:] >= -1e-5).all()

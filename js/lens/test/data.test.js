@@ -62,3 +62,13 @@ test("cells are coloured by viridis with readable text; unknown has no colour", 
   assert.deepEqual(cellStyle(0), { background: "rgb(68,1,84)", color: "#fff" });
   assert.deepEqual(cellStyle(1), { background: "rgb(253,231,37)", color: "#000" });
 });
+
+test("per-layer rows: the mean over tokens 1..n-1 skipping NaN, or one token's column", async () => {
+  const { perLayer } = await import("../layers.js");
+  // 2 layers x 4 tokens, row by row; column 0 is NaN (nothing predicts the first token).
+  const values = new Float32Array([NaN, 1, 2, NaN, NaN, 0.5, 0.25, 0.25]);
+  const means = perLayer(values, 2, 4);
+  assert.equal(means[0], (1 + 2) / 2);
+  assert.equal(means[1], (0.5 + 0.25 + 0.25) / 3);
+  assert.deepEqual([...perLayer(values, 2, 4, 2)], [2, 0.25]);
+});
