@@ -270,55 +270,17 @@ class Trace:
     # -- exports -----------------------------------------------------------------------
 
     def to_dict(self) -> dict:
-        """A JSON-safe dict from which `Trace.from_dict` rebuilds this trace exactly.
+        """A JSON-safe dict from which `Trace.from_dict` rebuilds this trace exactly (see `trace_json`)."""
+        from .trace_json import trace_to_dict
 
-        Floats are written with ``repr`` precision, so float32 values survive the round trip;
-        NaN and infinities are written as the strings "nan", "inf", "-inf" (JSON has none).
-        """
-        d = {
-            "tokens": list(self.tokens),
-            "token_bytes": [b.hex() for b in self.token_bytes],
-            "token_ids": self.token_ids.tolist(),
-            "logprobs": _floats_out(self.logprobs),
-            "ranks": self.ranks.tolist(),
-            "entropy": _floats_out(self.entropy),
-            "top_tokens": [list(row) for row in self.top_tokens],
-            "top_logprobs": [_floats_out(row) for row in self.top_logprobs],
-            "top_ids": self.top_ids.tolist(),
-            "k": self.k,
-            "flags": [[] for _ in range(len(self))] if self._flag_rows is None else [list(r) for r in self._flag_rows],
-            "prompt_len": self.prompt_len,
-            # for whoever reads the JSON without logprob_viz: the flags' words too
-            "meta": {**self.meta, "warnings": self.warnings} if self.warnings else self.meta,
-        }
-        if self.processed_logprobs is not None:
-            d["processed_logprobs"] = _floats_out(self.processed_logprobs)
-            d["processed_top_logprobs"] = [_floats_out(row) for row in self.processed_top_logprobs]
-        return d
+        return trace_to_dict(self)
 
     @classmethod
     def from_dict(cls, d: dict) -> Trace:
         """Rebuild a trace written by `to_dict`."""
-        n, k = len(d["tokens"]), d.get("k", 0)
-        processed = d.get("processed_logprobs")
-        return cls(
-            tokens=d["tokens"],
-            token_bytes=[bytes.fromhex(h) for h in d["token_bytes"]],
-            token_ids=d["token_ids"],
-            logprobs=_floats_in(d["logprobs"]),
-            ranks=d["ranks"],
-            entropy=_floats_in(d["entropy"]),
-            top_tokens=d["top_tokens"],
-            top_logprobs=np.array([_floats_in(r) for r in d["top_logprobs"]], dtype=np.float32).reshape(n, k),
-            top_ids=np.array(d["top_ids"], dtype=np.int32).reshape(n, k),
-            processed_logprobs=None if processed is None else _floats_in(processed),
-            processed_top_logprobs=None
-            if processed is None
-            else np.array([_floats_in(r) for r in d["processed_top_logprobs"]], dtype=np.float32).reshape(n, k),
-            flags=d.get("flags"),
-            prompt_len=d["prompt_len"],
-            meta=_source_notes(d.get("meta", {}), d.get("flags")),
-        )
+        from .trace_json import trace_from_dict
+
+        return trace_from_dict(cls, d)
 
     def to_pandas(self):
         """One row per token: position, token, id, logprob, prob, rank, entropy, is_prompt, top-K."""
@@ -387,20 +349,3 @@ class Trace:
         from ..views.logprob_view import LogprobView
 
         return LogprobView(self)._repr_mimebundle_(**kwargs)
-
-
-def _source_notes(meta: dict, flags) -> dict:
-    """`meta` without the warnings that `to_dict` derived from the flags (the trace derives them again)."""
-    derived = set(flag_warnings(flags or []))
-    notes = [w for w in meta.get("warnings", ()) if w not in derived]
-    meta = {key: value for key, value in meta.items() if key != "warnings"}
-    return {**meta, "warnings": notes} if notes else meta
-
-
-def _floats_out(arr: np.ndarray) -> list:
-    # float(np.float32) is exact in float64, and JSON keeps float64 exactly through repr.
-    return [float(x) if math.isfinite(x) else str(float(x)) for x in arr.tolist()]
-
-
-def _floats_in(values) -> np.ndarray:
-    return np.array([float(x) for x in values], dtype=np.float32)
