@@ -140,9 +140,9 @@ def summary(trace: Trace) -> dict:
 def flag_notes(trace: Trace, start: int = 0) -> dict[str, list[str]]:
     """{token index: what the source lost there, in words} for tokens from `start` on (sparse)."""
     notes = {}
-    for i in range(start, len(trace)):
-        lost = [f"{c}: {TOKEN_FLAGS.get(c, c)}" for c in trace.flags[i] if c not in SHOWN_BY_THE_CHART]
-        if lost:
+    for i, codes in sorted(trace.flagged().items()):  # only flagged tokens: no flags list per token is made
+        lost = [f"{c}: {TOKEN_FLAGS.get(c, c)}" for c in codes if c not in SHOWN_BY_THE_CHART]
+        if i >= start and lost:
             notes[str(i)] = lost
     return notes
 
