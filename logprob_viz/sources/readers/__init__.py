@@ -9,7 +9,8 @@ at once), and one assembler (`assemble.build_trace`) that builds the trace:
 
 - ``inputs``             dict / JSON text / SDK object / SSE / NDJSON / chunk list -> plain data
 - ``errors``             `LogprobFormatError` (malformed input, with the field's path),
-                         `OpenAIResponseError` (a server's error body), value checks
+                         `OpenAIResponseError` (a server's error body); ``checks`` the shape
+                         checks, ``values`` the value checks (logprobs, probabilities, ids)
 - ``position``, ``columns``, ``assemble`` the shared forms (per token, per section); the one assembler
 - ``ranking``            a section's alternatives ranked at once (the per-position rules, in numpy)
 - ``reader``             `read`: recognises the format and calls its parser

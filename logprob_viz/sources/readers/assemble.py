@@ -18,8 +18,8 @@ from ...records.tokens import byte_level_bytes, display_token, legacy_bytes, sen
 from ...records.trace import Trace
 from ...records.vocab_rows import NO_FLAGS
 from .columns import Columns
-from .errors import check_ids_and_ranks
 from .position import LN_HALF, Token
+from .values import check_ids_and_ranks
 
 __all__ = ["resolve", "build_trace", "strings_of"]
 

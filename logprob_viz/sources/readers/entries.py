@@ -16,18 +16,10 @@ import math
 from operator import itemgetter
 
 from ...records.tokens import token_id_of
-from .errors import (
-    LOGPROB_SLACK,
-    NEG_INF_SENTINEL,
-    LogprobFormatError,
-    describe,
-    expect_dict,
-    expect_int,
-    expect_list,
-    expect_str,
-    logprob_at,
-)
+from .checks import expect_dict, expect_int, expect_list, expect_str
+from .errors import LogprobFormatError, describe
 from .position import Alternative, Token, rank_by_id, same_logprob
+from .values import LOGPROB_SLACK, NEG_INF_SENTINEL, logprob_at
 
 NAN = math.nan
 

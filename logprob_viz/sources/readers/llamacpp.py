@@ -25,20 +25,11 @@ from typing import Any
 
 from ...records.trace import Trace
 from .assemble import build_trace
+from .checks import expect_dict, expect_int, expect_list, expect_str
 from .entries import bytes_at, given_bytes
-from .errors import (
-    LOGPROB_SLACK,
-    NEG_INF_SENTINEL,
-    LogprobFormatError,
-    describe,
-    expect_dict,
-    expect_int,
-    expect_list,
-    expect_str,
-    logprob_at,
-    prob_at,
-)
+from .errors import LogprobFormatError, describe
 from .position import Alternative, Token, rank_by_id
+from .values import LOGPROB_SLACK, NEG_INF_SENTINEL, logprob_at, prob_at
 
 __all__ = ["llamacpp_trace", "is_llamacpp"]
 

@@ -37,22 +37,15 @@ from ...records.flags import TOKEN_FLAGS  # noqa: F401  (public here before flag
 from ...records.tokens import detect_encoding
 from ...records.trace import Trace
 from .assemble import build_trace, strings_of
+from .checks import expect_dict, expect_int, expect_list, expect_str
 from .columns import Columns
 from .entries import entry_tokens
-from .errors import (
-    NEG_INF_SENTINEL,
-    LogprobFormatError,
-    OpenAIResponseError,
-    describe,
-    expect_dict,
-    expect_int,
-    expect_list,
-    expect_str,
-)
+from .errors import LogprobFormatError, OpenAIResponseError, describe
 from .inputs import parse_sse, to_plain
 from .openai_completions import completions_tokens
 from .openai_shapes import as_response
 from .position import no_gc_pauses
+from .values import NEG_INF_SENTINEL
 from .vllm_prompt import prompt_tokens
 
 __all__ = ["from_openai", "OpenAIResponseError", "LogprobFormatError", "parse_sse", "TOKEN_FLAGS",

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from ...records.trace import Trace
 from .assemble import build_trace
+from .checks import expect_dict, expect_list
 from .entries import entry_tokens
-from .errors import LogprobFormatError, expect_dict, expect_list
+from .errors import LogprobFormatError
 
 __all__ = ["transcription_trace", "is_transcription", "is_transcription_stream"]
 

@@ -17,11 +17,13 @@ from operator import itemgetter
 
 import numpy as np
 
+from .checks import expect_list
 from .columns import Columns
-from .errors import LOGPROB_SLACK, NEG_INF_SENTINEL, LogprobFormatError, describe, expect_list, logprob_at
+from .errors import LogprobFormatError, describe
 from .inputs import DupKeys
 from .position import Token, same_logprob  # alternatives: plain tuples in form.Alternative's field order
 from .ranking import first_match, kept_entries, sorted_rows
+from .values import LOGPROB_SLACK, NEG_INF_SENTINEL, logprob_at
 
 __all__ = ["completions_tokens"]
 

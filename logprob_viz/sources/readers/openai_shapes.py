@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 
-from .errors import LogprobFormatError, OpenAIResponseError, describe, expect_dict, expect_list
+from .checks import expect_dict, expect_list
+from .errors import LogprobFormatError, OpenAIResponseError, describe
 
 __all__ = ["as_response", "merge_chunks", "raise_error", "is_prompt_logprobs"]
 

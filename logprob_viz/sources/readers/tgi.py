@@ -19,19 +19,12 @@ import numpy as np
 
 from ...records.trace import Trace
 from .assemble import build_trace
+from .checks import expect_dict, expect_int, expect_list, expect_str
 from .columns import Columns
-from .errors import (
-    LOGPROB_SLACK,
-    NEG_INF_SENTINEL,
-    LogprobFormatError,
-    expect_dict,
-    expect_int,
-    expect_list,
-    expect_str,
-    logprob_at,
-)
+from .errors import LogprobFormatError
 from .position import Alternative, Token, rank_by_id
 from .ranking import by_id, columns_of, int32_safe
+from .values import LOGPROB_SLACK, NEG_INF_SENTINEL, logprob_at
 
 __all__ = ["tgi_trace", "is_tgi", "is_tgi_stream"]
 

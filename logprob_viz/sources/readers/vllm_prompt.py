@@ -13,20 +13,12 @@ from operator import itemgetter, methodcaller
 
 import numpy as np
 
+from .checks import expect_dict, expect_int, expect_list, expect_str
 from .columns import Columns
-from .errors import (
-    LOGPROB_SLACK,
-    NEG_INF_SENTINEL,
-    LogprobFormatError,
-    describe,
-    expect_dict,
-    expect_int,
-    expect_list,
-    expect_str,
-    logprob_at,
-)
+from .errors import LogprobFormatError, describe
 from .position import Token
 from .ranking import int32_safe
+from .values import LOGPROB_SLACK, NEG_INF_SENTINEL, logprob_at
 
 NAN = math.nan
 
