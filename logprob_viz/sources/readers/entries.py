@@ -158,3 +158,16 @@ def _same_entry(a: tuple, tok: Token) -> bool:
         return False
     # vLLM gives a "token_id:N" chosen token its real bytes but the alternative the placeholder's
     return given is None or tok.given is None or given == tok.given or token_id_of(raw) >= 0
+
+
+def entries_trace(entries: list, top_logprobs, meta: dict, *, table=None, none: tuple[str, str]):
+    """The trace of a whole answer's ``{token, logprob, bytes, top_logprobs}`` entries (Ollama, the
+    Responses API, transcriptions): no prompt, the entries' own texts. `none` is the
+    (field, how to ask for logprobs) of the error when there are no entries; ``meta["top_logprobs"]``
+    is filled in with the K read."""
+    from .assemble import build_trace  # (assemble reads entries' tokens; imported when used)
+
+    if not entries:
+        raise LogprobFormatError(*none)
+    tokens, k = entry_tokens(entries, "logprobs", top_logprobs, chosen_first=False)
+    return build_trace([(tokens, "decoded")], prompt_len=0, meta={**meta, "top_logprobs": k}, table=table)

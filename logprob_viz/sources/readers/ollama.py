@@ -10,12 +10,18 @@ routes (``/v1/...``) are read by `openai.from_openai`.
 from __future__ import annotations
 
 from ...records.trace import Trace
-from .assemble import build_trace
 from .checks import expect_dict, expect_list
-from .entries import entry_tokens
-from .errors import LogprobFormatError
+from .entries import entries_trace
 
 __all__ = ["ollama_trace", "is_ollama"]
+
+# where an answer without logprobs is refused, and how to ask for them
+NO_LOGPROBS = (
+    "logprobs",
+    "this answer has no logprobs:"
+    " request them with \"logprobs\": true (and \"top_logprobs\": K for alternatives)",
+)
+
 
 
 def is_ollama(data) -> bool:
@@ -44,10 +50,6 @@ def ollama_trace(data, *, top_logprobs: int | None = None, table=None) -> Trace:
         text += content if isinstance(content, str) else ""
         entries += expect_list(chunk.get("logprobs") or [], f"{prefix}logprobs")
         last = chunk
-    if not entries:
-        raise LogprobFormatError("logprobs", "this answer has no logprobs: request them with \"logprobs\": true "
-                                             "(and \"top_logprobs\": K for alternatives)")
-    tokens, k = entry_tokens(entries, "logprobs", top_logprobs, chosen_first=False)
     meta = {
         "source": "ollama",
         "server": "ollama",
@@ -55,7 +57,6 @@ def ollama_trace(data, *, top_logprobs: int | None = None, table=None) -> Trace:
         "model": last.get("model") if isinstance(last.get("model"), str) else None,
         "text": text,
         "finish_reason": last.get("done_reason"),
-        "top_logprobs": k,
         "stream_chunks": len(chunks) if isinstance(data, list) else None,
     }
-    return build_trace([(tokens, "decoded")], prompt_len=0, meta=meta, table=table)
+    return entries_trace(entries, top_logprobs, meta, table=table, none=NO_LOGPROBS)

@@ -12,14 +12,20 @@ present (reading both would count every token twice). Schema: the openai SDK's
 from __future__ import annotations
 
 from ...records.trace import Trace
-from .assemble import build_trace
 from .checks import expect_dict, expect_list
-from .entries import entry_tokens
-from .errors import LogprobFormatError
+from .entries import entries_trace
 
 __all__ = ["transcription_trace", "is_transcription", "is_transcription_stream"]
 
 _KEYS_OF_OTHER_FORMATS = ("choices", "candidates", "meta_info", "output", "message", "response", "details")
+
+# where an answer without logprobs is refused, and how to ask for them
+NO_LOGPROBS = (
+    "logprobs",
+    "this transcription has no logprobs:"
+    " request them with include=[\"logprobs\"] (gpt-4o-transcribe, gpt-4o-mini-transcribe)",
+)
+
 
 
 def is_transcription(data) -> bool:
@@ -51,16 +57,11 @@ def transcription_trace(data, *, top_logprobs: int | None = None, table=None) ->
     else:
         data = expect_dict(data, "", "a transcription")
         entries, text = expect_list(data.get("logprobs"), "logprobs"), data.get("text")
-    if not entries:
-        raise LogprobFormatError("logprobs", "this transcription has no logprobs: request them with "
-                                             "include=[\"logprobs\"] (gpt-4o-transcribe, gpt-4o-mini-transcribe)")
-    tokens, k = entry_tokens(entries, "logprobs", top_logprobs, chosen_first=False)
     meta = {
         "source": "openai",
         "server": "openai",
         "format": "openai.transcription",
         "text": text if isinstance(text, str) else None,
-        "top_logprobs": k,
         "stream_chunks": len(events) if events is not None else None,
     }
-    return build_trace([(tokens, "decoded")], prompt_len=0, meta=meta, table=table)
+    return entries_trace(entries, top_logprobs, meta, table=table, none=NO_LOGPROBS)

@@ -12,12 +12,18 @@ Schema: the openai SDK's ``openai/types/responses/response_output_text.py`` and
 from __future__ import annotations
 
 from ...records.trace import Trace
-from .assemble import build_trace
 from .checks import expect_dict, expect_list
-from .entries import entry_tokens
-from .errors import LogprobFormatError
+from .entries import entries_trace
 
 __all__ = ["responses_trace", "is_response", "is_response_stream"]
+
+# where an answer without logprobs is refused, and how to ask for them
+NO_LOGPROBS = (
+    "output",
+    "this response has no logprobs:"
+    " request them with include=[\"message.output_text.logprobs\"] and top_logprobs=K",
+)
+
 
 
 def is_response(data) -> bool:
@@ -63,10 +69,6 @@ def responses_trace(data, *, top_logprobs: int | None = None, table=None) -> Tra
         data = expect_dict(data, "", "a Responses API response")
         entries, text = _from_response(data)
         model = data.get("model") if isinstance(data.get("model"), str) else None
-    if not entries:
-        raise LogprobFormatError("output", "this response has no logprobs: request them with "
-                                           "include=[\"message.output_text.logprobs\"] and top_logprobs=K")
-    tokens, k = entry_tokens(entries, "logprobs", top_logprobs, chosen_first=False)
     meta = {
         "source": "openai",
         "server": "openai",
@@ -74,7 +76,6 @@ def responses_trace(data, *, top_logprobs: int | None = None, table=None) -> Tra
         "model": model,
         "id": data.get("id") if isinstance(data, dict) else None,
         "text": text,
-        "top_logprobs": k,
         "stream_chunks": len(events) if events is not None else None,
     }
-    return build_trace([(tokens, "decoded")], prompt_len=0, meta=meta, table=table)
+    return entries_trace(entries, top_logprobs, meta, table=table, none=NO_LOGPROBS)
