@@ -60,8 +60,9 @@ def _alternative(entry, path: str) -> Alternative:
                        given=bytes_at(entry.get("bytes"), f"{path}.bytes"), processed=processed)
 
 
-def _position_fast(entry) -> Token | None:
-    """The common case (model logprobs) without building error paths: None when anything is unusual."""
+def _plain(entry):
+    """(id, token, logprob, bytes) of an entry or alternative in the common shape (an int id, a str
+    token, a float model logprob, bytes absent or a list of ints); None when anything is unusual."""
     if type(entry) is not dict:
         return None
     token_id, token, value = entry.get("id"), entry.get("token"), entry.get("logprob")
@@ -69,19 +70,23 @@ def _position_fast(entry) -> Token | None:
     if type(token_id) is not int or type(token) is not str or type(value) is not float \
             or not NEG_INF_SENTINEL < value <= LOGPROB_SLACK or given is False:
         return None
-    tops = entry.get("top_logprobs")
+    return token_id, token, value, given
+
+
+def _position_fast(entry) -> Token | None:
+    """The common case (model logprobs) without building error paths: None when anything is unusual."""
+    chosen = _plain(entry)
+    tops = entry.get("top_logprobs") if chosen is not None else None
     if type(tops) is not list:
         return None
     alternatives = []
     for alt in tops:
-        if type(alt) is not dict:
+        plain = _plain(alt)
+        if plain is None:
             return None
-        a_id, a_token, a_value = alt.get("id"), alt.get("token"), alt.get("logprob")
-        a_given = given_bytes(alt.get("bytes"))
-        if type(a_id) is not int or type(a_token) is not str or type(a_value) is not float \
-                or not NEG_INF_SENTINEL < a_value <= LOGPROB_SLACK or a_given is False:
-            return None
+        a_id, a_token, a_value, a_given = plain
         alternatives.append((a_token, a_value, a_id, a_given, 0, NAN))
+    token_id, token, value, given = chosen
     return Token(token, given, token_id, value, 0, alternatives)
 
 
