@@ -160,6 +160,17 @@ def _same_entry(a: tuple, tok: Token) -> bool:
     return given is None or tok.given is None or given == tok.given or token_id_of(raw) >= 0
 
 
+def delta_entries(events: list, delta_type: str, what: str) -> tuple[list, str]:
+    """(entries, text) of a stream read from its deltas (events of type `delta_type`), in order."""
+    entries, text = [], ""
+    for n, event in enumerate(events):
+        event = expect_dict(event, f"event {n}", what)
+        if event.get("type") == delta_type:
+            text += event.get("delta") if isinstance(event.get("delta"), str) else ""
+            entries += expect_list(event.get("logprobs") or [], f"event {n}.logprobs")
+    return entries, text
+
+
 def entries_trace(entries: list, top_logprobs, meta: dict, *, table=None, none: tuple[str, str]):
     """The trace of a whole answer's ``{token, logprob, bytes, top_logprobs}`` entries (Ollama, the
     Responses API, transcriptions): no prompt, the entries' own texts. `none` is the

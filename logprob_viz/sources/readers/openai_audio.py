@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ...records.trace import Trace
 from .checks import expect_dict, expect_list
-from .entries import entries_trace
+from .entries import delta_entries, entries_trace
 
 __all__ = ["transcription_trace", "is_transcription", "is_transcription_stream"]
 
@@ -48,12 +48,7 @@ def transcription_trace(data, *, top_logprobs: int | None = None, table=None) ->
             where = f"event {events.index(data)}."
             entries, text = expect_list(data.get("logprobs"), f"{where}logprobs"), data.get("text")
         else:  # no done event (a cut stream): the deltas' logprobs, in order
-            entries, text = [], ""
-            for n, event in enumerate(events):
-                event = expect_dict(event, f"event {n}", "a transcription stream event")
-                if event.get("type") == "transcript.text.delta":
-                    text += event.get("delta") if isinstance(event.get("delta"), str) else ""
-                    entries += expect_list(event.get("logprobs") or [], f"event {n}.logprobs")
+            entries, text = delta_entries(events, "transcript.text.delta", "a transcription stream event")
     else:
         data = expect_dict(data, "", "a transcription")
         entries, text = expect_list(data.get("logprobs"), "logprobs"), data.get("text")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ...records.trace import Trace
 from .checks import expect_dict, expect_list
-from .entries import entries_trace
+from .entries import delta_entries, entries_trace
 
 __all__ = ["responses_trace", "is_response", "is_response_stream"]
 
@@ -58,12 +58,7 @@ def responses_trace(data, *, top_logprobs: int | None = None, table=None) -> Tra
         if done:
             data = expect_dict(done[-1].get("response"), "response.completed.response", "a response")
     if isinstance(data, list):  # no completed event: the deltas
-        entries, text = [], ""
-        for n, event in enumerate(data):
-            event = expect_dict(event, f"event {n}", "a stream event")
-            if event.get("type") == "response.output_text.delta":
-                text += event.get("delta") if isinstance(event.get("delta"), str) else ""
-                entries += expect_list(event.get("logprobs") or [], f"event {n}.logprobs")
+        entries, text = delta_entries(data, "response.output_text.delta", "a stream event")
         model = None
     else:
         data = expect_dict(data, "", "a Responses API response")
