@@ -39,21 +39,11 @@ class ServerFiles:
     program: str  # e.g. b"vllm" / b"llama-server" in /proc/PID/cmdline: a stale pid file is not trusted
     error: type[LocalServerError] = LocalServerError
 
-    @property
-    def pid(self) -> Path:
-        return self.root / "server.pid"
-
-    @property
-    def port(self) -> Path:
-        return self.root / "server.port"
-
-    @property
-    def log(self) -> Path:
-        return self.root / "server.log"
-
-    @property
-    def lock(self) -> Path:
-        return self.root / "install.lock"
+    # the files of the home folder, by name: `files.pid` is `root / "server.pid"`
+    pid = property(lambda self: self.root / "server.pid")
+    port = property(lambda self: self.root / "server.port")
+    log = property(lambda self: self.root / "server.log")
+    lock = property(lambda self: self.root / "install.lock")
 
 
 def free_port() -> int:
