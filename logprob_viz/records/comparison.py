@@ -18,6 +18,7 @@ import numpy as np
 
 from .tokens import display_token
 from .trace import Trace
+from .viewable import Viewable
 
 __all__ = ["Comparison", "compare"]
 
@@ -181,7 +182,7 @@ def compare(traces, labels=None) -> Comparison:
     return Comparison(traces, labels, cuts, rows, texts, prefix, same)
 
 
-class Comparison:
+class Comparison(Viewable):
     """Traces aligned by bytes (made by `compare`).
 
     Attributes
@@ -337,16 +338,6 @@ class Comparison:
         from ..views.compare_view import CompareView
 
         return CompareView(self, **traits)
-
-    def to_html(self, path=None):
-        """This record as one offline HTML page (static, no script): written to `path` (and the path
-        returned), or returned as a string without one (see `logprob_viz.views.page.to_html`)."""
-        from ..views.page import to_html
-
-        return to_html(self, path)
-
-    def _repr_mimebundle_(self, **kwargs):
-        return self.view()._repr_mimebundle_(**kwargs)
 
     def __repr__(self) -> str:
         bpb = self.bits_per_byte()

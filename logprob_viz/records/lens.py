@@ -14,6 +14,7 @@ from .fields import FIELDS
 from .fields import check_top_logprobs as check_count
 from .tokens import display_token
 from .trace import Trace
+from .viewable import Viewable
 
 __all__ = ["Lens", "MAX_TOP_LOGPROBS", "check_top_logprobs"]
 
@@ -37,7 +38,7 @@ def _pad_first(name: str, arr: np.ndarray) -> np.ndarray:
     return np.concatenate([first, arr.astype(field.dtype, copy=False)])
 
 
-class Lens:
+class Lens(Viewable):
     """Per-layer next-token predictions of one text. Rows are layers, columns tokens.
 
     Attributes
@@ -168,16 +169,6 @@ class Lens:
         from ..views.lens_view import LensView
 
         return LensView(self, **kwargs)
-
-    def to_html(self, path=None):
-        """This record as one offline HTML page (static, no script): written to `path` (and the path
-        returned), or returned as a string without one (see `logprob_viz.views.page.to_html`)."""
-        from ..views.page import to_html
-
-        return to_html(self, path)
-
-    def _repr_mimebundle_(self, **kwargs):
-        return self.view()._repr_mimebundle_(**kwargs)
 
     def nbytes(self) -> int:
         """Bytes of the arrays the lens keeps (O(L x N x K))."""

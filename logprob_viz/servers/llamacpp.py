@@ -25,7 +25,6 @@ Needs cmake (>= 3.14) and a C++17 compiler (Debian: ``apt-get install cmake g++`
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import re
@@ -240,34 +239,12 @@ def stop(root: Path | None = None, timeout: float = 15, state: Path | None = Non
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m logprob_viz.servers.llamacpp",
-                                     description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("build", help="build llama-server from source (once, minutes)")
-    s = sub.add_parser("start", help="start the server in the background and print its URL")
-    s.add_argument("--port", type=int, default=None, help="default $LOGPROB_VIZ_LLAMACPP_PORT or a free port")
-    s.add_argument("--model", default=None, help="a GGUF file (default: the default model's)")
-    s.add_argument("--timeout", type=float, default=120)
-    sub.add_parser("stop", help="stop the server started by `start`")
-    sub.add_parser("url", help="print the URL of the running server")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    try:
-        if args.cmd == "build":
-            print(f"built: {build()}")
-        elif args.cmd == "start":
-            print(start(port=args.port, timeout=args.timeout, model=args.model))
-        elif args.cmd == "stop":
-            print("stopped" if stop() else "no server was running")
-        elif args.cmd == "url":
-            if not is_running():
-                print(f"no server is running from {home()}", file=sys.stderr)
-                return 1
-            print(url())
-    except process.LocalServerError as e:
-        print(f"llamacpp: {e}", file=sys.stderr)
-        return 1
-    return 0
+    return process.command_line(
+        sys.modules[__name__], argv, prog="python -m logprob_viz.servers.llamacpp",
+        setup=("build", "build llama-server from source (once, minutes)", lambda: f"built: {build()}"),
+        what_url="URL", port_help="default $LOGPROB_VIZ_LLAMACPP_PORT or a free port", start_timeout=120,
+        start_options=lambda start: start.add_argument("--model", default=None,
+                                                       help="a GGUF file (default: the default model's)"))
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ too), bound to 127.0.0.1, and counted as started once an HTTP probe answers. The
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import logging
@@ -15,11 +16,13 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 logger = logging.getLogger(__name__)
 
@@ -36,21 +39,11 @@ class ServerFiles:
     program: str  # e.g. b"vllm" / b"llama-server" in /proc/PID/cmdline: a stale pid file is not trusted
     error: type[LocalServerError] = LocalServerError
 
-    @property
-    def pid(self) -> Path:
-        return self.root / "server.pid"
-
-    @property
-    def port(self) -> Path:
-        return self.root / "server.port"
-
-    @property
-    def log(self) -> Path:
-        return self.root / "server.log"
-
-    @property
-    def lock(self) -> Path:
-        return self.root / "install.lock"
+    # the files of the home folder, by name: `files.pid` is `root / "server.pid"`
+    pid = property(lambda self: self.root / "server.pid")
+    port = property(lambda self: self.root / "server.port")
+    log = property(lambda self: self.root / "server.log")
+    lock = property(lambda self: self.root / "install.lock")
 
 
 def free_port() -> int:
@@ -196,3 +189,53 @@ def stop(files: ServerFiles, timeout: float = 30) -> bool:
         os.killpg(pid, signal.SIGKILL)
     files.pid.unlink(missing_ok=True)
     return True
+
+
+def command_line(
+    server: ModuleType,
+    argv: list[str] | None,
+    *,
+    prog: str,
+    setup: tuple[str, str, Callable[[], str]],
+    what_url: str,
+    port_help: str,
+    start_timeout: float,
+    error: type[LocalServerError] = LocalServerError,
+    start_options: Callable[[argparse.ArgumentParser], None] = lambda parser: None,
+) -> int:
+    """``python -m logprob_viz.servers.<name>``: a set-up command, then start / stop / url; the exit status.
+
+    `server` is the server module: its docstring describes the commands, its ``start``, ``stop``,
+    ``is_running``, ``url`` and ``home`` do them. `setup` is (command, help, what it does, returning
+    the line to print); `start_options` adds the server's own options to ``start``, each passed to
+    ``server.start`` under its name. An `error` is printed after `prog`'s last word, not raised.
+    """
+    parser = argparse.ArgumentParser(prog=prog, description=server.__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    setup_command, setup_help, do_setup = setup
+    sub.add_parser(setup_command, help=setup_help)
+    start = sub.add_parser("start", help=f"start the server in the background and print its {what_url}")
+    start.add_argument("--port", type=int, default=None, help=port_help)
+    start_options(start)
+    start.add_argument("--timeout", type=float, default=start_timeout)
+    sub.add_parser("stop", help="stop the server started by `start`")
+    sub.add_parser("url", help=f"print the {what_url} of the running server")
+    args = vars(parser.parse_args(argv))
+    command = args.pop("cmd")
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    try:
+        if command == setup_command:
+            print(do_setup())
+        elif command == "start":
+            print(server.start(**args))
+        elif command == "stop":
+            print("stopped" if server.stop() else "no server was running")
+        elif command == "url":
+            if not server.is_running():
+                print(f"no server is running from {server.home()}", file=sys.stderr)
+                return 1
+            print(server.url())
+    except error as e:
+        print(f"{prog.rsplit('.', 1)[-1]}: {e}", file=sys.stderr)
+        return 1
+    return 0

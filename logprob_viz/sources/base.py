@@ -13,6 +13,7 @@ the same final trace, so the last item of ``stream(...)`` is what ``generate(...
 
 from __future__ import annotations
 
+import inspect
 import time
 import warnings
 from collections.abc import Iterator
@@ -148,31 +149,15 @@ class Runner:
         A runner runs one job at a time (`logprob_viz.sources.jobs`): a call made while another
         thread's job runs on it (an explorer's) waits for that one, with a warning that says so.
         """
-        req = self._make_request(prompt, messages, prompt_ids, max_new_tokens, temperature, top_p, top_k, do_sample,
-                            seed, top_logprobs, progress, stop, None, min_p)
+        req = self._make_request(locals())  # at this point locals() holds exactly generate's arguments
         *_, final = jobs_of(self).held("runner.generate", self._drive(req, snapshots=False), req.stop)  # final only
         return final
 
-    def stream(
-        self,
-        prompt: str | None = None,
-        *,
-        messages: list[dict] | None = None,
-        prompt_ids: list[int] | None = None,
-        max_new_tokens: int = 32,
-        temperature: float | None = None,
-        top_p: float | None = None,
-        top_k: int | None = None,
-        min_p: float | None = None,
-        do_sample: bool | None = None,
-        seed: int | None = None,
-        top_logprobs: int = 5,
-        progress: bool = False,
-        stop: Any = None,
-        stream_every: int | None = None,
-    ) -> Iterator[Trace]:
+    def stream(self, prompt: str | None = None, *, progress: bool = False, stream_every: int | None = None,
+               **generate_args: Any) -> Iterator[Trace]:
         """Like `generate`, as an iterator of growing `Trace` snapshots (prompt + generated so far).
 
+        It takes `generate`'s arguments (with ``progress`` off by default) and ``stream_every``.
         The last item is the finished trace, equal to what `generate` returns with the same
         arguments (and seed). ``stream_every`` is the number of tokens per snapshot (default: 1
         on the CPU, a few on a GPU, where each snapshot waits for the device; on a server: a snapshot
@@ -180,8 +165,12 @@ class Runner:
         share arrays with each other, and only the last item owns its own. Ctrl-C or ``stop``
         ends the stream with the partial trace. Arguments are checked when this is called.
         """
-        req = self._make_request(prompt, messages, prompt_ids, max_new_tokens, temperature, top_p, top_k, do_sample,
-                            seed, top_logprobs, progress, stop, stream_every, min_p)
+        try:  # generate's signature is the one list of these arguments and their defaults
+            bound = inspect.signature(Runner.generate).bind(self, prompt, progress=progress, **generate_args)
+        except TypeError as error:
+            raise TypeError(f"stream() takes generate()'s arguments and stream_every: {error}") from None
+        bound.apply_defaults()
+        req = self._make_request(bound.arguments, stream_every)
         return jobs_of(self).held("runner.stream", self._drive(req, snapshots=True), req.stop)  # one job at a time
 
     def score(self, text: str | None = None, *, messages: list[dict] | None = None, prompt_ids: list[int] | None = None,
@@ -208,19 +197,21 @@ class Runner:
 
     # -- shared machinery ----------------------------------------------------------------
 
-    def _make_request(self, text, messages, prompt_ids, max_new_tokens, temperature, top_p, top_k, do_sample, seed,
-                 top_logprobs, progress, stop, stream_every, min_p=None) -> Request:
-        check_input(text, messages, prompt_ids)
-        k = self._check_top_logprobs(top_logprobs)
-        n = check_max_new_tokens(max_new_tokens)
-        sampling = parse_sampling(temperature, top_p, top_k, do_sample, seed, min_p)
+    def _make_request(self, args: dict, stream_every: int | None = None) -> Request:
+        """The checked request of a generate / stream call; `args` holds generate's arguments by name."""
+        check_input(args["prompt"], args["messages"], args["prompt_ids"])
+        k = self._check_top_logprobs(args["top_logprobs"])
+        n = check_max_new_tokens(args["max_new_tokens"])
+        seed = args["seed"]
+        sampling = parse_sampling(args["temperature"], args["top_p"], args["top_k"], args["do_sample"], seed,
+                                  args["min_p"])
         if sampling is not None and sampling.min_p > 0 and not self.applies_min_p:
             raise ValueError(f"min_p is applied by the local runner (lv.load()); {type(self).__name__} does not send "
                              "it to its server yet, so it would be ignored: leave min_p out here")
-        check_stop(stop)
-        req = Request(text=text, messages=messages, prompt_ids=prompt_ids, max_new_tokens=n, sampling=sampling,
-                      seed=None if seed is None else int(seed), top_logprobs=k, progress=bool(progress), stop=stop,
-                      stream_every=check_stream_every(stream_every))
+        check_stop(args["stop"])
+        req = Request(text=args["prompt"], messages=args["messages"], prompt_ids=args["prompt_ids"], max_new_tokens=n,
+                      sampling=sampling, seed=None if seed is None else int(seed), top_logprobs=k,
+                      progress=bool(args["progress"]), stop=args["stop"], stream_every=check_stream_every(stream_every))
         self._prepare(req)
         return req
 

@@ -9,6 +9,9 @@ import { formatFixed, formatLogprob, formatPercent, percentOfLogprob } from "../
 import { controlGlyph, decodeTokens, segments } from "../tokens.js";
 import { EMPTY_MARK, isBlank, visible, WHITESPACE_MARKS } from "../whitespace.js";
 
+// The segments expected, written as [kind, text] pairs.
+const pieces = (...pairs) => pairs.map(([kind, text]) => ({ kind, text }));
+
 test("percentages and logprobs are formatted as the chart shows them", () => {
   assert.equal(formatPercent(Math.exp(-0.884)), "41.3%");
   assert.equal(formatPercent(1), "100.0%");
@@ -22,20 +25,12 @@ test("percentages and logprobs are formatted as the chart shows them", () => {
 });
 
 test("segments splits whitespace into single visible characters", () => {
-  assert.deepEqual(segments(" a\tb\n\n"), [
-    { kind: "space", text: " " },
-    { kind: "text", text: "a" },
-    { kind: "tab", text: "\t" },
-    { kind: "text", text: "b" },
-    { kind: "newline", text: "\n" },
-    { kind: "newline", text: "\n" },
-  ]);
-  assert.deepEqual(segments("<script>"), [{ kind: "text", text: "<script>" }]);
-  assert.deepEqual(segments("a\r\x07"), [
-    { kind: "text", text: "a" },
-    { kind: "cr", text: "\r" },
-    { kind: "control", text: "\x07" },
-  ]);
+  assert.deepEqual(
+    segments(" a\tb\n\n"),
+    pieces(["space", " "], ["text", "a"], ["tab", "\t"], ["text", "b"], ["newline", "\n"], ["newline", "\n"]),
+  );
+  assert.deepEqual(segments("<script>"), pieces(["text", "<script>"]));
+  assert.deepEqual(segments("a\r\x07"), pieces(["text", "a"], ["cr", "\r"], ["control", "\x07"]));
   assert.deepEqual(segments(""), []);
 });
 
@@ -99,12 +94,10 @@ test("a message's buffers go back to their paths", () => {
 });
 
 test("zero-width and bidi characters become glyph segments", () => {
-  assert.deepEqual(segments("a\u202eb\u200b"), [
-    { kind: "text", text: "a" },
-    { kind: "invisible", text: "\u202e" },
-    { kind: "text", text: "b" },
-    { kind: "invisible", text: "\u200b" },
-  ]);
+  assert.deepEqual(
+    segments("a\u202eb\u200b"),
+    pieces(["text", "a"], ["invisible", "\u202e"], ["text", "b"], ["invisible", "\u200b"]),
+  );
   assert.equal(controlGlyph("\u202e"), "[RLO]");
   assert.equal(controlGlyph("\u0085"), "\\x85");
   assert.deepEqual(segments("\u0085"), [{ kind: "control", text: "\u0085" }]);

@@ -47,22 +47,15 @@ def score_batch(runner, items: list[dict], *, top_logprobs: int = 5, progress: b
     k = runner._check_top_logprobs(top_logprobs)
     check_stop(stop)
     reqs = _prepare_all(runner, items, k, max_new_tokens=0)
-    budget = _check_budget(runner, batch_tokens)
-    traces: list = [None] * len(reqs)
-    started = time.perf_counter()
-    bar = _Progress(bool(progress), len(reqs), unit="text", desc="scoring")
-    try:
-        for batch in _batches([len(r.prompt_ids) for r in reqs], budget):
-            if _stop_requested(stop):
-                raise Interrupted("stopped by the caller")
-            for i, trace in zip(batch, _score_one_batch(runner, [reqs[i] for i in batch], k), strict=True):
-                traces[i] = trace
-            bar.update_to(sum(t is not None for t in traces))
-    except INTERRUPTS as error:
-        _warn_interrupted(error, traces, "scored")
-    finally:
-        bar.close()
-    return _corpus(traces, started, mode="score")
+
+    def score_one(batch: list[int], traces: list) -> None:
+        if _stop_requested(stop):
+            raise Interrupted("stopped by the caller")
+        for i, trace in zip(batch, _score_one_batch(runner, [reqs[i] for i in batch], k), strict=True):
+            traces[i] = trace
+
+    lengths = [len(r.prompt_ids) for r in reqs]
+    return _in_batches(score_one, lengths, _check_budget(runner, batch_tokens), progress, mode="score")
 
 
 def generate_batch(runner, items: list[dict], *, max_new_tokens: int = 32, temperature=None, top_p=None,
@@ -83,21 +76,39 @@ def generate_batch(runner, items: list[dict], *, max_new_tokens: int = 32, tempe
     for req, item_seed in zip(reqs, seeds, strict=True):
         req.sampling = None if sampling is None else parse_sampling(temperature, top_p, top_k, do_sample, item_seed)
         req.seed, req.stop = item_seed, stop
-    budget = _check_budget(runner, batch_tokens)
-    traces: list = [None] * len(reqs)
+
+    def generate_one(batch: list[int], traces: list) -> None:
+        recorders = _generate_one_batch(runner, [reqs[i] for i in batch], k, n_new, traces, batch)
+        for i, (record, meta) in zip(batch, recorders, strict=True):
+            traces[i] = record.trace(meta)
+
+    lengths = [len(r.prompt_ids) + n_new for r in reqs]
+    return _in_batches(generate_one, lengths, _check_budget(runner, batch_tokens), progress, mode="generate")
+
+
+# what score_batch and generate_batch show and say, by mode
+_MODE_WORDS = {"score": ("scoring", "scored"), "generate": ("generating", "generated")}
+
+
+def _in_batches(run_batch, lengths: list[int], budget: int, progress: bool, mode: str) -> Corpus:
+    """Run `run_batch(batch, traces)` over the batches of `lengths`, with a progress bar; the Corpus.
+
+    `run_batch` fills ``traces[i]`` for each item index ``i`` of its batch; an interrupt (Ctrl-C,
+    stop) ends the loop with a warning, and the corpus keeps the traces made until then.
+    """
+    desc, verb = _MODE_WORDS[mode]
+    traces: list = [None] * len(lengths)
     started = time.perf_counter()
-    bar = _Progress(bool(progress), len(reqs), unit="text", desc="generating")
+    bar = _Progress(bool(progress), len(lengths), unit="text", desc=desc)
     try:
-        for batch in _batches([len(r.prompt_ids) + n_new for r in reqs], budget):
-            recorders = _generate_one_batch(runner, [reqs[i] for i in batch], k, n_new, traces, batch)
-            for i, (record, meta) in zip(batch, recorders, strict=True):
-                traces[i] = record.trace(meta)
+        for batch in _batches(lengths, budget):
+            run_batch(batch, traces)
             bar.update_to(sum(t is not None for t in traces))
     except INTERRUPTS as error:
-        _warn_interrupted(error, traces, "generated")
+        _warn_interrupted(error, traces, verb)
     finally:
         bar.close()
-    return _corpus(traces, started, mode="generate")
+    return _corpus(traces, started, mode=mode)
 
 
 # -- preparing -----------------------------------------------------------------------------

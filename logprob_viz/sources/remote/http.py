@@ -52,12 +52,17 @@ def _open(url: str, method: str, body: dict | None, api_key: str | None, timeout
     except urllib.error.URLError as e:
         raise ServerError(f"cannot reach {where} ({method} {path}): {_cause(e.reason, timeout)}",
                           server=server) from None
-    except TimeoutError:
-        raise ServerError(f"{where} did not answer {method} {path} within {timeout:g} s: read timeout "
-                          "(lv.connect(url, timeout=...) sets it)",
-                          server=server) from None
-    except (ConnectionError, http.client.HTTPException) as e:
-        raise ServerError(f"{where} broke off {method} {path}: {_cause(e, timeout)}", server=server) from None
+    except (TimeoutError, ConnectionError, http.client.HTTPException) as e:
+        raise _cut_off(e, "answer", where, method, path, timeout, server) from None
+
+
+def _cut_off(error: Exception, waiting: str, where: str, method: str, path: str, timeout: float,
+             server: str) -> ServerError:
+    """The error for a timeout or a broken connection while the server should `waiting` ("answer", ...)."""
+    if isinstance(error, TimeoutError):
+        return ServerError(f"{where} did not {waiting} {method} {path} within {timeout:g} s: read timeout "
+                           "(lv.connect(url, timeout=...) sets it)", server=server)
+    return ServerError(f"{where} broke off {method} {path}: {_cause(error, timeout)}", server=server)
 
 
 def request_json(url: str, method: str, body: dict | None, *, api_key: str | None, timeout: float, server: str,
@@ -67,12 +72,8 @@ def request_json(url: str, method: str, body: dict | None, *, api_key: str | Non
     with _open(url, method, body, api_key, timeout, server, path) as r:
         try:
             raw, status = r.read(), r.status
-        except TimeoutError:
-            raise ServerError(f"{where} did not finish answering {method} {path} within {timeout:g} s: read timeout "
-                              "(lv.connect(url, timeout=...) sets it)",
-                              server=server) from None
-        except (ConnectionError, http.client.HTTPException) as e:
-            raise ServerError(f"{where} broke off {method} {path}: {_cause(e, timeout)}", server=server) from None
+        except (TimeoutError, ConnectionError, http.client.HTTPException) as e:
+            raise _cut_off(e, "finish answering", where, method, path, timeout, server) from None
     try:
         out = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError):

@@ -22,6 +22,12 @@ NO_KERNEL_NOTE = (
 _LABEL = {"description_width": "initial"}
 
 
+def _slider(value: float, low: float, high: float, description: str, **options) -> w.FloatSlider:
+    """A sampling setting's slider: steps of 0.05, shown with two decimals (temperature, top-p)."""
+    return w.FloatSlider(value=value, min=low, max=high, step=0.05, description=description, style=_LABEL,
+                         readout_format=".2f", **options)
+
+
 class Controls:
     """The widgets of the explorer's top bar. ``settings()`` reads them into a `Settings`.
 
@@ -69,26 +75,9 @@ class Controls:
         )
 
     def _sampling_controls(self, settings: Settings) -> None:
-        self.temperature = w.FloatSlider(
-            value=settings.temperature,
-            min=0.0,
-            max=2.0,
-            step=0.05,
-            description="temperature",
-            style=_LABEL,
-            tooltip="0 is greedy",
-            continuous_update=True,
-            readout_format=".2f",
-        )
-        self.top_p = w.FloatSlider(
-            value=settings.top_p,
-            min=0.05,
-            max=1.0,
-            step=0.05,
-            description="top-p",
-            style=_LABEL,
-            readout_format=".2f",
-        )
+        self.temperature = _slider(settings.temperature, 0.0, 2.0, "temperature", tooltip="0 is greedy",
+                                   continuous_update=True)
+        self.top_p = _slider(settings.top_p, 0.05, 1.0, "top-p")
         self.top_k = w.BoundedIntText(
             value=settings.top_k, min=0, max=1_000_000, description="top-k", style=_LABEL, layout=w.Layout(width="9em")
         )
