@@ -162,7 +162,7 @@ class LogprobView(anywidget.AnyWidget):
     @runner.setter
     def runner(self, runner) -> None:
         self._runner = runner
-        self.can_why = runner is not None
+        self.can_why = callable(getattr(runner, "attribute", None))  # a server runner cannot attribute
 
     def add_attribution(self, attr, show: bool = True) -> None:
         """Keep an `Attribution` of this view's trace (from ``runner.attribute``) and, with `show`,

@@ -10,6 +10,7 @@ per-position math in `distribution`; loading a model in `loading`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import logging
 
@@ -18,6 +19,7 @@ import torch
 from ...records.tokens import VocabTexts, token_bytes_table
 from ...records.trace import Trace
 from ..base import INTERRUPTS, Runner, note_interrupt
+from ..jobs import jobs_of
 from ..request import Request, Step, batch_items, check_prompt_ids, is_int
 from .distribution import process, summarize, summarize_rows, to_host
 from .recording import Recorder
@@ -84,7 +86,8 @@ class TransformersRunner(Runner):
         """
         from .lens import lens
 
-        return lens(self, text_or_trace, top_logprobs=top_logprobs, layers=layers)
+        run = functools.partial(lens, self, text_or_trace, top_logprobs=top_logprobs, layers=layers)
+        return jobs_of(self).call("runner.lens", run)  # one job at a time on the model
 
     def attribute(self, trace, *, at: int, contrast=None, method: str = "gradient_x_input", **options):
         """Why the token at `at`: one score per earlier token (an `Attribution`).
@@ -95,7 +98,8 @@ class TransformersRunner(Runner):
         """
         from .attribution import attribute
 
-        return attribute(self, trace, at=at, contrast=contrast, method=method, **options)
+        run = functools.partial(attribute, self, trace, at=at, contrast=contrast, method=method, **options)
+        return jobs_of(self).call("runner.attribute", run)  # one job at a time on the model
 
     # -- many inputs at once: batched forward passes (batch.py) -------------------------
 
@@ -107,7 +111,8 @@ class TransformersRunner(Runner):
             return super().score(text, messages=messages, prompt_ids=prompt_ids, **kwargs)
         from .batch import score_batch
 
-        return score_batch(self, items, batch_tokens=batch_tokens, **kwargs)
+        run = functools.partial(score_batch, self, items, batch_tokens=batch_tokens, **kwargs)
+        return jobs_of(self).call("runner.score", run)
 
     def generate(self, prompt=None, *, messages=None, prompt_ids=None, batch_tokens=None, **kwargs):
         """`Runner.generate`; given a list, an `lv.Corpus` decoded in batches (see `batch.generate_batch`;
@@ -117,7 +122,8 @@ class TransformersRunner(Runner):
             return super().generate(prompt, messages=messages, prompt_ids=prompt_ids, **kwargs)
         from .batch import generate_batch
 
-        return generate_batch(self, items, batch_tokens=batch_tokens, **kwargs)
+        run = functools.partial(generate_batch, self, items, batch_tokens=batch_tokens, **kwargs)
+        return jobs_of(self).call("runner.generate", run)
 
     # -- what base.Runner asks of a runner -----------------------------------------------
 

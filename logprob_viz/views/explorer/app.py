@@ -49,6 +49,7 @@ class Explorer:
 
         self.controls = Controls(prompt or "", settings, self.runner)  # its limits are the runner's
         self.view = empty_view()
+        self.view.runner = self.runner  # "why?" at a pinned token asks the runner the explorer drives
         self.branches = BranchList()
         self.branch_here = BranchHere()
         self.next_panel = NextTokenPanel()
