@@ -25,6 +25,9 @@ lens.png                   lens.png                 tests/browser/test_lens_brow
 compare-cross-tokenizer.png compare.png             tests/browser/test_compare_browser.py::test_cross_tokenizer_comparison_on_real_models
 compare-linked-plot.png    linked-plot.png          tests/browser/test_compare_browser.py::test_plotly_point_pins_the_token_and_the_reverse
 lesson-03.png              lesson.png               tests/browser/test_lessons_browser.py::test_lesson_3_runs_in_jupyterlab_and_shows_the_branch
+corpus-view.png            corpus.png               tests/browser/test_corpus_browser.py::test_sort_filter_and_a_row_opens_its_trace_below
+why.png                    why.png                  tests/browser/test_why_browser.py::test_why_colours_the_earlier_text_by_the_kernels_scores_without_moving_it
+guess-projector.png        guess.png                tests/browser/test_guess_browser.py::test_a_class_plays_wrong_right_reveal_and_a_button
 "
 
 tests=()
