@@ -8,6 +8,8 @@ bash scripts/setup.sh --browser
 # The peer the frontend is measured against. --no-deps: its requirements would replace torch.
 .venv/bin/pip install -q --no-deps circuitsvis==1.43.3 2> >(grep -v "is ignored" >&2)
 .venv/bin/pip install -q importlib-metadata 2> >(grep -v "is ignored" >&2)
+# The corpus scorer's peer, the same way (benchmarks/corpus.py names what it imports).
+.venv/bin/pip install -q --no-deps minicons==0.3.39 pillow wonderwords 2> >(grep -v "is ignored" >&2)
 export OMP_NUM_THREADS=1
 out=benchmarks/RESULTS.md
 {
@@ -40,6 +42,18 @@ out=benchmarks/RESULTS.md
   echo
   # two rounds: one lens over 512 tokens and 30 layers takes most of a minute on this CPU
   .venv/bin/python -m benchmarks.lens --repeats 2
+  echo
+  echo "## Corpus: batched scoring and generation, the surprise index"
+  echo
+  .venv/bin/python -m benchmarks.corpus
+  echo
+  echo "## Corpus view (headless chromium)"
+  echo
+  .venv/bin/python -m benchmarks.corpus_view
+  echo
+  echo "## Attribution (inseq: see benchmarks/attribution.py for its benchmark-only install)"
+  echo
+  .venv/bin/python -m benchmarks.attribution
   echo
   echo "## GPU"
   echo
