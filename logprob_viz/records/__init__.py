@@ -1,10 +1,14 @@
 """Records: the trace and what is computed from traces alone (no model, no widget, no torch).
 
-    trace.py       `Trace`, the one record every part reads and writes
-    tokens.py      token bytes <-> the text a person reads (the only place that decodes bytes)
-    flags.py       the per-token flag vocabulary: what a source lost
-    vocab_rows.py  compact per-token rows backed by a shared vocabulary
-    tree.py        `lv.Tree`: branches from alternatives
-    comparison.py  `lv.compare`: traces aligned by bytes
-    lens.py        `Lens`: per-layer predictions of one text (computed by sources/local/lens.py)
+    trace.py        `Trace`, the one record every part reads and writes (trace_json.py its JSON form)
+    fields.py       the numeric fields: dtype, shape, "unknown" value; the top_logprobs rule
+    tokens.py       token bytes <-> the text a person reads (the only place that decodes bytes)
+    flags.py        the per-token flag vocabulary: what a source lost
+    vocab_rows.py   compact per-token rows backed by a shared vocabulary
+    tree.py         `lv.Tree`: branches from alternatives
+    comparison.py   `lv.compare`: traces aligned by bytes
+    corpus.py       `lv.Corpus`: many traces (corpus_index.py the surprise index, corpus_compare.py two models)
+    lens.py         `Lens`: per-layer predictions of one text (computed by sources/local/lens.py)
+    attribution.py  `Attribution`: why a token (computed by sources/local/attribution.py)
+    viewable.py     what a record with a view shares (to_html, notebook display)
 """

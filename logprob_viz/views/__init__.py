@@ -1,12 +1,13 @@
 """Views: what a person sees of a record, in a notebook or an offline page.
 
-    codec.py         the one wire codec: arrays as self-describing binary buffers
-    page.py          the frontend files, the one page template, the notebook's HTML fallback, lv.to_html
-    static_html.py   a comparison's and a lens's static HTML (no script)
-    whitespace.py    the one visible-whitespace mapping (as js/toolkit/whitespace.js)
-    logprob_view.py  `LogprobView`: a trace as a heatmap, the alternatives chart, appends
-    compare_view.py  `CompareView`: traces aligned by bytes
-    lens_view.py     `LensView`: layers x tokens
-    plots.py         plotly figures; plot_link.py a figure linked to a view
-    explorer/        `lv.explore()`: the app around one view
+    codec.py          the one wire codec: arrays as self-describing binary buffers
+    page.py           offline HTML pages and the notebook's HTML fallback; static_html.py for script-less copies
+    whitespace.py     the one visible-whitespace mapping (the JS twin: js/toolkit/whitespace.js)
+    logprob_view.py   `LogprobView`: a trace as a heatmap, the alternatives chart, appends;
+                      attribution_view.py its "why?" requests
+    compare_view.py   `CompareView`;  lens_view.py `LensView`;  corpus_view.py `CorpusView` (+ corpus_payload.py)
+    guess.py          `lv.guess`, the guessing game (+ guess_scoring.py, guess_chart.py)
+    pictures.py, export_svg.py   SVG and LaTeX pictures, no browser
+    plots.py          plotly figures; plot_link.py a figure linked to a view
+    explorer/         `lv.explore()`: the app around one view
 """
