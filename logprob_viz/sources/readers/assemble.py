@@ -1,4 +1,4 @@
-"""The one assembler: lists of `position.Token` (or `Columns`) -> a `Trace`, with flags (whose words `Trace.warnings` derives).
+"""The one assembler: `position.Token` lists (or `Columns`) -> a `Trace`, with flags (`Trace.warnings` says them).
 
 Every format's parser ends here. Token strings become exact bytes and readable text through
 `logprob_viz.records.tokens` (the only module that decodes token bytes), once per distinct string:
