@@ -5,15 +5,17 @@
     openai.py      `OpenAIRunner`: the OpenAI API (OpenAI and any other compatible server)
     vllm.py        `VLLMRunner`: plus prompt logprobs, token ids, tokens as ids, score
     llamacpp.py    `LlamaCppRunner`: llama-server through its native /completion
+    corpus.py      a list of inputs as concurrent requests (at most `concurrency`): an lv.Corpus
     http.py        JSON requests, SSE streams and error bodies, standard library only
 """
 
 from __future__ import annotations
 
 from .connection import connect
+from .corpus import CorpusIncomplete
 from .http import ServerError
 from .llamacpp import LlamaCppRunner
 from .openai import OpenAIRunner
 from .vllm import VLLMRunner
 
-__all__ = ["connect", "ServerError", "OpenAIRunner", "VLLMRunner", "LlamaCppRunner"]
+__all__ = ["connect", "ServerError", "CorpusIncomplete", "OpenAIRunner", "VLLMRunner", "LlamaCppRunner"]

@@ -14,7 +14,8 @@ from collections.abc import Callable
 
 from ...records.trace import Trace
 from ..base import INTERRUPTS, Runner, note_interrupt
-from ..request import Request, Step, check_prompt_ids
+from ..jobs import jobs_of
+from ..request import Request, Step, batch_items, check_prompt_ids
 from .http import ServerError, request_json, request_sse
 
 __all__ = ["RemoteRunner", "base_url_of", "api_key_of", "list_models", "note_failure", "STREAM_SNAPSHOT_S",
@@ -100,6 +101,33 @@ class RemoteRunner(Runner):
         """The server's root, where routes outside the OpenAI API live (/tokenize, /completion)."""
         return self.base_url.removesuffix("/v1")
 
+    # -- many inputs at once: concurrent requests (corpus.py) ----------------------------
+
+    def generate(self, prompt=None, *, messages=None, prompt_ids=None, concurrency=None, **kwargs):
+        """`Runner.generate`; given a list (of texts, ``messages`` lists, ``prompt_ids`` lists), an
+        `lv.Corpus` in input order, with at most ``concurrency`` (default 8) requests in flight at once,
+        so a batching server (vLLM) runs them together; with ``seed=s`` item ``i`` gets seed ``s + i``."""
+        items = batch_items(prompt, messages, prompt_ids)
+        if items is None:
+            _no_concurrency(concurrency)
+            return super().generate(prompt, messages=messages, prompt_ids=prompt_ids, **kwargs)
+        from .corpus import DEFAULT_CONCURRENCY, generate_corpus
+
+        width = DEFAULT_CONCURRENCY if concurrency is None else concurrency
+        # one job for the whole corpus: the workers use the per-item path, which takes no lock
+        return jobs_of(self).call("runner.generate", lambda: generate_corpus(self, items, concurrency=width, **kwargs))
+
+    def score(self, text=None, *, messages=None, prompt_ids=None, concurrency=None, **kwargs):
+        """`Runner.score`; given a list, an `lv.Corpus` scored by concurrent requests (see `generate`)."""
+        items = batch_items(text, messages, prompt_ids)
+        if items is None:
+            _no_concurrency(concurrency)
+            return super().score(text, messages=messages, prompt_ids=prompt_ids, **kwargs)
+        from .corpus import DEFAULT_CONCURRENCY, score_corpus
+
+        width = DEFAULT_CONCURRENCY if concurrency is None else concurrency
+        return jobs_of(self).call("runner.score", lambda: score_corpus(self, items, concurrency=width, **kwargs))
+
     # -- shared machinery ----------------------------------------------------------------
 
     def _request(self, method: str, path: str, body: dict | None = None, *, root: bool = False) -> dict:
@@ -160,3 +188,8 @@ class RemoteRunner(Runner):
         """Token ids as a prompt on a server that takes them (checked against the vocabulary when known)."""
         vocab = len(self.tokenizer) if self.tokenizer is not None else self.vocab_size
         req.prompt_ids = check_prompt_ids(req.prompt_ids, vocab)
+
+
+def _no_concurrency(concurrency) -> None:
+    if concurrency is not None:
+        raise ValueError("concurrency= is for a list of inputs (a corpus); one text is one request")
