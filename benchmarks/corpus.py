@@ -1,6 +1,6 @@
 """Corpus benchmarks: batched scoring and generation on the default model, and the surprise index.
 
-    python benchmarks/corpus.py [--texts 1000] [--prompts 64] [--new-tokens 64] [--parts scoring,index]
+    python -m benchmarks.corpus [--texts 1000] [--prompts 64] [--new-tokens 64] [--parts scoring,index]
 
 Prints Markdown tables:
 1. scoring N short texts (10-60 tokens, cut from Python's help topics) at K=5: `runner.score(list)`
@@ -23,15 +23,11 @@ minicons is a benchmark-only peer: ``pip install --no-deps minicons==0.3.39 pill
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from common import machine, median, table  # noqa: E402
+from benchmarks.common import machine, median, table
 
 K = 5
 SLICES = 10
