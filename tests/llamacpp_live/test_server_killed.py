@@ -189,7 +189,8 @@ def test_a_batch_of_samples_whose_server_is_killed_keeps_the_finished_ones(own, 
         except ServerError as error:
             raised = error
     kept = tree.nodes[1:]
-    assert 1 <= len(kept) < 8, "some samples were made before the kill, not all"
+    # The kill may land in the last sample: then all 8 are kept, that one cut short (checked below)
+    assert 1 <= len(kept) <= 8, "the samples made before the kill are kept"
     prefix = root.token_ids[:at].tolist()
     expected = [p["id"] for p in native_greedy(llamacpp_url, prefix, 3, 3)]
     for node in kept:
