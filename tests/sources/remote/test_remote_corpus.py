@@ -14,12 +14,13 @@ import _thread
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+import local_http
 import logprob_viz as lv
 import paths
+from local_http import QuietHandler
 from logprob_viz.sources.jobs import jobs_of
 from logprob_viz.sources.remote.corpus import CorpusIncomplete
 
@@ -49,15 +50,15 @@ class RecordedVLLM:
         self.bodies: list[dict] = []
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_GET(self):
                 listing = {"object": "list", "data": [{"id": MODEL, "object": "model", "owned_by": "vllm"}]}
-                self._send(200, json.dumps(listing).encode())
+                self.send(200, json.dumps(listing).encode())
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
                 if self.path != "/v1/completions":  # /detokenize: not recorded; the runner goes on without it
-                    return self._send(404, json.dumps({"error": {"message": "not here", "code": 404}}).encode())
+                    return self.send(404, json.dumps({"error": {"message": "not here", "code": 404}}).encode())
                 with server.lock:
                     server.in_flight += 1
                     server.most_in_flight = max(server.most_in_flight, server.in_flight)
@@ -71,26 +72,13 @@ class RecordedVLLM:
                     if name == "fail":
                         error = {"error": {"message": "the model ran out of memory", "type": "InternalServerError",
                                            "code": 500}}
-                        return self._send(500, json.dumps(error).encode())
-                    self._send(ANSWERS[name]["status"], ANSWERS[name]["body"].encode())
+                        return self.send(500, json.dumps(error).encode())
+                    self.send(ANSWERS[name]["status"], ANSWERS[name]["body"].encode())
                 finally:
                     with server.lock:
                         server.in_flight -= 1
 
-            def _send(self, status, data):
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.httpd, self.url = local_http.serve(Handler)
 
     def close(self):
         self.httpd.shutdown()

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 import logprob_viz as lv
 import paths
+from local_http import QuietHandler, serve
 from logprob_viz.sources.remote import ServerError
 
 NOT_VLLM = {"object": "list", "data": [{"id": "m", "object": "model", "owned_by": "someone"}]}
@@ -40,16 +40,16 @@ class FailingServer:
         self.release = threading.Event()
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             protocol_version = "HTTP/1.0"  # no length, no chunks: the body ends when the socket closes
 
             def do_GET(self):
-                self._send(200, "application/json", json.dumps(NOT_VLLM).encode())
+                self.send(200, json.dumps(NOT_VLLM).encode(), "application/json")
 
             def do_POST(self):
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 if then == "502":
-                    return self._send(502, "text/html", PROXY_PAGE.encode())
+                    return self.send(502, PROXY_PAGE.encode(), "text/html")
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
@@ -59,20 +59,7 @@ class FailingServer:
                 if then == "stall":
                     server.release.wait(30)  # silent, connection open, until the test ends
 
-            def _send(self, status, kind, data):
-                self.send_response(status)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.httpd, self.url = serve(Handler)
 
     def close(self):
         self.release.set()
