@@ -2,34 +2,32 @@
 branch from any alternative, switch between the branches.
 
 The app is ipywidgets controls around one `LogprobView`; the view knows nothing about them.
-Model work (generate, next token, branch, exact re-scoring) runs in one background thread at a
-time (`worker.py`: a second job in this explorer is refused, a job on a runner another explorer
-or a cell is using waits its turn), so the kernel stays responsive and Stop works; results reach
-the browser as widget updates. Every failure becomes a visible message in the status line and
-leaves the tree as it was; a generation a server broke off keeps every token it showed.
+Model work (generate, next token, branch, exact re-scoring; the job bodies are `jobs.py`) runs
+in one background thread at a time (`worker.py`: a second job in this explorer is refused, a job
+on a runner another explorer or a cell is using waits its turn), so the kernel stays responsive
+and Stop works; results reach the browser as widget updates. Every failure becomes a visible
+message in the status line and leaves the tree as it was; a generation a server broke off keeps
+every token it showed.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 
 import ipywidgets as w
 
 from ...records.trace import Trace
 from .branches import BranchHere, BranchList
-from .branching import append_row, as_trace
+from .branching import as_trace
 from .controls import Controls, settings_from
+from .jobs import branch_job, choose_job, generate_job, next_token_job
 from .panels import NextTokenPanel, TemperatureReadout
 from .settings import Settings, default_runner
 from .temperature import exact_at
 from .view import ExplorerView, empty_view
-from .worker import Worker, ending_of
+from .worker import Worker
 
 __all__ = ["Explorer", "ExplorerView", "explore"]
-
-UPDATE_EVERY = 0.1  # s between view updates while streaming: smooth, and few messages
-
 
 class Explorer:
     """The explorer app; see `explore`. ``.tree``, ``.view``, ``.runner``; ``.widget`` is the whole app."""
@@ -87,51 +85,7 @@ class Explorer:
         except (ValueError, TypeError) as error:
             return self._fail(error)
         self._end_manual()
-
-        def job():
-            started = time.perf_counter()
-            shown = [None]  # the last snapshot on show: kept if the stream fails after it
-            stream = self.runner.stream(
-                **args,
-                max_new_tokens=settings.max_new_tokens,
-                top_logprobs=settings.top_logprobs,
-                stop=self._stop,
-                **settings.sampling(),
-            )
-            try:
-                snapshot = self._stream_into_view(stream, started, shown)
-            except Exception:
-                if shown[0] is not None:  # what the view shows stays, as the tree's root
-                    self._new_tree(shown[0], args)
-                raise
-            self._new_tree(snapshot, args)
-            new = len(snapshot) - snapshot.prompt_len
-            seconds = time.perf_counter() - started
-            ending, kind = ending_of(snapshot, self._stop.is_set())
-            if kind == "error":
-                self.worker.last_error = f"ServerError: {snapshot.meta.get('error')}"
-            self._say(
-                f"Generated {new} tokens in {seconds:.1f} s ({new / max(seconds, 1e-9):.1f} tokens/s){ending}. "
-                "Pin a token to branch from it.",
-                kind,
-            )
-
-        self._run("Generate", job)
-
-    def _stream_into_view(self, stream, started: float, shown: list) -> Trace:
-        """Show the stream's snapshots (about every UPDATE_EVERY s); returns the last, the whole trace."""
-        shown_at, snapshot = 0.0, None
-        for snapshot in stream:
-            now = time.perf_counter()
-            if now - shown_at >= UPDATE_EVERY:
-                shown_at = now
-                self._show(snapshot, forks=[])
-                shown[0] = snapshot
-                new = len(snapshot) - snapshot.prompt_len
-                self._say(f"Generating… {new} tokens, {new / max(now - started, 1e-9):.1f} tokens/s")
-        if snapshot is None:
-            raise RuntimeError("the runner's stream gave no trace")
-        return snapshot
+        self._run("Generate", lambda: generate_job(self, settings, args))
 
     def stop(self) -> None:
         """Ask the running generation to stop; what was generated so far stays."""
@@ -143,48 +97,14 @@ class Explorer:
             settings, args = self._settings(), self._input()
         except (ValueError, TypeError) as error:
             return self._fail(error)
-
-        def job():
-            base = self.current if self.current is not None and self._tree_input == args else None
-            if base is None:
-                step = self.runner.generate(
-                    progress=False, **args, max_new_tokens=1, top_logprobs=settings.top_logprobs
-                )
-                base = step[: len(step) - 1]
-                self._new_tree(base, args)
-            else:
-                step = self.runner.generate(
-                    progress=False,
-                    prompt_ids=base.token_ids.tolist(),
-                    max_new_tokens=1,
-                    top_logprobs=settings.top_logprobs,
-                )
-            self._base, self._step = base, step
-            self.next_panel.show(step)
-            self._say("Next-token distribution shown above the text: choose a token to append it.")
-
-        self._run("Next token", job)
+        self._run("Next token", lambda: next_token_job(self, settings, args))
 
     def choose(self, token_id: int) -> None:
         """Manual decoding: append `token_id` to the text on show, then show the following distribution."""
         if self._base is None:
             return self._fail(ValueError("press Next token first: there is no distribution to choose from"))
         settings = self._settings()
-
-        def job():
-            ids = self._base.token_ids.tolist() + [int(token_id)]
-            step = self.runner.generate(
-                progress=False, prompt_ids=ids, max_new_tokens=1, top_logprobs=settings.top_logprobs
-            )
-            grown = append_row(self._base, step, len(step) - 2)
-            self._replace_current(grown)
-            self._base, self._step = grown, step
-            self.next_panel.show(step)
-            self._say(
-                f"Appended {grown.tokens[-1]!r} ({len(grown) - grown.prompt_len} tokens after the prompt)."
-            )
-
-        self._run("Choose", job)
+        self._run("Choose", lambda: choose_job(self, settings, token_id))
 
     def branch(self, at: int | None = None, token=None) -> None:
         """Branch from the text on show at position `at` (default: the pinned token) with `token` (id or text)."""
@@ -197,31 +117,7 @@ class Explorer:
         settings = self._settings()
         parent = self.current
         self._end_manual()
-
-        def job():
-            started = time.perf_counter()
-            node = self.tree.branch(
-                at=int(at),
-                token=token,
-                max_new_tokens=settings.max_new_tokens,
-                parent=parent,
-                stop=self._stop,
-                progress=False,
-                **settings.sampling(),
-            )
-            self.current = as_trace(node)
-            self.branches.refresh(self.tree, node)
-            self._show(self.current)
-            ending, kind = ending_of(self.current, self._stop.is_set())
-            if kind == "error":
-                self.worker.last_error = f"ServerError: {self.current.meta.get('error')}"
-            self._say(
-                f"Branch #{len(self.tree.nodes) - 1} from token {at} with {self.current.tokens[at]!r}: "
-                f"{len(self.current) - at} tokens in {time.perf_counter() - started:.1f} s{ending}.",
-                kind,
-            )
-
-        self._run("Branch", job)
+        self._run("Branch", lambda: branch_job(self, settings, parent, at, token))
 
     def switch(self, node) -> None:
         """Show another node of the tree."""
