@@ -18,18 +18,19 @@ import ipywidgets as w
 
 from ...records.trace import Trace
 from .branches import BranchHere, BranchList
-from .branching import as_trace
 from .controls import Controls, settings_from
+from .history import History
 from .jobs import branch_job, choose_job, generate_job, next_token_job
 from .panels import NextTokenPanel, TemperatureReadout
 from .settings import Settings, default_runner
 from .temperature import exact_at
+from .tree_actions import TreeActions
 from .view import ExplorerView, empty_view
 from .worker import Worker
 
 __all__ = ["Explorer", "ExplorerView", "explore"]
 
-class Explorer:
+class Explorer(TreeActions):
     """The explorer app; see `explore`. ``.tree``, ``.view``, ``.runner``; ``.widget`` is the whole app."""
 
     def __init__(self, prompt: str | None = None, *, runner=None, **settings) -> None:
@@ -37,7 +38,8 @@ class Explorer:
         if prompt is not None and not isinstance(prompt, str):
             raise TypeError(f"the prompt must be a str, got {type(prompt).__name__}")
         self.runner = runner if runner is not None else default_runner()
-        self.tree = None
+        self.tree = None  # the tree on show (the history holds every tree made here)
+        self.history = History()
         self.current: Trace | None = None  # the node (trace) on show
         self._base: Trace | None = None  # manual decoding: the text the next-token panel continues
         self._step: Trace | None = None  # manual decoding: the runner's record of the next position
@@ -52,7 +54,8 @@ class Explorer:
         self.branch_here = BranchHere()
         self.next_panel = NextTokenPanel()
         self.readout = TemperatureReadout()
-        # The tree panel sits above the view, so the branches stay in sight however long the text is.
+        # The tree panel sits above the view, so the branches stay in sight however long the text is;
+        # it keeps one height from the start (the outline scrolls), so the view never moves under it.
         side = w.VBox([self.branch_here.box, self.readout.box], layout=w.Layout(flex="1 1 50%"))
         self.branches.box.layout.flex = "1 1 50%"
         tree_panel = w.HBox([self.branches.box, side], layout=w.Layout(width="100%", flex_flow="row wrap"))
@@ -71,6 +74,11 @@ class Explorer:
         self.next_panel.on_choose(self.choose)
         self.readout.exact.on_click(lambda _: self.rescore())
         self.branches.observe(self.switch)
+        self.branches.delete.on_click(lambda _: self.delete())
+        self.branches.undo.on_click(lambda _: self.undo())
+        self.branches.earlier.on_click(lambda _: self.show_tree(-1))
+        self.branches.later.on_click(lambda _: self.show_tree(1))
+        self.branches.name.observe(lambda change: self.rename(change["new"]), names="value")
         self.branches.compare_button.on_click(lambda _: self._compare())
         self.view.observe(self._pinned, names="selected")
         c.temperature.observe(lambda _: self._update_readout(), names="value")
@@ -119,13 +127,6 @@ class Explorer:
         self._end_manual()
         self._run("Branch", lambda: branch_job(self, settings, parent, at, token))
 
-    def switch(self, node) -> None:
-        """Show another node of the tree."""
-        self.current = as_trace(node)
-        self._end_manual()
-        self.branches.refresh(self.tree, node)
-        self._show(self.current)
-
     def rescore(self) -> None:
         """Exact numbers for the pinned position under the controls' sampling settings (one forward pass)."""
         trace, at = self.view.trace, self.view.selected
@@ -137,7 +138,7 @@ class Explorer:
             label, exact = exact_at(self.runner, trace, at, settings)
             self._exact = (trace, at, label, exact)
             self._update_readout()
-            self._say(f"Exact numbers at token {at} under {label}.")
+            self._say(f"Exact numbers at token {at + 1} under {label}.")
 
         self._run("Exact", job)
 
@@ -191,30 +192,30 @@ class Explorer:
         self.next_panel.hide()
 
     def _new_tree(self, root: Trace, args: dict | None = None) -> None:
+        """A new tree from `root`, after the earlier ones (which stay in the history)."""
         from ...records.tree import Tree
 
-        if args is not None:
-            self._tree_input = args
         self.tree = Tree(root, runner=self.runner)
+        self._tree_input = args if args is not None else self._tree_input
+        self.history.add(self.tree, self._tree_input, root)
         self.current = root
-        self.branches.refresh(self.tree, root)
+        self._refresh()
         self._show(root)
 
     def _replace_current(self, grown: Trace) -> None:
-        """Manual decoding grew the text on show: a tree of one node restarts from it, else it becomes a branch."""
-        if self.tree is None or len(self.tree.nodes) <= 1:
+        """Manual decoding grew the text on show: that node grows in place (one branch, not one per token)."""
+        if self.tree is None:
             return self._new_tree(grown)
-        node = self.tree.branch(
-            at=len(grown) - 1, token=int(grown.token_ids[-1]), max_new_tokens=0, parent=self.current, progress=False
-        )
-        self.current = as_trace(node)
-        self.branches.refresh(self.tree, node)
+        self.history.remember()
+        self.current = self.tree.grow(self.current, grown)
+        self._refresh()
         self._show(self.current)
 
     def _show(self, trace: Trace, forks: list[int] | None = None) -> None:
         self.view.trace = trace
         self.view.layout.display = None
         self.view.forks = self.branches.fork_points(trace) if forks is None else forks
+        self.view.explored = self._explored(trace) if forks is None else {}
         self._update_readout()
 
     def _pinned(self, change) -> None:
@@ -235,14 +236,22 @@ class Explorer:
         )
 
     def _on_view_message(self, _widget, content, _buffers) -> None:
-        # The view asks to branch: a click on an alternative bar, or a key on a pinned token.
-        if not isinstance(content, dict) or content.get("event") != "alternative":
+        # The view asks to branch (a click on an alternative bar, or a key on a pinned token), or
+        # passes on a key of the app (Ctrl+Enter, n, s, u).
+        if not isinstance(content, dict):
+            return
+        if content.get("event") == "key":
+            return self._on_key(content.get("action"))
+        if content.get("event") != "alternative":
             return
         at = content.get("at")
         token_id = content.get("token_id")
         token = token_id if isinstance(token_id, int) and token_id >= 0 else content.get("token")
         if not isinstance(at, int):
             return self._fail(ValueError(f"the view asked to branch at {at!r}, which is not a token position"))
+        existing = self._existing_branch(at, token)
+        if existing is not None:  # that alternative has its branch already: show it
+            return self.switch(existing)
         self.branch(at=at, token=token)
 
     # -- display --------------------------------------------------------------------------

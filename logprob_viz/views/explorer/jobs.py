@@ -22,6 +22,7 @@ UPDATE_EVERY = 0.1  # s between view updates while streaming: smooth, and few me
 def generate_job(app, settings, args: dict) -> None:
     """Stream a generation from the prompt into the view; the whole trace becomes a new tree's root."""
     started = time.perf_counter()
+    app.branches.say_tree(app.history.at, len(app.history.trees), generating=True)  # the others stay
     shown = [None]  # the last snapshot on show: kept if the stream fails after it
     stream = app.runner.stream(
         **args,
@@ -35,6 +36,8 @@ def generate_job(app, settings, args: dict) -> None:
     except Exception:
         if shown[0] is not None:  # what the view shows stays, as the tree's root
             app._new_tree(shown[0], args)
+        else:
+            app._refresh()
         raise
     app._new_tree(snapshot, args)
     new = len(snapshot) - snapshot.prompt_len
@@ -92,29 +95,37 @@ def choose_job(app, settings, token_id: int) -> None:
     app._replace_current(grown)
     app._base, app._step = grown, step
     app.next_panel.show(step)
-    app._say(f"Appended {grown.tokens[-1]!r} ({len(grown) - grown.prompt_len} tokens after the prompt).")
+    app._say(
+        f"Appended {grown.tokens[-1]!r}, chosen by hand, as token {len(grown)}: {len(grown)} tokens "
+        f"({grown.prompt_len} prompt, {len(grown) - grown.prompt_len} completion)."
+    )
 
 
 def branch_job(app, settings, parent: Trace, at: int, token) -> None:
     """A new branch of the tree from `parent` at `at` with `token`; shown when it is made."""
     started = time.perf_counter()
-    node = app.tree.branch(
-        at=int(at),
-        token=token,
-        max_new_tokens=settings.max_new_tokens,
-        parent=parent,
-        stop=app._stop,
-        progress=False,
-        **settings.sampling(),
-    )
+    app.history.remember()
+    try:
+        node = app.tree.branch(
+            at=int(at),
+            token=token,
+            max_new_tokens=settings.max_new_tokens,
+            parent=parent,
+            stop=app._stop,
+            progress=False,
+            **settings.sampling(),
+        )
+    except Exception:
+        app.history.forget()  # the tree is as it was: nothing to undo
+        raise
     app.current = as_trace(node)
-    app.branches.refresh(app.tree, node)
+    app._refresh()
     app._show(app.current)
     ending, kind = ending_of(app.current, app._stop.is_set())
     if kind == "error":
         app.worker.last_error = f"ServerError: {app.current.meta.get('error')}"
     app._say(
-        f"Branch #{len(app.tree.nodes) - 1} from token {at} with {app.current.tokens[at]!r}: "
+        f"Branch #{len(app.tree.nodes) - 1} from token {at + 1} with {app.current.tokens[at]!r}: "
         f"{len(app.current) - at} tokens in {time.perf_counter() - started:.1f} s{ending}.",
         kind,
     )

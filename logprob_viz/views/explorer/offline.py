@@ -33,7 +33,7 @@ def offline_html(app, max_branches: int | None = 8, note: str = NO_KERNEL_NOTE) 
         nodes = [app.current] if app.current is not None else []
     if not nodes:
         return f"<div class='lv-explore-offline'>{shown}<p>(nothing generated yet)</p></div>"
-    labels = [label for label, _ in app.branches.select.options]
+    labels = app.branches.labels
     limit = len(nodes) if max_branches is None else max_branches
     parts = [f"<div class='lv-explore-offline'>{shown}"]
     for i, node in enumerate(nodes[:limit]):

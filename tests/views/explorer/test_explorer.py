@@ -139,20 +139,23 @@ def test_branch_from_an_alternative_and_switch_back(generated, reference_model):
     assert len(rest) > 0 and rest == ref_greedy(reference_model, prefix, len(rest))
     assert at in app.view.forks  # the fork point is marked on the branch
     # the list: two entries with perplexities; the root's text up to the fork shown once
-    labels = [label for label, _ in app.branches.select.options]
-    assert len(labels) == 2 and labels[1].startswith("#1") and f"at {at}:" in labels[1]
+    labels = app.branches.labels
+    # token numbers from 1, as the chart numbers them ("token 8 of 20")
+    assert len(labels) == 2 and labels[1].startswith("#1 ⑂ token ") and f"token {at + 1} " in labels[1]
     ppl = math.exp(-np.mean(node.logprobs[root.prompt_len :].astype(np.float64)))  # after the prompt
-    assert f"ppl {ppl:.2f}" in labels[1]
-    assert f"({at} tokens)" in app.branches.prefix.value
-    # switching back shows the root, with its fork marked too
-    app.branches.select.value = 0
+    assert f"ppl {ppl:.2f} over tokens {root.prompt_len + 1}–{len(node)}" in labels[1]
+    assert f"(tokens 1–{at})" in app.branches.prefix.value
+    # the chart marks the alternative that has a branch now, on the root: {position: {id: node number}}
+    app.branches.rows[0].click()
     assert app.view.trace is root and app.current is root and at in app.view.forks
+    assert app.view.explored == {str(at): {str(alt): 1}}
+    assert "Showing #0 root" in status(app)  # the status line follows the switch
 
 
 def test_a_click_in_the_view_branches_like_the_fallback(generated):
     app = generated
     root = app.tree.nodes[0]
-    app.branches.select.value = 0
+    app.branches.rows[0].click()
     at = root.prompt_len + 4
     alt = int(root.top_ids[at][2])
     before = len(app.tree.nodes)
@@ -162,7 +165,12 @@ def test_a_click_in_the_view_branches_like_the_fallback(generated):
     assert app.last_error is None, status(app)
     assert len(app.tree.nodes) == before + 1 and int(app.current.token_ids[at]) == alt
     assert app.current.token_ids[:at].tolist() == root.token_ids[:at].tolist()
-    assert len(app.branches.select.options) == before + 1
+    assert len(app.branches.labels) == before + 1
+    # the same click again: that alternative has its branch now, so it is shown, not made again
+    node = app.current
+    app.branches.rows[0].click()
+    app._on_view_message(app.view, {"event": "alternative", "at": at, "token_id": alt, "token": "x"}, [])
+    assert not app.running and app.current is node and len(app.tree.nodes) == before + 1
 
 
 def test_the_top_logprobs_box_goes_up_to_what_the_runner_records(runner, generated, reference_model):
@@ -236,7 +244,7 @@ def test_next_token_shows_the_distribution_before_a_token_is_chosen(runner, refe
 
 def test_temperature_readout_approximate_then_exact(generated, reference_model):
     app = generated
-    app.branches.select.value = 0
+    app.branches.rows[0].click()
     root = app.view.trace
     at = root.prompt_len + 1
     app.view.selected = at
@@ -271,7 +279,7 @@ def test_offline_html_holds_every_branch(generated):
 def test_stop_ends_a_long_branch_and_keeps_it(generated):
     app = generated
     root = app.tree.nodes[0]
-    app.branches.select.value = 0
+    app.branches.rows[0].click()
     before = len(app.tree.nodes)
     app.controls.max_new_tokens.value = 300
     try:
