@@ -99,6 +99,7 @@ export function listen(view, jumps = 20) {
     ["change:color_range", () => view.recolor()],
     ["change:show_ids", () => view.showChart(view.shown, true)],
     ["change:forks", () => view.onForks()],
+    ["change:explored", () => view.showChart(view.shown, true)],
     ["change:branching", () => root.classList.toggle("lv-branchable", !!model.get("branching"))],
   ];
   for (const [name, fn] of traits) model.on(name, fn);

@@ -38,6 +38,7 @@ export class ChartPanel {
     this.markActive(i); // first: it reads the text's layout, still clean before the chart changes
     const pinned = i === ask.pinned();
     const opts = { promptLen: data.promptLen, showIds: ask.showIds(), style: ask.style(i), pinned, flags: data.flagNotes[String(i)] };
+    if (ask.explorer) Object.assign(opts, ask.explorer(i)); // branching, explored, forced (explorer.js)
     // Hovered tokens share one chart updated in place; the pinned token's chart is a chart of its
     // own, which "why?" (why.js) decorates without leaving its buttons in the shared one.
     const decorated = i >= 0 && pinned && ask.decorate;

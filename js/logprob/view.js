@@ -9,9 +9,11 @@
 // that output shows; its events (events.js) and its chart panel (panel.js) are parts of their own.
 
 import "./widget.css";
+import "./explorer.css";
 import { h } from "../toolkit/dom.js";
 import { panelEstimate } from "./chart.js";
 import { listen } from "./events.js";
+import { FORK_TITLE, listenAppKeys } from "./explorer.js";
 import { headerText } from "./header.js";
 import { buildLegend } from "./legend.js";
 import { scale, tokenStyle } from "./modes.js";
@@ -121,7 +123,7 @@ export class LogprobRender {
   makeSpan(i) {
     const { data } = this;
     const span = tokenSpan(data.shown[i], i, i < data.promptLen, tokenStyle(this.sc, data, i), data.splitOf(i));
-    if (this.forks.has(i)) span.classList.add("lv-fork"); // a branch starts here
+    if (this.forks.has(i)) span.classList.add("lv-fork"), (span.title = FORK_TITLE); // a branch starts here
     const flags = data.flagNotes[String(i)];
     if (flags) {
       span.classList.add("lv-flagged"); // the source lost something here: say what on hover
@@ -188,6 +190,11 @@ export class LogprobRender {
       spanOf: (i) => this.spanOf(i),
       strip: this.strip,
       decorate: (chart, i, measuring) => this.why.decorate(chart, i, measuring),
+      explorer: (i) => ({
+        branching: !!this.model.get("branching"),
+        explored: (this.model.get("explored") ?? {})[String(i)] ?? null,
+        forced: (this.data.meta.forced ?? []).includes(i),
+      }),
     });
     body.append(this.textEl, this.panel.el);
     this.root.appendChild(body);
@@ -265,7 +272,13 @@ export class LogprobRender {
 
   onForks() {
     this.forks = new Set(this.model.get("forks") ?? []);
-    if (this.text) this.text.spans.forEach((span, i) => span.classList.toggle("lv-fork", this.forks.has(i)));
+    if (!this.text) return;
+    this.text.spans.forEach((span, i) => {
+      const fork = this.forks.has(i);
+      span.classList.toggle("lv-fork", fork);
+      if (fork && !span.title) span.title = FORK_TITLE;
+      else if (!fork && span.title === FORK_TITLE) span.title = "";
+    });
   }
 
   /** Start: subscribe to the store, the traits and the DOM's events; returns the cleanup. */
@@ -273,6 +286,7 @@ export class LogprobRender {
     const onStore = (what, start) => (what === "grow" ? this.grow(start) : this.build());
     this.store.views.add(onStore);
     const stopListening = listen(this, JUMPS);
+    const stopKeys = listenAppKeys(this);
     // Build in a task of its own, not inside the one that delivered the widget's (large) state.
     const initial = setTimeout(() => this.build(), 0);
     return () => {
@@ -282,6 +296,7 @@ export class LogprobRender {
       this.strip?.cancel();
       this.store.views.delete(onStore);
       stopListening();
+      stopKeys();
       this.why.stop();
       if (this.visibility) this.visibility.disconnect();
       this.root.remove();

@@ -26,7 +26,7 @@ KEYS = (
     "b branches at the pinned token · u undoes the last change to the tree · ← → move the pin · Esc releases it"
 )
 FORK_LEGEND = (
-    "▏ in the text: a fork (another branch takes another token there) · ⑂ #n in the chart: that alternative's branch"
+    "▏ in the text: a fork (another branch takes another token there) · ↳ #n in the chart: that alternative's branch"
 )
 
 # The outline's rows are buttons (a click switches); these rules make them read as an outline.
@@ -52,6 +52,7 @@ class BranchList:
 
     def __init__(self) -> None:
         self.title = w.HTML()
+        self.title.add_class("lv-tree-title")
         self.outline = w.VBox([], layout=w.Layout(height=OUTLINE_HEIGHT, overflow="auto", width="100%"))
         self.outline.add_class("lv-tree-outline")
         self.prefix = w.HTML()

@@ -93,7 +93,7 @@ def branch_label(number: int, trace: Trace, fork: int | None, prompt_len: int) -
     if fork is None:
         return f"{head} root · {ppl} · {_words(trace, trace.prompt_len) or '(prompt only)'}"
     taken = visible(trace.tokens[fork], 16) if fork < len(trace) else "(end)"
-    return f"{head} ⑂ token {fork + 1} “{taken}” · {ppl} · {_words(trace, fork)}"
+    return f"{head} ↳ token {fork + 1} “{taken}” · {ppl} · {_words(trace, fork)}"
 
 
 def explored(nodes: list, node) -> dict[str, dict[str, int]]:

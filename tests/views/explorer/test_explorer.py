@@ -141,7 +141,7 @@ def test_branch_from_an_alternative_and_switch_back(generated, reference_model):
     # the list: two entries with perplexities; the root's text up to the fork shown once
     labels = app.branches.labels
     # token numbers from 1, as the chart numbers them ("token 8 of 20")
-    assert len(labels) == 2 and labels[1].startswith("#1 ⑂ token ") and f"token {at + 1} " in labels[1]
+    assert len(labels) == 2 and labels[1].startswith("#1 ↳ token ") and f"token {at + 1} " in labels[1]
     ppl = math.exp(-np.mean(node.logprobs[root.prompt_len :].astype(np.float64)))  # after the prompt
     assert f"ppl {ppl:.2f} over tokens {root.prompt_len + 1}–{len(node)}" in labels[1]
     assert f"(tokens 1–{at})" in app.branches.prefix.value

@@ -77,7 +77,7 @@ def test_stepping_by_hand_grows_one_branch(runner, reference_model):
     assert grown.meta["forced"] == [at, len(branch), len(branch) + 1, len(branch) + 2]
     completion = len(grown) - grown.prompt_len
     assert f"({grown.prompt_len} prompt, {completion} completion)" in app.controls.status.value
-    assert app.branches.labels[-1].startswith(f"#{nodes - 1} ⑂ token {at + 1} ")
+    assert app.branches.labels[-1].startswith(f"#{nodes - 1} ↳ token {at + 1} ")
     # Undo takes the last token back (the branch as it was before it), again and again
     app.undo()
     assert app.current.token_ids.tolist() == ids[:-1] and app.tree.nodes[-1] is app.current
@@ -118,14 +118,14 @@ def test_rename_delete_and_undo_in_the_outline(runner):
     assert "lv-tree-current" in app.branches.rows[2]._dom_classes
     app.branches.rows[1].click()
     app.branches.name.value = "the <b>odd</b> one"  # text, never markup: a button's label is plain text
-    assert app.branches.labels[1].startswith("#1 “the <b>odd</b> one” ⑂")
+    assert app.branches.labels[1].startswith("#1 “the <b>odd</b> one” ↳")
     assert child.meta["name"] == "the <b>odd</b> one"
     app.branches.delete.click()  # #1 and the branch grown from it go; the root is shown
     assert app.tree.nodes == [root] and app.current is root
     app.branches.undo.click()
     assert app.tree.nodes == [root, child, grandchild] and app.current is child
     app.branches.undo.click()  # the rename
-    assert "name" not in child.meta and app.branches.labels[1].startswith("#1 ⑂")
+    assert "name" not in child.meta and app.branches.labels[1].startswith("#1 ↳")
     app.branches.rows[0].click()
     assert app.branches.delete.disabled  # the root stays
     ppl = math.exp(-np.mean(root.logprobs[root.prompt_len :].astype(np.float64)))
