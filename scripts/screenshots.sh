@@ -21,6 +21,7 @@ mode-logprob.png           color-mode-surprisal.png tests/browser/test_logprob_v
 chart-ids.png              chart.png                tests/browser/test_logprob_view_browser.py::test_chart_other_bar_outside_top_k_ids_and_processed_side_by_side
 explore-mid-stream.png     explorer-stream.png      tests/browser/test_explore_browser.py::test_type_generate_stream_stop_branch_switch_and_step
 explore-three-branches.png explorer-branches.png    tests/browser/test_explore_browser.py::test_type_generate_stream_stop_branch_switch_and_step
+explore-tree.png           explorer-tree.png        tests/browser/test_explore_tree_browser.py::test_the_tree_as_a_class_sees_it
 lens.png                   lens.png                 tests/browser/test_lens_browser.py::test_hover_reads_a_layers_alternatives_and_pin_plots_the_token_through_the_layers
 compare-cross-tokenizer.png compare.png             tests/browser/test_compare_browser.py::test_cross_tokenizer_comparison_on_real_models
 compare-linked-plot.png    linked-plot.png          tests/browser/test_compare_browser.py::test_plotly_point_pins_the_token_and_the_reverse

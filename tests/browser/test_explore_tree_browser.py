@@ -21,6 +21,7 @@ from browser.lab import (
     next_frames,
     open_notebook,
     output_text,
+    prompt_of,
     run_cell,
     save_screenshot,
     wait_cell_done,
@@ -165,13 +166,15 @@ def test_the_tree_as_a_class_sees_it(page, lab_server):
     assert "Ctrl+Enter" in page.locator(f"{APP} .lv-tree-note").inner_text()  # the keys, listed in the app
 
     # Ctrl+Enter in the prompt generates (a T=0.8 sample).
+    cells = page.locator(".jp-NotebookPanel:visible .jp-Cell")
     page.locator(f"{APP} textarea").fill(PROMPT)
+    before = cells.count()
     page.locator(f"{APP} textarea").press("Control+Enter")
     wait_until(page, lambda s: s["idle"] and s["status"].startswith("Generated"), "Ctrl+Enter generating")
+    assert cells.count() == before and prompt_of(page, 0) == "[1]:"  # not also the notebook's run-cell
     kernel = kernel_state(page)
     assert kernel["error"] is None and len(kernel["nodes"]) == 1
     root = kernel["nodes"][0]
-    assert page.locator(".jp-NotebookPanel:visible .jp-Cell").count() == 2  # not also the notebook's run-cell
     pl = root["prompt_len"]
 
     # Branch by a click on the third alternative of a pinned token.
@@ -254,12 +257,22 @@ def test_the_tree_as_a_class_sees_it(page, lab_server):
     wait_until(page, lambda s: s["idle"] and len(s["tokens"]) == m + 2, "undo")
 
     # 6. Generate on a new prompt: the earlier tree stays (earlier tree), and the view does not move.
-    top = page_state(page)["viewTop"]
+    # (Esc releases the pin first: the pinned token's own panel beside the tree is another matter)
+    page.locator(f"{APP} .lv-root").press("Escape")
+    panel = page.locator(f"{APP} .lv-tree-panel")
     page.locator(f"{APP} textarea").fill("The capital of France is")
-    top_typed = page_state(page)["viewTop"]
+    top, height = page_state(page)["viewTop"], panel.evaluate("el => el.getBoundingClientRect().height")
     page.locator(f"{APP} textarea").press("Control+Enter")
+    tops, heights, deadline = [], [], time.monotonic() + MODEL_TIMEOUT
+    while "Tree 2 of 2" not in page_state(page)["title"] and time.monotonic() < deadline:
+        tops.append(page_state(page)["viewTop"])  # while it streams
+        heights.append(panel.evaluate("el => el.getBoundingClientRect().height"))
+        time.sleep(0.05)  # (sampling the position)
     new = wait_until(page, lambda s: s["idle"] and "Tree 2 of 2" in s["title"], "the new tree")
-    assert abs(new["viewTop"] - top_typed) < 1, (top, top_typed, new["viewTop"])
+    tops.append(new["viewTop"])
+    heights.append(panel.evaluate("el => el.getBoundingClientRect().height"))
+    assert set(heights) == {height}, (height, heights)
+    assert max(abs(t - top) for t in tops) < 1, (top, tops)
     assert len(new["rows"]) == 1 and kernel_state(page)["trees"] == 2
     page.locator(f"{APP} button", has_text="earlier tree").click()
     old = wait_until(page, lambda s: "Tree 1 of 2" in s["title"] and len(s["rows"]) == 2, "the earlier tree")

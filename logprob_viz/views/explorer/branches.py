@@ -34,12 +34,14 @@ STYLE = """<style>
 .lv-explore .lv-tree-outline { border: 1px solid var(--jp-border-color2, #ddd); border-radius: 4px; }
 .lv-explore .lv-tree-outline .lv-tree-row { justify-content: flex-start; text-align: left; height: auto;
   min-height: 24px; padding: 1px 6px; background: transparent; box-shadow: none; overflow: hidden;
-  white-space: nowrap; text-overflow: ellipsis; font-family: var(--jp-code-font-family, monospace); font-size: 12px; }
+  white-space: nowrap; text-overflow: ellipsis; font-family: var(--jp-code-font-family, monospace); font-size: 13px; }
 .lv-explore .lv-tree-outline .lv-tree-row:hover { background: var(--jp-layout-color2, #eee); }
-.lv-explore .lv-tree-outline .lv-tree-row.lv-tree-current { background: var(--jp-brand-color3, #c8e1f8);
-  font-weight: bold; }
+.lv-explore .lv-tree-outline .lv-tree-row.lv-tree-current { font-weight: bold;
+  background: color-mix(in srgb, var(--jp-brand-color1, #1976d2) 28%, transparent); }
 .lv-explore .lv-tree-note { color: var(--jp-ui-font-color2, #666); font-size: 12px; line-height: 1.4; }
-.lv-explore .lv-explore-prefix { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.lv-explore .lv-explore-prefix, .lv-explore .lv-tree-title { white-space: nowrap; overflow: hidden;
+  text-overflow: ellipsis; }
+.lv-explore .lv-tree-title { flex: 1 1 auto; min-width: 0; padding: 0 0.5em; }
 </style>"""
 
 OUTLINE_HEIGHT = "8.2em"  # about five rows: the panel keeps its height, so the view below never moves
@@ -83,7 +85,7 @@ class BranchList:
                 self.prefix,
                 notes,
             ],
-            layout=w.Layout(width="100%"),
+            layout=w.Layout(width="100%", min_width="30em"),  # narrower (a projector): a row of its own
         )
         self.box.add_class("lv-tree-panel")
         self.nodes: list = []
@@ -98,7 +100,7 @@ class BranchList:
     def say_tree(self, number: int, count: int, generating: bool = False) -> None:
         """The title: which of the explorer's trees is on show (numbered from 1), or that one is growing."""
         if generating:
-            self.title.value = f"<b>Tree {count + 1}</b> <i>generating…</i> (earlier trees stay)"
+            self.title.value = f"<b>Tree {count + 1}</b> <i>generating…</i>"
             self.rows, self.outline.children = [], [w.HTML("<i>#0 root: generating…</i>")]
         elif count == 0:
             self.title.value = "<b>Tree</b> <i>(nothing yet: Generate or Next token; branches are drawn here)</i>"
@@ -171,8 +173,8 @@ class BranchList:
         self._on_pick = callback
 
     def _prefix_html(self) -> str:
-        if len(self.nodes) < 2:
-            return ""
+        if len(self.nodes) < 2:  # (a line all the same: the panel keeps its height)
+            return '<div class="lv-explore-prefix"><i>one text so far: click an alternative to branch</i></div>'
         root = as_trace(self.nodes[0])
         shared = min(fork_position(root, as_trace(n)) for n in self.nodes[1:])
         text = "".join(root.tokens[:shared])
