@@ -214,8 +214,8 @@ def test_the_tree_as_a_class_sees_it(page, lab_server):
     # 7. The tree drawn: click the root's row; the explored alternative is marked in its chart, with
     # the branch's number; the fork has a tooltip; the status follows the switch.
     page.locator(f"{APP} .lv-tree-row").nth(0).click()
-    back = wait_until(page, lambda s: s["current"] == 0 and s["tokens"] == root["tokens"], "switching to the root")
-    assert back["status"].startswith("Showing #0 root")
+    wait_until(page, lambda s: s["current"] == 0 and s["tokens"] == root["tokens"]
+               and s["status"].startswith("Showing #0 root"), "switching to the root, the status line following")
     fork = page.locator(f"{APP} .lv-token[data-index='{at}']")
     assert "lv-fork" in fork.get_attribute("class") and fork.get_attribute("title") == FORK_TITLE
     fork.click()
@@ -277,4 +277,15 @@ def test_the_tree_as_a_class_sees_it(page, lab_server):
     page.locator(f"{APP} button", has_text="earlier tree").click()
     old = wait_until(page, lambda s: "Tree 1 of 2" in s["title"] and len(s["rows"]) == 2, "the earlier tree")
     assert old["tokens"] == grown["tokens"][:-1]
+    assert not page.page_errors, page.page_errors
+
+    # Esc in the prompt stops a generation; what was generated stays (a tree of its own).
+    box = page.locator(f"{APP} .widget-inline-hbox", has_text="max new tokens").locator("input")
+    box.fill("300")
+    box.press("Enter")
+    page.locator(f"{APP} textarea").press("Control+Enter")
+    wait_until(page, lambda s: not s["idle"] and "Generating" in s["status"], "a long generation streaming")
+    page.locator(f"{APP} textarea").press("Escape")
+    stopped = wait_until(page, lambda s: s["idle"] and "Tree 3 of 3" in s["title"], "Esc stopping it", timeout=120)
+    assert "stopped" in stopped["status"]
     assert not page.page_errors, page.page_errors
