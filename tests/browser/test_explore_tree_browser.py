@@ -275,8 +275,9 @@ def test_the_tree_as_a_class_sees_it(page, lab_server):
     assert max(abs(t - top) for t in tops) < 1, (top, tops)
     assert len(new["rows"]) == 1 and kernel_state(page)["trees"] == 2
     page.locator(f"{APP} button", has_text="earlier tree").click()
-    old = wait_until(page, lambda s: "Tree 1 of 2" in s["title"] and len(s["rows"]) == 2, "the earlier tree")
-    assert old["tokens"] == grown["tokens"][:-1]
+    old = wait_until(page, lambda s: "Tree 1 of 2" in s["title"] and s["tokens"] == grown["tokens"][:-1],
+                     "the earlier tree, on the node last shown there")
+    assert len(old["rows"]) == 2 and old["current"] == 1
     assert not page.page_errors, page.page_errors
 
     # Esc in the prompt stops a generation; what was generated stays (a tree of its own).
