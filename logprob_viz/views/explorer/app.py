@@ -24,7 +24,7 @@ from .panels import NextTokenPanel, TemperatureReadout
 from .settings import Settings, default_runner
 from .temperature import exact_at
 from .view import ExplorerView, empty_view
-from .worker import Worker, ending_of
+from .worker import Worker, ending_of, start_warm_up
 
 __all__ = ["Explorer", "ExplorerView", "explore"]
 
@@ -77,6 +77,7 @@ class Explorer:
         self.view.observe(self._pinned, names="selected")
         c.temperature.observe(lambda _: self._update_readout(), names="value")
         self.view.on_msg(self._on_view_message)
+        start_warm_up(self.runner)  # the model's one-time costs, before the first click (warmup.py)
 
     # -- the buttons (each also callable from Python) ---------------------------------------
 
