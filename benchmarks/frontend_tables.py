@@ -90,6 +90,11 @@ def p50_p95(values) -> str:
     return f"{fmt_ms(pct(values, 0.5))} / {fmt_ms(pct(values, 0.95))}" if values else "—"
 
 
+def settle_cell(frames: list[int]) -> str:
+    """Frames a jump scroll took before the hover (see the harness): p50 / max."""
+    return f"{median(frames):.0f} / {max(frames)}" if frames else "—"
+
+
 def hover_row(n: int, ours: list[dict], peer: list[dict]) -> list[str]:
     """One size's longest tasks (render, scroll), slowest scroll frame and hover latencies."""
     hv = [x["hover"] for x in ours if x["hover"]]
@@ -104,6 +109,7 @@ def hover_row(n: int, ours: list[dict], peer: list[dict]) -> list[str]:
         p50_p95([v for h in hv for v in h["handler"]]),
         p50_p95([v for h in hv for v in h["work"]]),
         p50_p95([v for h in hv for v in h["idle"]]),
+        settle_cell([v for h in hv for v in h.get("settle", [])]),
         f"{len(paint)}",
         task_cell(pv) if pv else "—",
     ]
@@ -121,6 +127,7 @@ def hover_table(measured: Measured, sizes: list[int], *, scroll_steps: int) -> s
         "of which handler p50 / p95",
         "handler + style/layout p50 / p95",
         "no-hover frame p50 / p95",
+        "frames to settle after the scroll p50 / max",
         "hovers",
         "CircuitsVis longest task, render",
     ]
@@ -128,7 +135,9 @@ def hover_table(measured: Measured, sizes: list[int], *, scroll_steps: int) -> s
         "Long tasks are those over 50 ms (the API reports no shorter ones). Scroll: the page's scroller from top to "
         f"bottom in at most {scroll_steps} steps of at least 0.9 viewport, one painted frame each. "
         "Hover: a random "
-        "visible token (after scrolling to a random place) gets pointerover/mouseover dispatched from inside a "
+        "visible token (after scrolling to a random place, and waiting until three frames in a row took under "
+        "4 ms: the frames in which the scroll's newly shown blocks are laid out are the scroll's, not the "
+        "hover's; at most 30 frames) gets pointerover/mouseover dispatched from inside a "
         "requestAnimationFrame callback, where Chromium dispatches real mouse movement (rAF-aligned input); "
         "'painted frame' ends when a message posted from that callback arrives, i.e. after that frame's style, layout "
         "and paint. 'handler' is the event dispatch alone, 'handler + style/layout' adds a forced layout; 'no-hover "
