@@ -83,6 +83,11 @@ BRANCH_JS = """async ([app, at, timeoutMs]) => {
   return {ms: performance.now() - t0, alt};
 }"""
 
+KERNEL_IDLE_JS = """() => {
+  const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const kernel = panel && panel.sessionContext && panel.sessionContext.session && panel.sessionContext.session.kernel;
+  return !!kernel && kernel.connectionStatus === 'connected' && kernel.status === 'idle';
+}"""
 STATUS_JS = f"() => (document.querySelector('{APP} .lv-explore-status') || {{}}).textContent || ''"
 
 
@@ -92,6 +97,9 @@ def arguments() -> argparse.Namespace:
     ap.add_argument("--delay", default="0,5", help="seconds between the app showing and the first click")
     ap.add_argument("--tokens", type=int, default=21, help="max_new_tokens of Generate and of the branch")
     ap.add_argument("--timeout", type=float, default=300, help="seconds a click may take to show its token")
+    ap.add_argument("--screenshots", action="store_true",
+                    help="instead: one fresh kernel, Generate clicked at once, and pictures of the status line while "
+                         "the click waits for the warm-up (normal, 1280x720 at 150 %%, dark) in tests/artifacts/")
     return parse_args(ap, quick={"runs": 1, "delay": "0"})
 
 
@@ -112,7 +120,7 @@ class Lab:
                "--ServerApp.disable_check_xsrf=True",
                f"--ServerApp.root_dir={root}", "--LabApp.news_url=None", "--ServerApp.terminals_enabled=False",
                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-               f"--LabApp.workspaces_dir={private / 'workspaces'}"]
+               f"--LabApp.workspaces_dir={private / 'workspaces'}", "--LabApp.expose_app_in_browser=True"]
         self.log = open(root / "lab.log", "wb")  # noqa: SIM115 - closed in close()
         self.proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 120
@@ -146,6 +154,20 @@ class Lab:
         self.log.close()
 
 
+def open_app(page, lab: Lab, name: str, timeout: float, before_run=None) -> None:
+    """Open notebook `name` in JupyterLab, run its cell as a person does, wait for the app's Generate button
+    (`before_run(page)`: what to do once the notebook is open, before its cell runs)."""
+    page.goto(f"{lab.url}/lab/tree/{name}?reset")
+    page.locator(".jp-Cell .jp-InputArea-editor").first.wait_for(timeout=120_000)
+    # the kernel connected and idle in the page (JupyterLab drops a cell run before that)
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=120_000, polling=200)
+    if before_run is not None:
+        before_run(page)
+    page.locator(".jp-Cell .jp-InputArea-editor").first.click()
+    page.keyboard.press("Shift+Enter")
+    page.locator(f"{APP} button:has-text('Generate')").wait_for(timeout=timeout * 1000)
+
+
 def wait_status(page, text: str, timeout_s: float) -> str:
     page.wait_for_function(f"() => ({STATUS_JS})().includes({json.dumps(text)})", timeout=timeout_s * 1000,
                            polling=100)
@@ -160,15 +182,8 @@ def one_kernel(browser, lab: Lab, name: str, delay: float, tokens: int, timeout:
                        f"app = explore({PROMPT!r}, max_new_tokens={tokens}, top_logprobs=5)\napp")
     page = browser.new_page(viewport={"width": 1280, "height": 1000})
     try:
-        page.goto(f"{lab.url}/lab/tree/{name}?reset")
-        page.locator(".jp-Cell .jp-InputArea-editor").first.wait_for(timeout=120_000)
-        page.wait_for_function("() => document.querySelector('.jp-Notebook-ExecutionIndicator, .jp-KernelStatus')"
-                               " !== null", timeout=120_000)
-        time.sleep(3)  # the kernel connects (JupyterLab drops a cell run before it is ready)
         started = time.monotonic()
-        page.locator(".jp-Cell .jp-InputArea-editor").first.click()
-        page.keyboard.press("Shift+Enter")
-        page.locator(f"{APP} button:has-text('Generate')").wait_for(timeout=timeout * 1000)
+        open_app(page, lab, name, timeout)
         out = {"app_s": time.monotonic() - started}
         time.sleep(delay)
         for when in ("first", "warm"):
@@ -183,6 +198,51 @@ def one_kernel(browser, lab: Lab, name: str, delay: float, tokens: int, timeout:
         return out
     finally:
         page.close()
+
+
+def screenshots(browser, lab: Lab, tokens: int, timeout: float) -> None:
+    """The status line while a Generate pressed at once waits for the warm-up, as pictures."""
+    artifacts = ROOT / "tests" / "artifacts"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    lab.notebook("shots.ipynb", f"from logprob_viz.views.explorer import explore\n"
+                                f"app = explore({PROMPT!r}, max_new_tokens={tokens}, top_logprobs=5)\napp")
+    context = browser.new_context(viewport={"width": 1280, "height": 1000}, device_scale_factor=1.5)
+    page = context.new_page()
+    try:
+        # dark before the cell runs: the click's wait for the warm-up lasts a second or two
+        open_app(page, lab, "shots.ipynb", timeout, lambda page: set_theme(page, "JupyterLab Dark"))
+        news = page.get_by_role("button", name="No", exact=True)  # JupyterLab's "news?" toast covers the app
+        if news.count():
+            news.first.click()
+        page.locator(f"{APP} button:has-text('Generate')").click()
+        app = page.locator(APP)
+        wait_status(page, "warm-up", 60)
+        shots = [("dark", lambda: app.screenshot(path=str(artifacts / "explore-warm-up-dark.png")))]
+        shots.append(("projector", lambda: projector(page, app, artifacts / "explore-warm-up-projector.png")))
+        shots.append(("light", lambda: (set_theme(page, "JupyterLab Light"),
+                                        app.screenshot(path=str(artifacts / "explore-warm-up.png")))))
+        for what, shoot in shots:
+            shoot()
+            log(f"{what} picture: the status said {page.evaluate(STATUS_JS)!r} just after it")
+        wait_status(page, "Generated", timeout)
+        app.screenshot(path=str(artifacts / "explore-warm-up-after.png"))
+        log(f"pictures in {artifacts}: explore-warm-up*.png")
+    finally:
+        context.close()
+
+
+def set_theme(page, theme: str) -> None:
+    page.evaluate(f"() => window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{theme}'}})")
+    light = "true" if "Light" in theme else "false"
+    page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{light}'", timeout=30_000)
+
+
+def projector(page, app, path: Path) -> None:
+    """The page as a 1280x720 screen at 150 % shows it (853x480 CSS pixels), then back."""
+    page.set_viewport_size({"width": 853, "height": 480})
+    app.scroll_into_view_if_needed()
+    page.screenshot(path=str(path))
+    page.set_viewport_size({"width": 1280, "height": 1000})
 
 
 def table(runs: dict[tuple[float, bool], list[dict]], tokens: int) -> str:
@@ -229,6 +289,8 @@ def main() -> None:
             with sync_playwright() as p:
                 browser = launch(p)
                 try:
+                    if args.screenshots:
+                        return screenshots(browser, lab, args.tokens, args.timeout)
                     for r in range(args.runs):
                         for d in delays:
                             for w in ((True, False) if r % 2 == 0 else (False, True)):  # alternating
