@@ -167,6 +167,8 @@ def hover_breakdown(measured: Measured, sizes: list[int], bundle: str, which: st
             if counts:
                 breakdown["sizes"][str(n)]["styled"] = median([c["styled"] for c in counts])
                 breakdown["sizes"][str(n)]["laid_out"] = median([c["laid_out"] for c in counts])
+                behind = sum(1 for c in counts if c.get("tasks", 0) > 0)
+                breakdown["sizes"][str(n)]["behind_build"] = f"{behind} of {len(counts)}"
     return breakdown
 
 
@@ -185,6 +187,7 @@ def breakdown_table(breakdown: dict, sizes: list[int], baseline: Path | None, sa
                 + [f"{b[ph]:.2f}" for ph in PHASE_ORDER]
                 + [f"{b['total']:.2f} / {b['total_p95']:.2f}", str(b["hovers"])]
                 + [f"{b[c]:.0f}" if c in b else "—" for c in ("styled", "laid_out")]
+                + [b.get("behind_build", "—")]
             )
     note = (
         "From a Chromium trace (categories " + ", ".join(TRACE_CATEGORIES) + ") recorded during the hovers: the "
@@ -193,11 +196,13 @@ def breakdown_table(breakdown: dict, sizes: list[int], baseline: Path | None, sa
         "raster workers) in the window from the hover's dispatch to the end of its frame, marked with "
         "performance.mark. The last two columns count the work rather than time it (medians per hover): elements "
         "whose style was recalculated (UpdateLayoutTree's elementCount) and layout objects laid out (Layout's "
-        "dirtyObjects); a loaded machine stretches the milliseconds, not these."
+        "dirtyObjects); a loaded machine stretches the milliseconds, not these. The last: hovers in whose window "
+        "one of the view's own tasks ran (a timer or an idle callback: a long text still being built)."
         + (f" 'before': measured in this run, pages alternating with ours, bundle {before['bundle']}." if same_run
            else f" 'before': {baseline.name}, bundle {before['bundle']}." if before else "")
     )
-    headers = ["tokens", "build"] + PHASE_ORDER + ["sum p50 / p95", "hovers", "elements restyled", "layout objects"]
+    headers = ["tokens", "build"] + PHASE_ORDER + ["sum p50 / p95", "hovers", "elements restyled", "layout objects",
+                                                   "hovers whose frame waited for a build task"]
     return section("where a hover frame's time goes (Chromium tracing, ms per hover, median)", headers, rows, note)
 
 
