@@ -25,7 +25,19 @@ import { Why } from "./why.js";
 import { decidedRange, withDecided } from "./decided.js";
 
 const FIRST_SLICE = 300; // tokens built before the view first shows; the rest follows in slices
-const SLICE = 400;
+const SLICE = 400; // tokens added at once when a stream grows the text
+const CHUNK = 50; // tokens per step of a slice in idle time, which goes on while the idle period lasts
+const SLICE_MS = 8; // at most this long a slice (so a hover or a scroll between frames waits no longer)
+
+/** Run `fn(deadline)` when the page is idle (within 300 ms however busy); returns the cancel. */
+function whenIdle(fn) {
+  if (typeof requestIdleCallback !== "function") {
+    const timer = setTimeout(() => fn({ didTimeout: true, timeRemaining: () => SLICE_MS }), 0); // (Safari)
+    return () => clearTimeout(timer);
+  }
+  const id = requestIdleCallback(fn, { timeout: 300 });
+  return () => cancelIdleCallback(id);
+}
 export const JUMPS = 20; // how many least-confident tokens the jump button cycles through
 
 function initialize({ model }) {
@@ -133,33 +145,43 @@ export class LogprobRender {
   }
 
   /**
-   * Add the spans of the tokens not built yet: `first` now, the rest in slices across tasks.
+   * Add the spans of the tokens not built yet: `first` now, the rest in slices in idle time
+   * (`whenIdle`), so that no slice delays a frame: a hover or a scroll during the build of a long
+   * text is painted in its own frame, not after the next 400 tokens' spans.
    * `paintFirst`: the slices start only once the frame with the first ones has been rendered, so
    * that opening the view paints the first screen of text without racing the rest of the build
-   * (which, when some slices won the race, made a 1,000-token view slower to show than a 10,000).
+   * (which, when some slices won the race, made a 1,000-token view slower to show than a 10,000:
+   * a slice that ran between the first and the second frame delayed the second; in idle time none can).
    */
   extend(first, paintFirst = false) {
     this.cancelBuild();
-    let timer = null;
+    let cancelNext = null;
     let frame = 0;
-    const step = (count) => {
-      this.text.add(this.data, Math.min(this.data.n, this.text.built + count), (i) => this.makeSpan(i));
+    const step = (deadline) => {
+      cancelNext = null;
+      const end = (count) => Math.min(this.data.n, this.text.built + count);
+      const make = (i) => this.makeSpan(i);
+      if (deadline == null) this.text.add(this.data, end(first), make);
+      else {
+        const until = performance.now() + (deadline.didTimeout ? SLICE_MS : Math.min(SLICE_MS, deadline.timeRemaining()));
+        do this.text.add(this.data, end(CHUNK), make);
+        while (this.text.built < this.data.n && performance.now() < until);
+      }
       if (this.text.built < this.data.n) {
         this.header.classList.add("lv-loading"); // on the header, not the root: restyling the root restyles every token
-        const next = () => (timer = setTimeout(() => step(SLICE), 0));
+        const next = () => (cancelNext = whenIdle(step));
         if (paintFirst) frame = requestAnimationFrame(() => ((frame = 0), next()));
         else next();
-        paintFirst = false;
       } else {
-        timer = null;
         this.header.classList.remove("lv-loading");
         if (this.pinnedEl !== this.spanOf(this.pinned())) this.markPinned(); // a pinned token built only now
         this.why.afterBuild();
       }
     };
-    step(first);
+    step(null);
+    paintFirst = false;
     this.cancelBuild = () => {
-      if (timer != null) clearTimeout(timer);
+      if (cancelNext) cancelNext();
       if (frame) cancelAnimationFrame(frame);
     };
   }

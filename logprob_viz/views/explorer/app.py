@@ -26,7 +26,7 @@ from .settings import Settings, default_runner
 from .temperature import exact_at
 from .tree_actions import TreeActions
 from .view import ExplorerView, empty_view
-from .worker import Worker
+from .worker import Worker, start_warm_up
 
 __all__ = ["Explorer", "ExplorerView", "explore"]
 
@@ -83,6 +83,7 @@ class Explorer(TreeActions):
         self.view.observe(self._pinned, names="selected")
         c.temperature.observe(lambda _: self._update_readout(), names="value")
         self.view.on_msg(self._on_view_message)
+        start_warm_up(self.runner)  # the model's one-time costs, before the first click (warmup.py)
 
     # -- the buttons (each also callable from Python) ---------------------------------------
 
