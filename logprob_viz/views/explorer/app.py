@@ -55,11 +55,12 @@ class Explorer:
         self.next_panel = NextTokenPanel()
         self.readout = TemperatureReadout()
         # The tree panel sits above the view, so the branches stay in sight however long the text is.
-        side = w.VBox([self.branch_here.box, self.readout.box], layout=w.Layout(flex="1 1 50%"))
+        side = w.VBox([self.branch_here.box], layout=w.Layout(flex="1 1 50%"))
         self.branches.box.layout.flex = "1 1 50%"
         tree_panel = w.HBox([self.branches.box, side], layout=w.Layout(width="100%", flex_flow="row wrap"))
+        # The next-token chart and the pinned token's panel come below the view: showing them never moves the text.
         self.widget = w.VBox(
-            [self.controls.box, self.next_panel.box, tree_panel, self.view, self.branches.comparison],
+            [self.controls.box, tree_panel, self.view, self.next_panel.box, self.readout.box, self.branches.comparison],
             layout=w.Layout(width="100%"),
         )
         self.widget.add_class("lv-explore")
@@ -326,17 +327,7 @@ class Explorer:
         self._update_readout()
 
     def _update_readout(self) -> None:
-        trace, at = self.view.trace, self.view.selected
-        exact = self._exact
-        if exact is not None and (exact[0] is not trace or exact[1] != at):
-            exact = self._exact = None
-        self.readout.update(
-            trace if self.current is not None else None,
-            at,
-            float(self.controls.temperature.value),
-            exact=None if exact is None else exact[3],
-            exact_label="" if exact is None else exact[2],
-        )
+        self.readout.show(self)  # the pinned token, exactly, under the controls' settings (pinned.py)
 
     def _on_view_message(self, _widget, content, _buffers) -> None:
         # The view asks to branch: a click on an alternative bar, or a key on a pinned token.
