@@ -32,7 +32,8 @@ CHART_STYLE = """<style>
   border-radius: 2px; overflow: hidden; }
 .lv-next-fill { position: absolute; left: 0; top: 0; bottom: 0; background: var(--jp-brand-color1, #1976d2);
   border-radius: 2px; }
-.lv-next-num { font-variant-numeric: tabular-nums; white-space: nowrap; color: var(--jp-ui-font-color1, #222); }
+.lv-next-num { font-variant-numeric: tabular-nums; white-space: nowrap; color: var(--jp-ui-font-color1, #222);
+  min-width: 8em; text-align: right; }
 .lv-next-lp { color: var(--jp-ui-font-color2, #666); margin-left: 8px; }
 </style>"""
 
@@ -45,7 +46,7 @@ class NextTokenPanel:
         self.title = w.HTML()
         self.choices = w.VBox([])
         self.choices.add_class("lv-next-chart")
-        self.close = w.Button(description="Close", icon="times", layout=w.Layout(width="auto"))
+        self.close = w.Button(description="Close", icon="times", layout=w.Layout(width="auto", align_self="flex-start"))
         self.box = w.VBox([self.title, self.choices, self.close], layout=w.Layout(display="none"))
         self.box.add_class("lv-explore-next")
         self.close.on_click(lambda _: self.hide())

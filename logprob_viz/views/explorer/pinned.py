@@ -13,6 +13,7 @@ the panel then says so rather than show an approximation a class would read as t
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from collections import OrderedDict
 
@@ -33,7 +34,8 @@ CACHED_POSITIONS = 32  # distributions kept (each is the vocabulary in float64: 
 
 def has_full_distribution(runner) -> bool:
     """Whether `runner` can give the whole next-token distribution: the local runner (it has the model)."""
-    return getattr(runner, "model", None) is not None and hasattr(runner, "device")
+    local = sys.modules.get("logprob_viz.sources.local.runner")  # not imported: no local runner exists
+    return local is not None and isinstance(runner, local.TransformersRunner)
 
 
 class Distributions:

@@ -25,6 +25,7 @@ STYLE = """<style>
 .lv-pin { font-size: 14px; line-height: 1.35; color: var(--jp-ui-font-color1, #222); padding: 6px 0; }
 .lv-pin-title { margin-bottom: 4px; }
 .lv-pin-body { display: flex; flex-wrap: wrap; gap: 10px 28px; align-items: flex-start; }
+.lv-pin-numbers { max-width: 440px; }
 .lv-pin table { border-collapse: collapse; }
 .lv-pin th, .lv-pin td { padding: 1px 8px 1px 0; text-align: right; font-variant-numeric: tabular-nums; }
 .lv-pin th:first-child, .lv-pin td:first-child { text-align: left; }
@@ -37,7 +38,7 @@ STYLE = """<style>
 .lv-pin-band svg { display: block; width: 100%; height: 26px; }
 .lv-pin-band .lv-pin-on { fill: var(--jp-brand-color1, #1976d2); }
 .lv-pin-band .lv-pin-only { fill: var(--jp-warn-color1, #e65100); }
-.lv-pin-band .lv-pin-off { fill: var(--jp-ui-font-color3, #999); opacity: 0.55; }
+.lv-pin-band .lv-pin-off { fill: var(--jp-ui-font-color2, #777); opacity: 0.8; }
 .lv-pin-band .lv-pin-now { stroke: var(--jp-ui-font-color0, #000); stroke-width: 2; }
 .lv-pin-ends { display: flex; justify-content: space-between; font-size: 12px; color: var(--jp-ui-font-color2, #555); }
 .lv-pin-note { color: var(--jp-ui-font-color2, #555); }
@@ -86,16 +87,17 @@ def panel_html(trace: Trace, at: int, numbers: dict) -> str:
             f"<td><span class='lv-pin-tok'>{html.escape(visible(row['text']))}</span></td><td>{row['rank']}</td>"
             f"<td>{row['model']:.1%}</td><td{cut}>{new}</td></tr>"
         )
-    table = (f"<table class='lv-pin-table'><tr><th>token</th><th>rank</th><th>p(model)</th><th>p({label})</th></tr>"
-             f"{''.join(rows)}</table>")
+    table = (f"<table class='lv-pin-table'><tr><th>token</th><th>rank</th><th>p(model)</th>"
+             f"<th title='the distribution sampled from under {label}'>p(sampled)</th></tr>{''.join(rows)}</table>")
     kept = (f"<div class='lv-pin-note' data-kept='{numbers['kept']}'>{label} keeps {numbers['kept']:,} of "
             f"{numbers['vocab']:,} tokens. Exact: computed from the whole distribution.</div>")
     bands = "".join(band_html(b) for b in numbers["bands"].values())
     return (f"{STYLE}<div class='lv-pin' data-state='exact' data-at='{at}' data-rank='{numbers['rank']}'>"
             f"{_title(trace, at)}: p(model) → p({label})</div>"
-            f"<div class='lv-pin-body'><div>{table}{kept}</div>"
+            f"<div class='lv-pin-body'><div class='lv-pin-numbers'>{table}{kept}</div>"
             f"<div class='lv-pin-bands'><div class='lv-pin-note'>Where <span class='lv-pin-tok'>"
-            f"{html.escape(visible(trace.tokens[at]))}</span> can be sampled (the other settings as they are):</div>"
+            f"{html.escape(visible(trace.tokens[at]))}</span> can be sampled, each setting swept with the others as "
+            "they are (bars: its probability there; grey: cut off; orange: the only token left):</div>"
             f"{bands}<div class='lv-pin-note lv-pin-likely'>{html.escape(likely_words(numbers))}</div></div>"
             "</div></div>")
 
@@ -143,7 +145,7 @@ def band_html(band: Band) -> str:
     for value, p in zip(band.values, band.probs, strict=True):
         x = (value - band.low) / span * WIDTH - step / 2
         if p <= 0:
-            bars.append(f"<rect class='lv-pin-off' x='{x:.2f}' y='{HEIGHT - 3}' width='{step:.2f}' height='3'/>")
+            bars.append(f"<rect class='lv-pin-off' x='{x:.2f}' y='{HEIGHT - 4}' width='{step:.2f}' height='4'/>")
             continue
         h = max(3.0, (HEIGHT - 2) * p / top)
         cls = "lv-pin-only" if p >= 1 - 1e-12 else "lv-pin-on"
@@ -153,9 +155,9 @@ def band_html(band: Band) -> str:
         ("sampleable-from", band.sampleable_from), ("sampleable-to", band.sampleable_to),
         ("only-from", band.only_from), ("only-to", band.only_to), ("current", band.current)))
     return (f"<div class='lv-pin-band' data-setting='{band.setting}' {data}>"
-            f"<div><b>{NAMES[band.setting]}</b>: {html.escape(band_words(band))}</div>"
+            f"<div><b>{NAMES[band.setting]}</b> (now {band.current:.2f}): {html.escape(band_words(band))}</div>"
             f"<svg viewBox='{-step / 2:.2f} 0 {WIDTH + step:.2f} {HEIGHT}' preserveAspectRatio='none' role='img' "
             f"aria-label='{html.escape(band_words(band))}'>{''.join(bars)}"
             f"<line class='lv-pin-now' x1='{now:.2f}' x2='{now:.2f}' y1='0' y2='{HEIGHT}'/></svg>"
-            f"<div class='lv-pin-ends'><span>{band.low:g}</span><span>now {band.current:.2f}</span>"
-            f"<span>{band.high:g} (bar height: p, up to {top:.1%})</span></div></div>")
+            f"<div class='lv-pin-ends'><span>{band.low:g}</span><span>tallest bar: {top:.1%}</span>"
+            f"<span>{band.high:g}</span></div></div>")

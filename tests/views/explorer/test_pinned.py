@@ -177,3 +177,22 @@ def test_the_panel_shows_the_pinned_token_exactly_and_follows_the_sliders(runner
     # nothing pinned: no panel
     app.view.selected = -1
     assert app.readout.box.layout.display == "none"
+
+
+def test_a_server_runner_gets_no_min_p_and_no_pretend_numbers(runner):
+    from logprob_viz.sources.remote.vllm import VLLMRunner
+    from logprob_viz.views.explorer.controls import Controls
+    from logprob_viz.views.explorer.pinned import has_full_distribution
+    from logprob_viz.views.explorer.settings import Settings
+
+    # a real runner class, told the server's model list up front (no request is made here)
+    server = VLLMRunner("http://127.0.0.1:9/v1", listed=[{"id": "smollm2"}])
+    controls = Controls("hi", Settings(), server)
+    assert controls.min_p.disabled and "does not send min_p" in controls.min_p.tooltip
+    with pytest.raises(ValueError, match="does not send min_p"):
+        Controls("hi", Settings(min_p=0.1), server)
+    local = Controls("hi", Settings(temperature=1.0, min_p=0.1), runner)
+    assert not local.min_p.disabled and local.settings().sampling()["min_p"] == 0.1
+    assert has_full_distribution(runner) and not has_full_distribution(server)
+    with pytest.raises(ValueError, match="min_p must be in"):
+        Settings(min_p=1.5).check()
