@@ -183,6 +183,7 @@ def test_pinned_token_numbers_are_exact_the_page_stays_and_the_band_matches_a_sw
     reference = printed(page, 4, "REF")
     check_numbers(page, reference)
     picture(page, "pinned-panel.png")
+    save_screenshot(page, "pinned-band.png", f"{APP} .lv-explore-pinned")  # the panel alone, for docs/
     dark_screenshot(page)
     projector(browser, lab_server, at)
     next_token_chart(page)

@@ -19,6 +19,7 @@ __all__ = ["panel_html", "waiting_html", "unavailable_html", "STYLE"]
 
 NAMES = {"temperature": "temperature", "top_p": "top-p", "min_p": "min-p"}
 SYMBOL = {"temperature": "T", "top_p": "top-p", "min_p": "min-p"}
+EDGE = 1e-6  # a temperature boundary this close to 0 is T = 0 itself (greedy), not a number to print
 WIDTH, HEIGHT = 300, 26  # the band's drawing, in its own units (it scales to the panel's width)
 
 STYLE = """<style>
@@ -92,13 +93,15 @@ def panel_html(trace: Trace, at: int, numbers: dict) -> str:
     kept = (f"<div class='lv-pin-note' data-kept='{numbers['kept']}'>{label} keeps {numbers['kept']:,} of "
             f"{numbers['vocab']:,} tokens. Exact: computed from the whole distribution.</div>")
     bands = "".join(band_html(b) for b in numbers["bands"].values())
+    greedy = ("<div class='lv-pin-note'>T = 0 is greedy: the most likely token is always the one chosen, whatever "
+              "top-p and min-p say; raise the temperature to sample.</div>" if s.temperature <= 0 else "")
     return (f"{STYLE}<div class='lv-pin' data-state='exact' data-at='{at}' data-rank='{numbers['rank']}'>"
             f"{_title(trace, at)}: p(model) → p({label})</div>"
             f"<div class='lv-pin-body'><div class='lv-pin-numbers'>{table}{kept}</div>"
             f"<div class='lv-pin-bands'><div class='lv-pin-note'>Where <span class='lv-pin-tok'>"
             f"{html.escape(visible(trace.tokens[at]))}</span> can be sampled, each setting swept with the others as "
             "they are (bars: its probability there; grey: cut off; orange: the only token left):</div>"
-            f"{bands}<div class='lv-pin-note lv-pin-likely'>{html.escape(likely_words(numbers))}</div></div>"
+            f"{bands}<div class='lv-pin-note lv-pin-likely'>{html.escape(likely_words(numbers))}</div>{greedy}</div>"
             "</div></div>")
 
 
@@ -117,22 +120,27 @@ def likely_words(numbers: dict) -> str:
 
 def band_words(band: Band) -> str:
     """One setting's band in words, e.g. "sampleable for T ≥ 0.43"."""
-    sym = SYMBOL[band.setting]
+    sym, name = SYMBOL[band.setting], NAMES[band.setting]
+    every = f"at every {name} from {band.low:g} to {band.high:g}"
     if band.sampleable_from is None:
-        words = f"cut off at every {NAMES[band.setting]} from {band.low:g} to {band.high:g}"
+        words = f"cut off {every}"
     elif band.sampleable_from <= band.low and band.sampleable_to >= band.high:
-        words = f"sampleable at every {NAMES[band.setting]} from {band.low:g} to {band.high:g}"
+        words = f"sampleable {every}"
+    elif band.setting == "temperature" and band.sampleable_from < EDGE:
+        words = "sampleable at every T above 0 (T = 0 is greedy: the most likely token only)"
     elif band.sampleable_from > band.low:
-        op = "≥" if band.setting == "temperature" else ">"
-        words = f"sampleable for {sym} {op} {band.sampleable_from:.3g}"
+        words = f"sampleable for {sym} {'≥' if band.setting == 'temperature' else '>'} {band.sampleable_from:.3g}"
     else:
         words = f"sampleable for {sym} ≤ {band.sampleable_to:.3g}"
-    if band.only_from is not None:
-        if band.setting == "min_p":
-            words += f"; the only token left (sampled for sure) for {sym} > {band.only_from:.3g}"
-        else:
-            words += f"; the only token left (sampled for sure) for {sym} ≤ {band.only_to:.3g}"
-    return words
+    if band.only_from is None:
+        return words
+    if band.only_from <= band.low and band.only_to >= band.high:
+        return f"{words}; the only token left (sampled for sure) {every}"
+    if band.setting == "temperature" and band.only_to < EDGE:
+        return f"{words}; the only token left at T = 0 (greedy)"
+    if band.only_from > band.low:
+        return f"{words}; the only token left (sampled for sure) for {sym} > {band.only_from:.3g}"
+    return f"{words}; the only token left (sampled for sure) for {sym} ≤ {band.only_to:.3g}"
 
 
 def band_html(band: Band) -> str:

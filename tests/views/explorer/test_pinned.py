@@ -196,3 +196,26 @@ def test_a_server_runner_gets_no_min_p_and_no_pretend_numbers(runner):
     assert has_full_distribution(runner) and not has_full_distribution(server)
     with pytest.raises(ValueError, match="min_p must be in"):
         Settings(min_p=1.5).check()
+
+
+def test_at_t0_the_band_says_greedy_and_the_table_puts_all_mass_on_the_top_token(logprobs, prompt_ids):
+    from logprob_viz.records.trace import Trace
+    from logprob_viz.views.explorer.pinned import numbers_at
+    from logprob_viz.views.explorer.pinned_html import band_words, panel_html
+    from logprob_viz.views.explorer.settings import Settings
+
+    order = np.argsort(-logprobs)
+    top3 = [int(i) for i in order[:3]]
+    # a trace whose token 1 is the model's third choice, with the top 3 as its alternatives
+    inf = float("-inf")
+    trace = Trace(tokens=["<a>", "b & c"], token_ids=[prompt_ids[-1], top3[2]],
+                  top_tokens=[["", "", ""], ["x", "y", "<z>"]], top_logprobs=[[inf] * 3, logprobs[top3].tolist()],
+                  top_ids=[[-1, -1, -1], top3])
+    numbers = numbers_at(trace, 1, logprobs, Settings())
+    assert [r["new"] for r in numbers["rows"]] == [1.0, 0.0, 0.0] and numbers["kept"] == 1 and numbers["rank"] == 3
+    words = [band_words(b) for b in numbers["bands"].values()]
+    assert words[0] == "sampleable at every T above 0 (T = 0 is greedy: the most likely token only)"
+    assert words[1].startswith("cut off at every top-p") and words[2].startswith("cut off at every min-p")
+    page = panel_html(trace, 1, numbers)
+    assert "T = 0 is greedy" in page and "Rank 3 at every setting" in page
+    assert "<z>" not in page and "&lt;z&gt;" in page and "&amp;" in page and "b & c" not in page  # data, not markup
