@@ -109,20 +109,19 @@ BOX_JS = """e => {
 }"""
 
 
-def box_of(page, selector: str) -> dict:
-    return page.locator(selector).first.evaluate(BOX_JS)
-
-
-def pin_without_moving(page, at: int) -> None:
-    """Click token `at`; its bounding box (and the notebook's scroll) must not change, to the pixel."""
-    token = f"{APP} .lv-root .lv-token[data-index='{at}']"
-    page.locator(token).scroll_into_view_if_needed()
+def pin_without_moving(page, at: int, app=None) -> None:
+    """Click token `at` (of `app`, a locator of one explorer: default the page's first); its bounding box
+    (and the notebook's scroll) must not change, to the pixel."""
+    app = page.locator(APP).first if app is None else app
+    token = app.locator(f".lv-root .lv-token[data-index='{at}']")
+    token.scroll_into_view_if_needed()
     next_frames(page)
-    before = box_of(page, token)
-    page.locator(token).click()
-    page.locator(f"{PANEL}[data-at='{at}'][data-state='exact']").wait_for(timeout=MODEL_TIMEOUT * 1000)
+    before = token.evaluate(BOX_JS)
+    token.click()
+    app.locator(f".lv-explore-pinned .lv-pin[data-at='{at}'][data-state='exact']").wait_for(
+        timeout=MODEL_TIMEOUT * 1000)
     next_frames(page, 3)
-    after = box_of(page, token)
+    after = token.evaluate(BOX_JS)
     moved = {k: (before[k], after[k]) for k in ("x", "y", "w", "h", "scroll") if abs(after[k] - before[k]) >= 1}
     assert not moved, f"pinning moved the token: {before} -> {after}"
 
@@ -229,14 +228,17 @@ def projector(browser, lab_server, at: int) -> None:
     try:
         open_notebook(small, lab_server, "pinned.ipynb")
         run_cell(small, 5)
-        small.locator(f"{APP} .lv-root .lv-token[data-index='{at}']").wait_for(timeout=60_000)
-        small.locator(f"{APP} .lv-root .lv-token[data-index='{at}']").click()  # pinned from before: unpins
-        small.locator(PANEL).first.wait_for(state="hidden", timeout=30_000)
-        pin_without_moving(small, at)
+        wait_cell_done(small, 5)
+        app = small.locator(APP).last  # this cell's view of the app (the notebook may show cell 0's too)
+        token = app.locator(f".lv-root .lv-token[data-index='{at}']")
+        token.wait_for(timeout=60_000)
+        token.click()  # pinned from before: unpins
+        app.locator(".lv-explore-pinned .lv-pin").wait_for(state="hidden", timeout=30_000)
+        pin_without_moving(small, at, app)
         dismiss_news(small)
         small.evaluate("() => window.jupyterapp.commands.execute('application:toggle-left-area')")  # the room
         next_frames(small, 3)
-        small.locator(PANEL).scroll_into_view_if_needed()
+        app.locator(".lv-explore-pinned .lv-pin").scroll_into_view_if_needed()
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         small.screenshot(path=str(ARTIFACTS / "pinned-panel-projector.png"))
     finally:
