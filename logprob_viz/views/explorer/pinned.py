@@ -46,7 +46,9 @@ class Distributions:
         self._cache: OrderedDict[tuple, np.ndarray] = OrderedDict()
         self._pending: set[tuple] = set()
         self.errors: dict[tuple, str] = {}
+        self._wanted: tuple | None = None
         self._lock = threading.Lock()
+        self._one_at_a_time = threading.Lock()
 
     def get(self, prefix: tuple) -> np.ndarray | None:
         with self._lock:
@@ -58,6 +60,7 @@ class Distributions:
     def request(self, runner, prefix: tuple, done) -> None:
         """Compute the distribution after `prefix` in a thread (once), then call `done()`."""
         with self._lock:
+            self._wanted = prefix  # arrowing through tokens asks for many: only the last one is computed
             if prefix in self._cache or prefix in self._pending:
                 return
             self._pending.add(prefix)
@@ -79,7 +82,10 @@ class Distributions:
 
     def _compute(self, runner, prefix: tuple, done) -> None:
         try:
-            self.compute(runner, prefix)
+            with self._one_at_a_time:
+                if prefix != self._wanted:  # the pin moved on while this one waited: skip it
+                    return
+                self.compute(runner, prefix)
         except Exception as error:  # shown in the panel; the explorer goes on
             log.debug("the pinned distribution failed", exc_info=True)
             self.errors[prefix] = f"{type(error).__name__}: {error}"
