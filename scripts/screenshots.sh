@@ -29,6 +29,7 @@ lesson-03.png              lesson.png               tests/browser/test_lessons_b
 corpus-view.png            corpus.png               tests/browser/test_corpus_browser.py::test_sort_filter_and_a_row_opens_its_trace_below
 why.png                    why.png                  tests/browser/test_why_browser.py::test_why_colours_the_earlier_text_by_the_kernels_scores_without_moving_it
 guess-projector.png        guess.png                tests/browser/test_guess_browser.py::test_a_class_plays_wrong_right_reveal_and_a_button
+pinned-band.png            explorer-pinned.png      tests/browser/test_pinned_browser.py::test_pinned_token_numbers_are_exact_the_page_stays_and_the_band_matches_a_sweep
 "
 
 tests=()

@@ -209,7 +209,7 @@ def flow(page, lab_server) -> None:
     # Next token: the distribution shows, and no token is appended until one is chosen.
     before = page_state(page)["tokens"]
     click_button(page, "Next token")
-    choices = page.locator(f"{APP} .lv-explore-next button", has_text="%")
+    choices = page.locator(f"{APP} .lv-explore-next .lv-next-choice")  # the chart's rows: a button per token
     choices.first.wait_for(state="visible", timeout=MODEL_TIMEOUT * 1000)
     wait_until(page, idle, "Next token finishing", timeout=120)
     assert page_state(page)["tokens"] == before, "Next token appended a token before one was chosen"

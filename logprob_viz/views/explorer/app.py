@@ -23,7 +23,6 @@ from .history import History
 from .jobs import branch_job, choose_job, generate_job, next_token_job
 from .panels import NextTokenPanel, TemperatureReadout
 from .settings import Settings, default_runner
-from .temperature import exact_at
 from .tree_actions import TreeActions
 from .view import ExplorerView, empty_view
 from .worker import Worker, start_warm_up
@@ -44,7 +43,6 @@ class Explorer(TreeActions):
         self._base: Trace | None = None  # manual decoding: the text the next-token panel continues
         self._step: Trace | None = None  # manual decoding: the runner's record of the next position
         self._tree_input: dict | None = None  # the prompt / messages the tree grew from
-        self._exact: tuple | None = None  # (trace, at, settings label, processed top-K logprobs)
         self._stop = threading.Event()
 
         self.controls = Controls(prompt or "", settings, self.runner)  # its limits are the runner's
@@ -56,11 +54,12 @@ class Explorer(TreeActions):
         self.readout = TemperatureReadout()
         # The tree panel sits above the view, so the branches stay in sight however long the text is;
         # it keeps one height from the start (the outline scrolls), so the view never moves under it.
-        side = w.VBox([self.branch_here.box, self.readout.box], layout=w.Layout(flex="1 1 50%"))
+        side = w.VBox([self.branch_here.box], layout=w.Layout(flex="1 1 50%"))
         self.branches.box.layout.flex = "1 1 50%"
         tree_panel = w.HBox([self.branches.box, side], layout=w.Layout(width="100%", flex_flow="row wrap"))
+        # The next-token chart and the pinned token's panel come below the view: showing them never moves the text.
         self.widget = w.VBox(
-            [self.controls.box, self.next_panel.box, tree_panel, self.view, self.branches.comparison],
+            [self.controls.box, tree_panel, self.view, self.next_panel.box, self.readout.box, self.branches.comparison],
             layout=w.Layout(width="100%"),
         )
         self.widget.add_class("lv-explore")
@@ -72,7 +71,6 @@ class Explorer(TreeActions):
         c.stop.on_click(lambda _: self.stop())
         self.branch_here.branch.on_click(lambda _: self.branch())
         self.next_panel.on_choose(self.choose)
-        self.readout.exact.on_click(lambda _: self.rescore())
         self.branches.observe(self.switch)
         self.branches.delete.on_click(lambda _: self.delete())
         self.branches.undo.on_click(lambda _: self.undo())
@@ -127,21 +125,6 @@ class Explorer(TreeActions):
         parent = self.current
         self._end_manual()
         self._run("Branch", lambda: branch_job(self, settings, parent, at, token))
-
-    def rescore(self) -> None:
-        """Exact numbers for the pinned position under the controls' sampling settings (one forward pass)."""
-        trace, at = self.view.trace, self.view.selected
-        if not 0 < at < len(trace):
-            return self._fail(ValueError("pin a token first (click it): the readout is about the pinned token"))
-        settings = self._settings()
-
-        def job():
-            label, exact = exact_at(self.runner, trace, at, settings)
-            self._exact = (trace, at, label, exact)
-            self._update_readout()
-            self._say(f"Exact numbers at token {at + 1} under {label}.")
-
-        self._run("Exact", job)
 
     def _compare(self) -> None:
         try:
@@ -224,17 +207,7 @@ class Explorer(TreeActions):
         self._update_readout()
 
     def _update_readout(self) -> None:
-        trace, at = self.view.trace, self.view.selected
-        exact = self._exact
-        if exact is not None and (exact[0] is not trace or exact[1] != at):
-            exact = self._exact = None
-        self.readout.update(
-            trace if self.current is not None else None,
-            at,
-            float(self.controls.temperature.value),
-            exact=None if exact is None else exact[3],
-            exact_label="" if exact is None else exact[2],
-        )
+        self.readout.show(self)  # the pinned token, exactly, under the controls' settings (pinned.py)
 
     def _on_view_message(self, _widget, content, _buffers) -> None:
         # The view asks to branch (a click on an alternative bar, or a key on a pinned token), or

@@ -189,7 +189,9 @@ class BranchHere:
     """Branch from the pinned token: pick one of its alternatives (or type any token), press Branch."""
 
     def __init__(self) -> None:
-        self.where = w.HTML(value="<i>Pin a token (click it) to branch from there.</i>")
+        # One line of its own whatever it says, so pinning (which changes it) never moves the view below.
+        self.where = w.HTML(value=_one_line("<i>Pin a token (click it) to branch from there.</i>"),
+                            layout=w.Layout(width="100%"))
         self.alternative = w.Dropdown(
             options=[], description="alternative", style={"description_width": "initial"}, layout=w.Layout(width="22em")
         )
@@ -211,7 +213,7 @@ class BranchHere:
         if trace is None or not 0 <= at < len(trace) or at == 0:
             self.alternative.options = []
             self.branch.disabled = True
-            self.where.value = "<i>Pin a token (click it) to branch from there.</i>"
+            self.where.value = _one_line("<i>Pin a token (click it) to branch from there.</i>")
             return
         options = []
         for text, lp, token_id in zip(trace.top_tokens[at], trace.top_logprobs[at], trace.top_ids[at], strict=False):
@@ -221,9 +223,13 @@ class BranchHere:
             options.append((f"{visible(text)}  {np.exp(lp):.1%}{chosen}", int(token_id) if token_id >= 0 else text))
         self.alternative.options = options
         self.branch.disabled = False
-        self.where.value = f"at token {at + 1} ({html.escape(visible(trace.tokens[at]))}):"
+        self.where.value = _one_line(f"at token {at + 1} ({html.escape(visible(trace.tokens[at]))}):")
 
     def token(self):
         """The token to branch with: the typed text if any, else the picked alternative's id (or text)."""
         typed = self.typed.value
         return typed if typed else self.alternative.value
+
+
+def _one_line(markup: str) -> str:
+    return f'<div style="white-space:nowrap;overflow:hidden;text-overflow:ellipsis">{markup}</div>'

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import paths
+from logprob_viz.views.explorer.branching import visible
 
 PROMPT = "A robot may not injure a human being"
 JOB_TIMEOUT = 600  # s: 2 shared cores
@@ -221,9 +222,11 @@ def test_next_token_shows_the_distribution_before_a_token_is_chosen(runner, refe
     top = np.argsort(-logp)[:5]
     offered = app.next_panel.options
     assert [i for i, _, _ in offered] == top.tolist()
-    for (token_id, _, lp), button in zip(offered, app.next_panel.buttons, strict=True):
+    for (token_id, text, lp), button, row in zip(offered, app.next_panel.buttons, app.next_panel.choices.children,
+                                                 strict=True):
         assert abs(lp - logp[token_id]) < 1e-4
-        assert button.description.endswith(f"{math.exp(logp[token_id]):.1%}")
+        assert button.description == visible(text)  # a row of the chart: the token, its bar and probability
+        assert f"{math.exp(logp[token_id]):.1%}" in row.children[1].value
     # choose the second: it is appended with the model's numbers, and the next distribution follows
     app.next_panel.buttons[1].click()
     finish(app)
@@ -242,28 +245,24 @@ def test_next_token_shows_the_distribution_before_a_token_is_chosen(runner, refe
     assert "Next token first" in app.last_error
 
 
-def test_temperature_readout_approximate_then_exact(generated, reference_model):
+def test_temperature_readout_is_exact(generated, reference_model):
     app = generated
     app.branches.rows[0].click()
     root = app.view.trace
     at = root.prompt_len + 1
-    app.view.selected = at
     app.controls.temperature.value = 0.5
-    raw = root.top_logprobs[at].astype(np.float64)
-    approx = np.exp(raw / 0.5) / np.exp(raw / 0.5).sum()  # over the top K, as the readout says
-    readout = app.readout.html.value
-    assert "approximation" in readout
-    cells = re.findall(r"<td>([0-9.]+%)</td>", readout)
-    assert cells[1::2] == [f"{p:.1%}" for p in approx]
-    assert cells[0::2] == [f"{math.exp(lp):.1%}" for lp in raw]
-    app.readout.exact.click()
-    finish(app)
-    assert app.last_error is None, status(app)
+    app.view.selected = at
+    deadline = time.monotonic() + JOB_TIMEOUT
+    while app.readout.numbers is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # (the pinned panel's forward pass runs in its own thread)
     exact = np.exp(ref_logprobs(reference_model, root.token_ids[: at + 1].tolist(), temperature=0.5)[at - 1])
+    model = np.exp(ref_logprobs(reference_model, root.token_ids[: at + 1].tolist())[at - 1])
     readout = app.readout.html.value
-    assert "exact" in readout
+    assert "Exact" in readout and "approximation" not in readout
     cells = re.findall(r"<td>([0-9.]+%)</td>", readout)
-    assert cells[1::2] == [f"{exact[i]:.1%}" for i in root.top_ids[at]]
+    shown = [int(i) for i in root.top_ids[at]]
+    assert cells[0::2][: len(shown)] == [f"{model[i]:.1%}" for i in shown]
+    assert cells[1::2][: len(shown)] == [f"{exact[i]:.1%}" for i in shown]
     app.controls.temperature.value = 0.0
 
 
