@@ -19,6 +19,7 @@ import ipywidgets as w
 from ...records.trace import Trace
 from .branches import BranchHere, BranchList
 from .branching import append_row, as_trace
+from .comparing import BranchComparison
 from .controls import Controls, settings_from
 from .panels import NextTokenPanel, TemperatureReadout
 from .settings import Settings, default_runner
@@ -73,7 +74,7 @@ class Explorer:
         self.next_panel.on_choose(self.choose)
         self.readout.exact.on_click(lambda _: self.rescore())
         self.branches.observe(self.switch)
-        self.branches.compare_button.on_click(lambda _: self._compare())
+        self.comparing = BranchComparison(self)  # the Compare button's view, under the branch list
         self.view.observe(self._pinned, names="selected")
         c.temperature.observe(lambda _: self._update_readout(), names="value")
         self.view.on_msg(self._on_view_message)
@@ -244,13 +245,6 @@ class Explorer:
             self._say(f"Exact numbers at token {at} under {label}.")
 
         self._run("Exact", job)
-
-    def _compare(self) -> None:
-        try:
-            self.branches.compare()
-            self.controls.say("The branches, aligned by bytes, are below the text.")
-        except (ValueError, TypeError) as error:
-            self._fail(error)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for the running job (if any); True when none is running any more."""
