@@ -36,7 +36,7 @@ function headRows(sameText, shared) {
     const top = h("tr", "lvc-header-groups");
     top.append(h("th", null, ""), h("th", null, ""));
     const aligned = h("th", "lvc-group", "aligned part (the same bytes in every row)");
-    const own = h("th", "lvc-group", `own continuation (each row's bytes after the ${shared} it shares)`);
+    const own = h("th", "lvc-group", `own continuation (each row's bytes after the first ${shared})`);
     aligned.colSpan = 3;
     own.colSpan = 3;
     top.append(aligned, own, h("th", null, ""));
@@ -54,14 +54,14 @@ function caption(model, nSpans, aligned) {
   const shared = model.get("shared_bytes");
   const sameText = model.get("same_text");
   const reason = aligned.find((p) => p?.reason)?.reason;
+  const count = `${nSpans} aligned span${nSpans === 1 ? "" : "s"}`;
   const spans = sameText
-    ? `${nSpans} aligned spans over the same ${shared} bytes`
-    : `texts differ: ${nSpans} aligned spans over the first ${shared} bytes, then each row's own continuation`;
-  if (reason) return [`${spans}.`, `Aligned: ${reason}`];
+    ? `${count} over the same ${shared} bytes`
+    : `texts differ: ${count} over the first ${shared} bytes, then each row's own continuation`;
+  if (reason) return [`${spans}.`, reason.charAt(0).toUpperCase() + reason.slice(1)];
   const known = aligned[0]?.bytes ?? 0;
-  const over = `aligned bits per byte over the ${known} bytes of the spans every row has a logprob for` +
-    (known < shared ? ` (the rest: a token without one, e.g. a text's first)` : "") +
-    "; perplexity over each row's own tokens there";
+  const over = `aligned: bits per byte over the ${known} bytes every row has a logprob for` +
+    (known < shared ? ` (a text's first token has none)` : "") + "; perplexity over each row's tokens there";
   return [`${spans}.`, over];
 }
 

@@ -14,6 +14,7 @@ import { showPanel, showTail } from "./panel.js";
 
 const PROB_BINS = 32;
 const DIFF_BINS = 21; // odd: the middle one is "no difference"
+const SAME_NATS = 1e-4; // a prefix scored again (a branch) differs by float rounding only, ~1e-6
 
 /** CSS rules of the colour classes: lvc-c<bin> (probability), lvc-d<bin> (difference, in its mode only). */
 function colourRules() {
@@ -109,6 +110,7 @@ class CompareRender {
     const range = this.model.get("diff_range");
     this.legend.replaceChildren();
     const bar = h("span", "lvc-gradient");
+    this.diffNote.textContent = diff ? this.sameDifference() : "";
     const probBar = () => {
       const el = h("span", "lvc-gradient");
       const stops = [0, 0.25, 0.5, 0.75, 1].map((p) => `${rgb(paletteColor("viridis", p))} ${p * 100}%`);
@@ -135,13 +137,13 @@ class CompareRender {
     for (let s = 0; s < data.nSpans; s++) {
       const d = data.spanLogprobs[a * data.nSpans + s] - data.spanLogprobs[b * data.nSpans + s];
       if (Number.isNaN(d)) continue;
-      if (Math.abs(d) > 1e-6) return "";
+      if (Math.abs(d) > SAME_NATS) return "";
       known++;
     }
     const labels = this.labels();
-    const where = this.model.get("same_text") ? "" : "; they differ in their own continuations (coloured by probability)";
+    const where = this.model.get("same_text") ? "" : "; they differ in their own continuations";
     return known
-      ? `${labels[a]} and ${labels[b]} give the same logprob on every aligned span (a \u2212 b = 0)${where}.`
+      ? `${labels[a]} and ${labels[b]} give the same logprob on every aligned span (|a \u2212 b| \u2264 ${SAME_NATS})${where}.`
       : `${labels[a]} and ${labels[b]} have no aligned span whose logprob both know${where}.`;
   }
 
@@ -149,9 +151,15 @@ class CompareRender {
   showTailAt(r, i) {
     this.highlight(-1);
     this.lit = -3; // the panel shows a tail: the next span hover rebuilds it
-    this.root.querySelectorAll(".lvc-tail.lvc-hl-tail").forEach((e) => e.classList.remove("lvc-hl-tail"));
-    this.root.querySelector(`.lvc-tail[data-row='${r}']`)?.classList.add("lvc-hl-tail");
+    this.clearTail();
+    const tail = this.root.querySelector(`.lvc-tail[data-row='${r}']`);
+    tail?.classList.add("lvc-hl-tail");
+    tail?.querySelector(`.lvc-tok[data-index='${i}']`)?.classList.add("lvc-hl-tok");
     showTail(this.panel, this.data, r, i, this.labels(), (this.model.get("numbers") || {}).own || []);
+  }
+
+  clearTail() {
+    this.root.querySelectorAll(".lvc-hl-tail, .lvc-hl-tok").forEach((e) => e.classList.remove("lvc-hl-tail", "lvc-hl-tok"));
   }
 
   onHover(e) {
@@ -163,7 +171,7 @@ class CompareRender {
 
   highlight(s) {
     if (s === this.lit) return;
-    if (this.lit === -3) this.root.querySelectorAll(".lvc-hl-tail").forEach((e) => e.classList.remove("lvc-hl-tail"));
+    if (this.lit === -3) this.clearTail();
     if (this.lit >= 0) this.spanEls.forEach((spans) => spans[this.lit]?.classList.remove("lvc-hl"));
     this.lit = s;
     if (s >= 0) this.spanEls.forEach((spans) => spans[s]?.classList.add("lvc-hl"));
@@ -212,7 +220,10 @@ class CompareRender {
     this.panel = h("div", "lvc-panel");
     this.diffNote = h("span", "lvc-diff-note");
     this.controls.appendChild(this.diffNote);
-    this.root.replaceChildren(this.caption, this.header, this.controls, this.panel, rows.el);
+    // a narrow screen (a projector at 150 %) scrolls the wide header sideways, not the whole view
+    const headerBox = h("div", "lvc-header-box");
+    headerBox.appendChild(this.header);
+    this.root.replaceChildren(this.caption, headerBox, this.controls, this.panel, rows.el);
     rows.el.addEventListener("mouseover", (e) => this.onHover(e));
     rows.el.addEventListener("mouseleave", () => this.highlight(this.pinned()));
     rows.el.addEventListener("click", (e) => this.onClick(e));
