@@ -39,7 +39,7 @@ function headRows(sameText, shared) {
     const own = h("th", "lvc-group", `own continuation (each row's bytes after the first ${shared})`);
     aligned.colSpan = 3;
     own.colSpan = 3;
-    top.append(aligned, own, h("th", null, ""));
+    top.append(own, aligned, h("th", null, "")); // what differs first: on a narrow screen it stays in sight
     rows.push(top);
   }
   const head = h("tr");
@@ -77,8 +77,9 @@ export function buildHeader(model, nSpans, labels) {
   labels.forEach((label, r) => {
     const tr = h("tr", "lvc-header-row");
     tr.dataset.row = String(r);
-    tr.append(h("td", "lvc-row-no", String(r)), h("td", "lvc-label", label), ...partCells(aligned[r], "lvc-aligned"));
+    tr.append(h("td", "lvc-row-no", String(r)), h("td", "lvc-label", label));
     if (!sameText) tr.append(...partCells(own[r], "lvc-own"));
+    tr.append(...partCells(aligned[r], "lvc-aligned"));
     tr.append(h("td", "lvc-ntok", String(counts[r] ?? "?")));
     table.appendChild(tr);
   });

@@ -165,7 +165,6 @@ class CompareView(anywidget.AnyWidget):
             **kwargs,
         )
         self._auto_range = auto
-        self._comparison = comparison
 
     @property
     def comparison(self) -> Comparison:

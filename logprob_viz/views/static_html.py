@@ -64,13 +64,12 @@ def _comparison_header(cmp) -> list[str]:
     part = "<th>bits / byte</th><th>perplexity</th><th>over</th>"
     out = ["<table>"]
     if not cmp.same_text:
-        out.append(f'<tr><th></th><th colspan="3">aligned part (the same bytes in every row)</th>'
-                   f'<th colspan="3">own continuation (after the {cmp.shared_bytes} bytes every row shares)</th>'
-                   f"<th></th></tr>")
+        out.append(f'<tr><th></th><th colspan="3">own continuation (after the {cmp.shared_bytes} bytes every row '
+                   f'shares)</th><th colspan="3">aligned part (the same bytes in every row)</th><th></th></tr>')
     out.append(f"<tr><th>label</th>{part}{'' if cmp.same_text else part}<th>tokens</th></tr>")
     for label, tr in zip(cmp.labels, cmp.traces, strict=True):
         own_cells = "" if cmp.same_text else _part_cells(own[label])
-        out.append(f"<tr><td>{html.escape(label)}</td>{_part_cells(aligned[label])}{own_cells}<td>{len(tr)}</td></tr>")
+        out.append(f"<tr><td>{html.escape(label)}</td>{own_cells}{_part_cells(aligned[label])}<td>{len(tr)}</td></tr>")
     out.append("</table>")
     reason = next((p.reason for p in aligned.values() if p.reason), "")
     known = aligned[cmp.labels[0]].bytes

@@ -236,7 +236,7 @@ def test_two_prompts_say_why_nothing_aligned_and_score_their_continuations(page,
         bits, tokens, n_bytes = own_part(rows[r], shared)
         assert header_cells(root, r, "own") == (f"{bits / n_bytes:.4f}", f"{2 ** (bits / tokens):.2f}",
                                                 f"{tokens} tokens, {n_bytes} bytes")
-    caption = root.locator(".lvc-caption").text_content()
+    caption = root.locator(".lvc-caption").text_content().lower()
     assert "nothing aligned can be compared" in caption and "over='own'" in caption
     hover_continuation(page, root, 0)
     bits, tokens, n_bytes = own_part(rows[0], shared)

@@ -331,6 +331,9 @@ def test_two_prompts_sharing_only_a_first_token_say_why_nothing_aligned(runner):
         bits, _, n_bytes = own_expected(tr, 0)  # the whole text: every token with a logprob
         assert math.isclose(text[label], bits / n_bytes, rel_tol=1e-9)
     assert "nothing to compare" in repr(cmp)
+    # the static copy (nbconvert, viewers) gives the continuations' numbers and no "?"
+    page = cmp.view()._repr_mimebundle_()[0]["text/html"]
+    assert "nothing to compare" in page and ">?<" not in page and f"{own['cat']:.4f}" in page
     with pytest.raises(ValueError, match="over must be one of 'aligned', 'own', 'text'"):
         cmp.scored("tail")
 
@@ -343,3 +346,27 @@ def test_a_row_with_no_continuation_of_its_own_says_so():
     with pytest.warns(ComparisonWarning, match="short has no continuation of its own"):
         own = cmp.bits_per_byte(over="own")
     assert math.isnan(own["short"]) and math.isclose(own["long"], 2 / math.log(2) / 4)
+
+
+def test_the_difference_scale_follows_the_data_unless_given():
+    from logprob_viz.views.compare_view import auto_range
+
+    toks = [f" w{i}" for i in range(10)]
+    lp_a = [-1.0] * 10
+    offsets = [0.02 * (i + 1) for i in range(10)]  # |a - b| from 0.02 to 0.2 nats
+    a = lv.Trace(tokens=toks, logprobs=lp_a)
+    b = lv.Trace(tokens=toks, logprobs=[x - d for x, d in zip(lp_a, offsets, strict=True)])
+    c = lv.Trace(tokens=toks, logprobs=[x - 10 * d for x, d in zip(lp_a, offsets, strict=True)])
+    cmp = compare([a, b, c], labels=["a", "b", "c"])
+    # the 90th percentile of |a - b| (0.182 here, by numpy's linear rule), rounded up to 0.25 nats
+    assert float(np.quantile(offsets, 0.9)) <= 0.25 and auto_range(cmp, 0, 1) == 0.25
+    assert auto_range(cmp, 0, 2) == 2.0  # ten times larger: 1.82 -> 2
+    view = cmp.view()
+    assert view.diff_range == 0.25
+    view.diff_rows = [0, 2]
+    assert view.diff_range == 2.0  # follows the rows compared
+    view.diff_range = 1.0
+    view.diff_rows = [0, 1]
+    assert view.diff_range == 1.0  # set by the person: kept
+    assert cmp.view(diff_range=3.0).diff_range == 3.0
+    assert auto_range(compare([a, a], labels=["x", "y"])) == 4.0  # no difference at all: the default scale

@@ -142,7 +142,7 @@ class BranchComparison:
         """The title (which branches are shown, how to change it) and one tick box per branch."""
         hidden = [i for i in range(n) if i not in rows]
         if len(rows) < 2:
-            said = "Tick two or more branches to compare them." if n >= 2 else "One branch left: branch to compare."
+            said = "Tick two or more branches to compare them." if n >= 2 else "One branch so far: branch to compare."
         else:
             rest = " (every branch)." if not hidden else f"; not shown: {_numbers(hidden)}."
             said = f"Comparing {_numbers(rows)}{rest}"
@@ -151,7 +151,7 @@ class BranchComparison:
         if len(self.picks.children) != n:
             boxes = []
             for i in range(n):
-                box = w.Checkbox(description=f"#{i}", indent=False, layout=w.Layout(width="auto"))
+                box = w.Checkbox(description=f"#{i}", indent=False, layout=w.Layout(width="auto", margin="0 14px 0 0"))
                 box.observe(lambda change, i=i: self._ticked(i, change["new"]), names="value")
                 boxes.append(box)
             self.picks.children = boxes
