@@ -24,6 +24,7 @@ explore-three-branches.png explorer-branches.png    tests/browser/test_explore_b
 explore-tree.png           explorer-tree.png        tests/browser/test_explore_tree_browser.py::test_the_tree_as_a_class_sees_it
 lens.png                   lens.png                 tests/browser/test_lens_browser.py::test_hover_reads_a_layers_alternatives_and_pin_plots_the_token_through_the_layers
 compare-cross-tokenizer.png compare.png             tests/browser/test_compare_browser.py::test_cross_tokenizer_comparison_on_real_models
+compare-branches.png       compare-branches.png     tests/browser/test_compare_numbers_browser.py::test_two_branches_show_their_own_continuations_numbers
 compare-linked-plot.png    linked-plot.png          tests/browser/test_compare_browser.py::test_plotly_point_pins_the_token_and_the_reverse
 lesson-03.png              lesson.png               tests/browser/test_lessons_browser.py::test_lesson_3_runs_in_jupyterlab_and_shows_the_branch
 corpus-view.png            corpus.png               tests/browser/test_corpus_browser.py::test_sort_filter_and_a_row_opens_its_trace_below

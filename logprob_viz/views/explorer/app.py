@@ -18,6 +18,7 @@ import ipywidgets as w
 
 from ...records.trace import Trace
 from .branches import BranchHere, BranchList
+from .comparing import BranchComparison
 from .controls import Controls, settings_from
 from .history import History
 from .jobs import branch_job, choose_job, generate_job, next_token_job
@@ -59,7 +60,7 @@ class Explorer(TreeActions):
         tree_panel = w.HBox([self.branches.box, side], layout=w.Layout(width="100%", flex_flow="row wrap"))
         # The next-token chart and the pinned token's panel come below the view: showing them never moves the text.
         self.widget = w.VBox(
-            [self.controls.box, tree_panel, self.view, self.next_panel.box, self.readout.box, self.branches.comparison],
+            [self.controls.box, tree_panel, self.view, self.next_panel.box, self.readout.box],
             layout=w.Layout(width="100%"),
         )
         self.widget.add_class("lv-explore")
@@ -77,7 +78,7 @@ class Explorer(TreeActions):
         self.branches.earlier.on_click(lambda _: self.show_tree(-1))
         self.branches.later.on_click(lambda _: self.show_tree(1))
         self.branches.name.observe(lambda change: self.rename(change["new"]), names="value")
-        self.branches.compare_button.on_click(lambda _: self._compare())
+        self.comparing = BranchComparison(self)  # the Compare button's view, under the branch list
         self.view.observe(self._pinned, names="selected")
         c.temperature.observe(lambda _: self._update_readout(), names="value")
         self.view.on_msg(self._on_view_message)
@@ -125,13 +126,6 @@ class Explorer(TreeActions):
         parent = self.current
         self._end_manual()
         self._run("Branch", lambda: branch_job(self, settings, parent, at, token))
-
-    def _compare(self) -> None:
-        try:
-            self.branches.compare()
-            self.controls.say("The branches, aligned by bytes, are below the text.")
-        except (ValueError, TypeError) as error:
-            self._fail(error)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for the running job (if any); True when none is running any more."""

@@ -72,9 +72,8 @@ class BranchList:
             description="Compare",
             icon="columns",
             layout=w.Layout(width="auto"),
-            tooltip=f"the branches (up to {MAX_COMPARED}) aligned by bytes, one row each, below the text",
+            tooltip=f"the branches (up to {MAX_COMPARED}) aligned by bytes, one row each, under the branch list",
         )
-        self.comparison = w.VBox([])  # the compare view, once asked for
         notes = w.HTML(f'<div class="lv-tree-note">{html.escape(FORK_LEGEND)}<br>{html.escape(KEYS)}</div>')
         self.box = w.VBox(
             [
@@ -148,17 +147,6 @@ class BranchList:
             row.add_class("lv-tree-current")
         row.on_click(lambda _, i=i: self._on_pick is not None and i < len(self.nodes) and self._on_pick(self.nodes[i]))
         return row
-
-    def compare(self):
-        """Show the branches (root first, up to MAX_COMPARED) aligned by bytes in a compare view; returns it."""
-        from ..compare_view import CompareView
-
-        if len(self.nodes) < 2:
-            raise ValueError("branch first: a comparison needs at least two branches")
-        nodes = self.nodes[:MAX_COMPARED]
-        view = CompareView([as_trace(n) for n in nodes], labels=[f"#{i}" for i in range(len(nodes))])
-        self.comparison.children = [view]
-        return view
 
     def index_of(self, node) -> int | None:
         return next((i for i, n in enumerate(self.nodes) if n is node), None)

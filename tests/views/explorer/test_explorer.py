@@ -305,7 +305,10 @@ def test_compare_shows_the_branches_aligned(generated):
     nodes = app.tree.nodes
     app.branches.compare_button.click()
     assert app.last_error is None, status(app)
-    (view,) = app.branches.comparison.children
+    (view,) = app.comparing.holder.children
+    # under the branch list, above the text (not below a long text, out of sight)
+    children = list(app.widget.children)
+    assert children.index(app.comparing.box) == children.index(app.view) - 1
     assert view.labels == [f"#{i}" for i in range(len(nodes))]
     assert view.n_tokens == [len(n) for n in nodes]
     assert view.same_text is False  # the branches differ after their forks
