@@ -20,6 +20,7 @@ from ...records.trace import Trace
 from .branches import BranchHere, BranchList
 from .branching import append_row, as_trace
 from .controls import Controls, settings_from
+from .host_panel import MarimoDisplay
 from .panels import NextTokenPanel, TemperatureReadout
 from .settings import Settings, default_runner
 from .temperature import exact_at
@@ -31,7 +32,7 @@ __all__ = ["Explorer", "ExplorerView", "explore"]
 UPDATE_EVERY = 0.1  # s between view updates while streaming: smooth, and few messages
 
 
-class Explorer:
+class Explorer(MarimoDisplay):  # (marimo renders no ipywidgets containers: host_panel.py)
     """The explorer app; see `explore`. ``.tree``, ``.view``, ``.runner``; ``.widget`` is the whole app."""
 
     def __init__(self, prompt: str | None = None, *, runner=None, **settings) -> None:
