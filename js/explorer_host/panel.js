@@ -16,10 +16,11 @@ const NUMBERS = [
   ["seed", "seed", 1, null],
 ];
 
-const TRAITS = [
+const CONTROL_TRAITS = [
   "prompt", "temperature", "top_p", "top_k", "max_new_tokens", "top_logprobs", "top_logprobs_max", "seed",
-  "chat", "chat_available", "running", "status", "status_kind", "choices", "branches", "branch",
+  "chat", "chat_available", "running", "status", "status_kind",
 ];
+const LIST_TRAITS = ["choices", "branches", "branch", "running"];
 
 function labelled(text, ...children) {
   const label = h("label", null);
@@ -152,7 +153,7 @@ function render({ model, el }) {
   root.append(prompt, ...rows, status, parts.choicesTitle, parts.choices, parts.branches, h("div", "lvh-hint", hint));
   el.appendChild(root);
 
-  const sync = () => {
+  const syncControls = () => {
     if (prompt.value !== model.get("prompt")) prompt.value = model.get("prompt");
     syncT();
     syncP();
@@ -165,14 +166,19 @@ function render({ model, el }) {
     buttons.stop.disabled = !running;
     status.textContent = model.get("status");
     status.className = `lvh-status lvh-${model.get("status_kind")}`;
-    syncLists(model, parts, running);
   };
-  sync();
+  // The lists are rebuilt only when they (or the busy state) change, not on every status line.
+  const syncAllLists = () => syncLists(model, parts, model.get("running"));
+  syncControls();
+  syncAllLists();
   // one listener per trait: every host's model has "change:<name>" (not all have a bare "change")
-  const events = TRAITS.map((name) => `change:${name}`);
-  for (const event of events) model.on(event, sync);
+  const listeners = [
+    ...CONTROL_TRAITS.map((name) => [`change:${name}`, syncControls]),
+    ...LIST_TRAITS.map((name) => [`change:${name}`, syncAllLists]),
+  ];
+  for (const [event, listener] of listeners) model.on(event, listener);
   return () => {
-    for (const event of events) model.off(event, sync);
+    for (const [event, listener] of listeners) model.off(event, listener);
   };
 }
 
