@@ -1,13 +1,22 @@
-// The explorer's "no kernel" note (anywidget): shown only when no kernel answers. On render it
-// asks the kernel once ({type: "ping"}); the Python side answers {type: "pong"}. A live kernel
+// The explorer's "no kernel" note (anywidget): shown only while no kernel answers. On render it
+// asks the kernel ({type: "ping"}); the Python side answers {type: "pong"}. A live, idle kernel
 // answers within milliseconds and the note stays hidden; a saved copy reopened without a kernel
 // (or with a new kernel that never ran the cell) never answers, and after NO_ANSWER_MS the note
-// says why the buttons do nothing. The note's words come from the trait, inserted as text.
+// says why the buttons do nothing. A kernel busy with another cell answers late: the note asks
+// again every NO_ANSWER_MS and hides at the first answer. Its words come from the trait, as text.
 
 import "./note.css";
 import { h } from "../toolkit/dom.js";
 
 const NO_ANSWER_MS = 4000;
+
+function ping(model) {
+  try {
+    model.send({ type: "ping" });
+  } catch {
+    // no comm at all (a saved page): the timer shows the note
+  }
+}
 
 function render({ model, el }) {
   const note = h("small", "lv-explore-note", model.get("text"));
@@ -18,19 +27,18 @@ function render({ model, el }) {
     if (msg && msg.type === "pong") {
       answered = true;
       note.hidden = true;
+      clearInterval(timer);
     }
   };
   model.on("msg:custom", onMessage);
-  const timer = setTimeout(() => {
-    if (!answered) note.hidden = false;
+  const timer = setInterval(() => {
+    if (answered) return;
+    note.hidden = false;
+    ping(model);
   }, NO_ANSWER_MS);
-  try {
-    model.send({ type: "ping" });
-  } catch {
-    // no comm at all (a saved page): the timer shows the note
-  }
+  ping(model);
   return () => {
-    clearTimeout(timer);
+    clearInterval(timer);
     model.off("msg:custom", onMessage);
     note.remove();
   };

@@ -3,7 +3,9 @@
 A fixed line of text cannot know whether a kernel is behind it, so the note asks: on render its
 frontend (js/explorer_host/note.js) sends a ping, and this object answers. A live kernel answers
 at once and nothing is shown; a saved copy reopened without a kernel (or with a new kernel that
-never ran the cell) gets no answer, and the note then says why the buttons do nothing.
+never ran the cell) gets no answer, and the note then says why the buttons do nothing. A kernel
+busy with another cell answers late (comm messages wait for the cell): the note shows meanwhile,
+asks again, and hides at the first answer; its words say both cases.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from ..page import STATIC, require_frontend
 __all__ = ["KernelNote", "NO_KERNEL_NOTE"]
 
 NO_KERNEL_NOTE = (
-    "No kernel is running this explorer: Generate, Next token, Stop and Branch need one "
-    "(hovering and pinning tokens still work). Run the cell again to use them."
+    "No kernel answers this explorer (none is running it, or it is busy with another cell): Generate, "
+    "Next token, Stop and Branch need it; hovering and pinning tokens work. Without a kernel, run the cell again."
 )
 
 _BUNDLE = STATIC / "kernel_note.js"
