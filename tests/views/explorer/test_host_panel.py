@@ -3,7 +3,7 @@ side: its traits mirror the explorer's controls both ways, and a press (the mess
 sends) runs the same job as the explorer's own button, on the real default model.
 
 The generated tokens are checked against the default model loaded a second time with plain
-transformers (`reference_model`); tests/hosts/test_marimo.py does the same in a real browser.
+transformers (`reference_model`); tests/browser/hosts/test_marimo.py does the same in a real browser.
 """
 
 from __future__ import annotations

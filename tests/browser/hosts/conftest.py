@@ -1,5 +1,6 @@
 """Fixtures of the hosts suite: a real Voilà and a real marimo server, each started by the test on
-127.0.0.1 at a free port, and the browser suite's headless Debian chromium (`browser`, `page`).
+127.0.0.1 at a free port; the browser and page are the browser suite's (tests/browser/conftest.py:
+one headless Debian chromium for the whole session).
 
 Each server is the venv's own executable (so the pid held is the server's); its kernels import
 logprob_viz from this checkout (PYTHONPATH), reach nothing outside the machine, and are stopped
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from browser.conftest import _children, _free_port, browser, page  # noqa: F401  (fixtures used here)
+from browser.conftest import _children, _free_port
 from browser.lab import ARTIFACTS, REPO
 
 SERVER_START_TIMEOUT = 120  # s; the machine has 2 shared cores
