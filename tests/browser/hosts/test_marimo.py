@@ -114,3 +114,10 @@ def test_the_view_and_the_explorer_in_marimo(page, marimo_server, tokenizer, ref
                            "|| document.documentElement.classList.contains('dark')", timeout=10_000)
     explorer_view.locator(".lv-token[data-index='12']").hover()
     page.screenshot(path=str(ARTIFACTS / "host-marimo-dark.png"), full_page=True)
+
+    # A projector, 1280x720 at 150 % zoom: 853x480 CSS pixels. The panel wraps, nothing overflows sideways.
+    page.emulate_media(color_scheme="light")
+    page.set_viewport_size({"width": 853, "height": 480})
+    panel.scroll_into_view_if_needed()
+    assert panel.evaluate("el => el.scrollWidth <= el.clientWidth + 1 && el.getBoundingClientRect().right <= 853")
+    page.screenshot(path=str(ARTIFACTS / "host-marimo-projector.png"))
