@@ -31,6 +31,10 @@ corpus-view.png            corpus.png               tests/browser/test_corpus_br
 why.png                    why.png                  tests/browser/test_why_browser.py::test_why_colours_the_earlier_text_by_the_kernels_scores_without_moving_it
 guess-projector.png        guess.png                tests/browser/test_guess_browser.py::test_a_class_plays_wrong_right_reveal_and_a_button
 pinned-band.png            explorer-pinned.png      tests/browser/test_pinned_browser.py::test_pinned_token_numbers_are_exact_the_page_stays_and_the_band_matches_a_sweep
+host-voila.png             host-voila.png           tests/browser/hosts/test_voila.py::test_the_explorer_and_a_view_in_voila
+host-voila-dark.png        host-voila-dark.png      tests/browser/hosts/test_voila.py::test_voila_dark_theme
+host-marimo.png            host-marimo.png          tests/browser/hosts/test_marimo.py::test_the_view_and_the_explorer_in_marimo
+host-marimo-dark.png       host-marimo-dark.png     tests/browser/hosts/test_marimo.py::test_the_view_and_the_explorer_in_marimo
 "
 
 tests=()

@@ -21,6 +21,7 @@ from .branches import BranchHere, BranchList
 from .comparing import BranchComparison
 from .controls import Controls, settings_from
 from .history import History
+from .host_panel import MarimoDisplay
 from .jobs import branch_job, choose_job, generate_job, next_token_job
 from .panels import NextTokenPanel, TemperatureReadout
 from .settings import Settings, default_runner
@@ -30,7 +31,7 @@ from .worker import Worker, start_warm_up
 
 __all__ = ["Explorer", "ExplorerView", "explore"]
 
-class Explorer(TreeActions):
+class Explorer(TreeActions, MarimoDisplay):  # (marimo renders no ipywidgets containers: host_panel.py)
     """The explorer app; see `explore`. ``.tree``, ``.view``, ``.runner``; ``.widget`` is the whole app."""
 
     def __init__(self, prompt: str | None = None, *, runner=None, **settings) -> None:

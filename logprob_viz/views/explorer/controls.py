@@ -10,14 +10,10 @@ import html
 
 import ipywidgets as w
 
+from .kernel_note import NO_KERNEL_NOTE, KernelNote
 from .settings import MIN_TOP_LOGPROBS, SETTING_NAMES, Settings, has_chat_template
 
 __all__ = ["Controls", "NO_KERNEL_NOTE"]
-
-NO_KERNEL_NOTE = (
-    "Generate, Next token, Stop and Branch run the model in this notebook's kernel: "
-    "in a copy without a running kernel they do nothing; run the cell again to use them."
-)
 
 _LABEL = {"description_width": "initial"}
 
@@ -58,8 +54,8 @@ class Controls:
         self._length_controls(settings, self.top_logprobs_limit[0])
         self._buttons()
         self.status = w.HTML(value=_status_html("Ready: type a prompt, then Generate or Next token.", "info"))
-        # Always there, so a saved copy reopened without a kernel says why its buttons do nothing.
-        self.note = w.HTML(value=f'<small class="lv-explore-note">{html.escape(NO_KERNEL_NOTE)}</small>')
+        # Shown only when no kernel answers it: a saved copy reopened without one says why its buttons do nothing.
+        self.note = KernelNote(NO_KERNEL_NOTE)
         self.box = w.VBox(
             [
                 w.HBox([self.prompt]),
