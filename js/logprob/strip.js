@@ -7,44 +7,47 @@ import { h } from "../toolkit/dom.js";
 import { scale } from "./modes.js";
 import { stripBins, stripIndex, stripX } from "./stats.js";
 
-const HEIGHT = 18; // px
+const HEIGHT = 18; // px at the normal size, until the strip is laid out (its CSS height is --lv-strip-height)
 
 export class Strip {
   constructor() {
     this.el = h("div", "lv-strip");
     this.el.title = "surprisal of every token (the highest in each pixel); hover to find it in the text";
     this.canvas = h("canvas", "lv-strip-canvas");
-    this.canvas.style.height = `${HEIGHT}px`;
     this.marker = h("div", "lv-strip-marker");
     this.marker.style.display = "none";
     this.el.append(this.canvas, this.marker);
     this.pending = 0;
   }
 
-  /** Draw on the next frame (once however often it is asked). */
-  schedule(data, palette) {
-    this.args = [data, palette];
+  /** Draw on the next frame (once however often it is asked); `dark`: the background is (modes.js). */
+  schedule(data, palette, dark = false) {
+    this.args = [data, palette, dark];
     if (!this.pending) this.pending = requestAnimationFrame(() => ((this.pending = 0), this.draw(...this.args)));
   }
 
-  draw(data, palette) {
-    const width = Math.max(1, Math.floor(this.el.clientWidth));
+  draw(data, palette, dark = false) {
+    // Not laid out (a hidden tab, a theme being swapped): drawn at one pixel's width, the strip
+    // would be one bin stretched across, a solid bar. Keep what is drawn; a resize draws again.
+    if (this.el.clientWidth === 0) return;
+    const width = Math.floor(this.el.clientWidth);
+    const height = this.el.clientHeight || HEIGHT;
     const dpr = window.devicePixelRatio || 1;
     this.canvas.width = width * dpr;
-    this.canvas.height = HEIGHT * dpr;
+    this.canvas.height = height * dpr;
     const ctx = this.canvas.getContext("2d");
     if (!ctx) return;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, width, HEIGHT);
+    ctx.clearRect(0, 0, width, height);
     const bins = stripBins(data.logprobs, Math.min(width, Math.max(1, data.n)));
-    const colors = scale("logprob", palette);
+    const colors = scale("logprob", palette, null, dark);
     const bw = width / bins.length;
     for (let b = 0; b < bins.length; b++) {
       const s = bins[b];
       if (Number.isNaN(s)) continue;
-      const hgt = Math.max(2, Math.min(1, s / 10) * HEIGHT);
+      const hgt = Math.max(2, Math.min(1, s / 10) * height);
       ctx.fillStyle = rgb(colors.rgb(s));
-      ctx.fillRect(b * bw, HEIGHT - hgt, Math.max(1, bw - (bw > 3 ? 1 : 0)), hgt);
+      ctx.fillRect(b * bw, height - hgt, Math.max(1, bw - (bw > 3 ? 1 : 0)), hgt);
     }
   }
 
