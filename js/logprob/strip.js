@@ -18,6 +18,16 @@ export class Strip {
     this.marker.style.display = "none";
     this.el.append(this.canvas, this.marker);
     this.pending = 0;
+    this.missed = false; // a draw was asked for while the strip had no width
+    this.retries = 0;
+    // Drawn again once it has a width: a live theme switch unstyles the page for a moment, and the
+    // view's own size may not change (nothing else would redraw it).
+    this.sized = typeof ResizeObserver === "function" ? new ResizeObserver(() => this.missed && this.redraw()) : null;
+    this.sized?.observe(this.el);
+  }
+
+  redraw() {
+    if (this.args) this.schedule(...this.args);
   }
 
   /** Draw on the next frame (once however often it is asked); `dark`: the background is (modes.js). */
@@ -28,8 +38,15 @@ export class Strip {
 
   draw(data, palette, dark = false) {
     // Not laid out (a hidden tab, a theme being swapped): drawn at one pixel's width, the strip
-    // would be one bin stretched across, a solid bar. Keep what is drawn; a resize draws again.
-    if (this.el.clientWidth === 0) return;
+    // would be one bin stretched across, a solid bar. Keep what is drawn; the resize to a width draws again.
+    // (The width can be 0 for one forced layout only, mid-switch, which no ResizeObserver sees: so
+    // the next frames look again too, for about a second.)
+    this.missed = this.el.clientWidth === 0;
+    if (this.missed) {
+      if (this.retries++ < 60) this.pending = requestAnimationFrame(() => ((this.pending = 0), this.draw(...this.args)));
+      return;
+    }
+    this.retries = 0;
     const width = Math.floor(this.el.clientWidth);
     const height = this.el.clientHeight || HEIGHT;
     const dpr = window.devicePixelRatio || 1;
@@ -62,8 +79,10 @@ export class Strip {
     return stripIndex(e.clientX - this.el.getBoundingClientRect().left, this.el.clientWidth, n);
   }
 
+  /** Stop: no draw pending, none on a resize (the view is rebuilt or closed). */
   cancel() {
     if (this.pending) cancelAnimationFrame(this.pending);
     this.pending = 0;
+    this.sized?.disconnect();
   }
 }

@@ -2,11 +2,13 @@
 // switch, VS Code's, an OS preference. The palettes' unconfident end must stand out from it
 // (modes.js), so a change of background recolours the tokens, the legend and the strip.
 //
-// The change is seen as the root's own background colour changing: the root carries a 1 ms
-// transition of `background-color` (widget.css), whose `transitionend` says that the computed
-// colour changed, whatever changed it (a theme's stylesheet, a class on <body>, a variable).
+// A theme switch shows as attributes of <html> or <body> changing (JupyterLab's data-jp-theme-*,
+// VS Code's classes) or as the OS's colour-scheme preference changing; its stylesheet may apply a
+// little later, so the background is looked at again a few times after (a cheap style read each).
 
 import { isDarkColor } from "../toolkit/colors.js";
+
+const LOOK_AGAIN_MS = [0, 100, 400, 1200, 3000]; // after a sign of a theme switch
 
 /** Whether `el` is drawn on a dark background: its own, or the first ancestor's that has one. */
 export function onDark(el) {
@@ -19,16 +21,34 @@ export function onDark(el) {
 
 /**
  * Call `changed(dark)` whenever the background under `root` turns dark or light. Returns
- * { check, stop }: `check()` looks again (a view shown again after its tab was hidden, where no
- * transition runs), `stop()` detaches.
+ * { check, stop }: `check()` looks again now (e.g. a view shown again after its tab was hidden),
+ * `stop()` detaches.
  */
 export function watchTheme(root, dark, changed) {
   let now = dark;
+  let timers = [];
   const check = () => {
+    if (!root.isConnected) return;
     const next = onDark(root);
     if (next !== now) changed((now = next));
   };
-  const onEnd = (e) => e.target === root && e.propertyName === "background-color" && check();
-  root.addEventListener("transitionend", onEnd);
-  return { check, stop: () => root.removeEventListener("transitionend", onEnd) };
+  const soon = () => {
+    for (const t of timers) clearTimeout(t);
+    timers = LOOK_AGAIN_MS.map((ms) => setTimeout(check, ms));
+  };
+  const observer = typeof MutationObserver === "function" ? new MutationObserver(soon) : null;
+  if (observer) {
+    observer.observe(document.documentElement, { attributes: true });
+    if (document.body) observer.observe(document.body, { attributes: true });
+  }
+  const scheme = typeof matchMedia === "function" ? matchMedia("(prefers-color-scheme: dark)") : null;
+  scheme?.addEventListener?.("change", soon);
+  return {
+    check,
+    stop: () => {
+      for (const t of timers) clearTimeout(t);
+      observer?.disconnect();
+      scheme?.removeEventListener?.("change", soon);
+    },
+  };
 }

@@ -93,7 +93,7 @@ class LogprobView(anywidget.AnyWidget):
     show_ids : bool
         Show token ids in the alternatives chart.
     size : str
-        ``"normal"`` or ``"projector"``: everything (tokens, header, legend, labels, chart) at 1.4
+        ``"normal"`` or ``"projector"``: everything (tokens, header, legend, labels, chart) at 1.25
         times, the muted text at full contrast, for a class. New views start with
         ``lv.settings.size``; the view's own control changes it too.
     branching : bool

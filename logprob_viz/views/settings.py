@@ -11,7 +11,7 @@ from __future__ import annotations
 
 __all__ = ["settings", "Settings", "SIZES", "check_size"]
 
-SIZES = ("normal", "projector")  # projector: everything in the view at 1.4 times (js/toolkit/theme.css)
+SIZES = ("normal", "projector")  # projector: everything in the view at 1.25 times (js/toolkit/theme.css)
 
 
 def check_size(value) -> str:
