@@ -161,7 +161,7 @@ def test_dark_theme_live_and_the_projector_size_a_class_can_read(page, lab_serve
         strip_bg = root.locator(".lv-strip").evaluate("el => getComputedStyle(el).backgroundColor")
         bar = strip_color_at(root, least, len(logprobs))
         assert contrast(bar, strip_bg) >= 3, f"the most surprising token's bar {bar} on the strip's {strip_bg}"
-        save_screenshot(page, "dark.png")
+        save_screenshot(page, "look-dark.png")
     page.wait_for_function("([el, was]) => getComputedStyle(el).backgroundColor === was",
                            arg=[root.locator(f".lv-token[data-index='{least}']").element_handle(), light_least],
                            timeout=10_000)
@@ -189,7 +189,7 @@ def test_dark_theme_live_and_the_projector_size_a_class_can_read(page, lab_serve
         assert header == fg, "the header at full contrast, not 54 % opaque"
         python_prints(small, lab_server, 1, "size is projector")
         check_chart_beside_hovered_token(small, view, trace)
-        screen_shot(small, "projector.png")
+        screen_shot(small, "look-projector.png")
     assert not page.page_errors, page.page_errors
 
 
