@@ -15,7 +15,8 @@ export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 # screenshot in tests/artifacts/    picture in docs/          the test that takes it
 pictures="
 widget.png                 screenshot.png           tests/browser/test_widget_browser.py::test_generated_trace_hover_lists_the_model_alternatives
-widget-handmade-dark.png   dark.png                 tests/browser/test_widget_browser.py::test_hand_made_trace_shows_hostile_text_as_text_whitespace_and_pinning
+look-dark.png              dark.png                 tests/browser/test_look_browser.py::test_dark_theme_live_and_the_projector_size_a_class_can_read
+look-projector.png         projector.png            tests/browser/test_look_browser.py::test_dark_theme_live_and_the_projector_size_a_class_can_read
 mode-rank.png              color-mode-rank.png      tests/browser/test_logprob_view_browser.py::test_color_modes_palettes_and_legend_range_from_python_and_the_legend
 mode-logprob.png           color-mode-surprisal.png tests/browser/test_logprob_view_browser.py::test_color_modes_palettes_and_legend_range_from_python_and_the_legend
 chart-ids.png              chart.png                tests/browser/test_logprob_view_browser.py::test_chart_other_bar_outside_top_k_ids_and_processed_side_by_side

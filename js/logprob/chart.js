@@ -136,7 +136,8 @@ class AltTable {
     this.o = o;
     this.el = h("div", `lv-alts${o.processed ? " lv-alts-processed" : ""}${o.ids ? " lv-alts-ids" : ""}`);
     this.head = h("div", "lv-alt-head");
-    const labels = [`top ${o.k}`, o.processed ? "model" : "", "prob", "logprob"];
+    // top_logprobs=0: no alternatives were recorded, only the chosen token ("top 0" says nothing)
+    const labels = [o.k > 0 ? `top ${o.k}` : "chosen", o.processed ? "model" : "", "prob", "logprob"];
     if (o.processed) labels.push("sampled from", "prob");
     if (o.ids) labels.push("id");
     for (const label of labels) this.head.appendChild(h("span", null, label));
@@ -155,8 +156,9 @@ class AltTable {
     const wanted = [this.head, ...this.rows.slice(0, rows.length).map((r) => r.el)];
     if (extra) {
       fillRow(this.extra, extra, o);
-      setText(this.extra.rank, extra.rank > 0 ? `rank ${extra.rank}, outside the top ${o.k}` : `outside the top ${o.k}`);
-      wanted.push(this.gap, this.extra.el);
+      const outside = o.k > 0 ? `outside the top ${o.k}` : "no alternatives recorded (top_logprobs=0)";
+      setText(this.extra.rank, extra.rank > 0 ? `rank ${extra.rank}, ${outside}` : outside);
+      wanted.push(...(o.k > 0 ? [this.gap] : []), this.extra.el);
     }
     const raw = residual(rows.map((r) => r.logprob));
     if (raw != null) {

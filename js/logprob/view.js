@@ -20,6 +20,7 @@ import { scale, tokenStyle } from "./modes.js";
 import { ChartPanel } from "./panel.js";
 import { storeOf } from "./store.js";
 import { Strip } from "./strip.js";
+import { onDark, watchTheme } from "./theme_watch.js";
 import { inSlices, paint, TokenText, tokenSpan } from "./text.js";
 import { Why } from "./why.js";
 import { decidedRange, withDecided } from "./decided.js";
@@ -53,7 +54,9 @@ export class LogprobRender {
     this.root = h("div", "lv-root");
     this.root.tabIndex = 0;
     this.root.classList.toggle("lv-branchable", !!model.get("branching"));
+    this.root.classList.toggle("lv-size-projector", model.get("size") === "projector");
     el.appendChild(this.root);
+    this.dark = false; // whether the background is dark (theme_watch.js): the palettes' ends follow it
     this.data = null; // the TraceData on show
     this.sc = null; // the colour scale
     this.text = null; // the TokenText
@@ -83,7 +86,7 @@ export class LogprobRender {
 
   newScale() {
     const m = this.model;
-    return scale(m.get("color_mode"), m.get("palette"), m.get("color_range") ?? decidedRange(m)); // decided.js
+    return scale(m.get("color_mode"), m.get("palette"), m.get("color_range") ?? decidedRange(m), this.dark); // decided.js
   }
 
   setSelected(i) {
@@ -253,7 +256,7 @@ export class LogprobRender {
     this.buildBody();
     this.measureLater(); // (first: measured after the first frame, before the next slice adds to the layout)
     this.extend(FIRST_SLICE, true);
-    this.strip.schedule(this.data, this.model.get("palette"));
+    this.redrawStrip();
   }
 
   /** The panel's size, once the first frame is laid out: then measuring lays out the (contained) panel only. */
@@ -279,14 +282,32 @@ export class LogprobRender {
     this.header.textContent = headerText(this.data);
     this.extend(SLICE);
     if (!this.panel.sized) this.measureLater();
-    this.strip.schedule(this.data, this.model.get("palette"));
+    this.redrawStrip();
   }
 
   redrawStrip() {
-    if (this.data) this.strip.schedule(this.data, this.model.get("palette"));
+    if (this.data) this.strip.schedule(this.data, this.model.get("palette"), this.dark);
+  }
+
+  /** The background turned dark or light (theme_watch.js): recolour with the palette's ends swapped. */
+  onTheme(dark) {
+    this.dark = dark;
+    this.recolor();
+    this.redrawStrip();
+  }
+
+  /** The presentation size changed: every size scales (theme.css), the panel is measured again. */
+  onSize() {
+    this.root.classList.toggle("lv-size-projector", this.model.get("size") === "projector");
+    if (!this.data) return;
+    buildLegend(this.legend, this.sc, this.model, (values) => this.setTraits(values)); // (its size selector)
+    this.panel.sized = false;
+    this.measureLater();
+    this.redrawStrip();
   }
 
   onResize() {
+    this.theme?.check(); // (a tab shown again: no transition ran while it was hidden)
     if (this.data && this.data.n > 0 && !this.panel.sized) this.measureLater(); // laid out now (it was detached)
     this.panel?.follow(); // the text re-flowed: the hover box follows its token
     this.redrawStrip();
@@ -309,6 +330,8 @@ export class LogprobRender {
     this.store.views.add(onStore);
     const stopListening = listen(this, JUMPS);
     const stopKeys = listenAppKeys(this);
+    this.dark = onDark(this.root);
+    this.theme = watchTheme(this.root, this.dark, (dark) => this.onTheme(dark));
     // Build in a task of its own, not inside the one that delivered the widget's (large) state.
     const initial = setTimeout(() => this.build(), 0);
     return () => {
@@ -319,6 +342,7 @@ export class LogprobRender {
       this.store.views.delete(onStore);
       stopListening();
       stopKeys();
+      this.theme.stop();
       this.why.stop();
       if (this.visibility) this.visibility.disconnect();
       this.root.remove();
