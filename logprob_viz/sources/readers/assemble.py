@@ -76,7 +76,7 @@ def resolve(raw: str | None, given: bytes | None, token_id: int, encoding: str, 
 def strings_of(tokens) -> list[str]:
     """Every distinct string of a section (chosen and alternatives), for `tokens.detect_encoding`."""
     if isinstance(tokens, Columns):
-        return tokens.strings()
+        return tokens.distinct()
     out = dict.fromkeys(tok.raw for tok in tokens)
     out.update(dict.fromkeys(a[0] for tok in tokens for a in tok.alternatives))
     out.pop(None, None)
@@ -122,6 +122,49 @@ def _ids(given_ids: list, keys: list, id_of: dict) -> list:
     return [i if i >= 0 else r for i, r in zip(given_ids, map(id_of.__getitem__, keys), strict=True)]
 
 
+def _by_key(c: Columns, encoding: str, table: list | None):
+    """(texts, bytes, ids, alternatives' texts, alternatives' ids, [(position, flags)]) of a section,
+    resolving each distinct key once (`_resolved`)."""
+    with_ids = table is not None
+    keys = _keys(c.raw, c.given, c.ids, with_ids)
+    alt_keys = _keys(c.alt_raw, c.alt_given, c.alt_ids, with_ids)
+    id_of, data_of, text_of, flags_of = _resolved(chain(keys, alt_keys), encoding, table)
+    flagged = []
+    if flags_of:
+        flagged = [(i, flags_of[keys[i]]) for i in np.flatnonzero(list(map(flags_of.__contains__, keys))).tolist()]
+    return (list(map(text_of.__getitem__, keys)), list(map(data_of.__getitem__, keys)), _ids(c.ids, keys, id_of),
+            list(map(text_of.__getitem__, alt_keys)), _ids(c.alt_ids, alt_keys, id_of), flagged)
+
+
+def _interned(c: Columns, encoding: str):
+    """`_by_key` for a section whose parser numbered its strings (`Columns.interned`): each
+    distinct string used is resolved once, every token and alternative is then an index."""
+    size = len(c.strings)
+    texts, data = np.empty(size, object), np.empty(size, object)
+    ids, flagged = np.full(size, -1, np.int64), np.zeros(size, bool)
+    flags_of = {}
+    for i in np.flatnonzero(c.used()).tolist():
+        ids[i], found, texts[i], flags = resolve(c.strings[i], None, -1, encoding, None)
+        data[i] = b"" if found is None else found
+        if flags:
+            flagged[i], flags_of[i] = True, flags
+    codes, alt_codes = np.asarray(c.codes, np.intp), np.asarray(c.alt_codes, np.intp)
+    return (texts[codes].tolist(), data[codes].tolist(), _coded_ids(c.ids, ids, codes), texts[alt_codes].tolist(),
+            _coded_ids(c.alt_ids, ids, alt_codes),
+            [(i, flags_of[code]) for i, code in zip(np.flatnonzero(flagged[codes]).tolist(),
+                                                     codes[flagged[codes]].tolist(), strict=True)])
+
+
+def _coded_ids(given_ids: list, resolved: np.ndarray, codes: np.ndarray) -> list:
+    """`_ids` by index: the source's ids, or the one a "token_id:N" placeholder carries."""
+    if not len(resolved) or resolved.max() < 0:
+        return given_ids
+    found = resolved[codes].tolist()
+    if max(given_ids, default=-1) < 0:
+        return found
+    return [i if i >= 0 else r for i, r in zip(given_ids, found, strict=True)]  # (ids unchecked yet: no int64)
+
+
 class _Assembly:
     """The trace's columns, section after section."""
 
@@ -132,23 +175,22 @@ class _Assembly:
         self.has_processed = False
 
     def add(self, c: Columns, encoding: str, table: list | None) -> None:
-        with_ids = table is not None
-        keys = _keys(c.raw, c.given, c.ids, with_ids)
-        alt_keys = _keys(c.alt_raw, c.alt_given, c.alt_ids, with_ids)
-        id_of, data_of, text_of, flags_of = _resolved(chain(keys, alt_keys), encoding, table)
         start = len(self.texts)
-        self.texts += map(text_of.__getitem__, keys)
-        self.data += map(data_of.__getitem__, keys)
-        self.ids += _ids(c.ids, keys, id_of)
+        if c.interned() and table is None:
+            texts, data, ids, alt_texts, alt_ids, resolved_flags = _interned(c, encoding)
+        else:
+            texts, data, ids, alt_texts, alt_ids, resolved_flags = _by_key(c, encoding, table)
+        self.texts += texts
+        self.data += data
+        self.ids += ids
         self.ranks += c.ranks
         self.logprobs.append(c.logprobs)
         for i, codes in c.flags.items():
             self.flags[start + i] = tuple(codes)
-        if flags_of:
-            for i in np.flatnonzero(list(map(flags_of.__contains__, keys))).tolist():
-                self.flags[start + i] = (*self.flags.get(start + i, ()), *flags_of[keys[i]])
-        self.alt_texts += map(text_of.__getitem__, alt_keys)
-        self.alt_ids += _ids(c.alt_ids, alt_keys, id_of)
+        for i, codes in resolved_flags:
+            self.flags[start + i] = (*self.flags.get(start + i, ()), *codes)
+        self.alt_texts += alt_texts
+        self.alt_ids += alt_ids
         self.alt_lp.append(c.alt_lp)
         self.counts.append(c.counts)
         n, m = len(c), len(c.alt_raw)

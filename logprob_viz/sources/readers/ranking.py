@@ -27,12 +27,16 @@ def sorted_rows(counts: np.ndarray, flat_lp: np.ndarray):
     """(values [N, W] most likely first, -inf padded; flat index of each, -1 for padding)."""
     n, width = len(counts), int(counts.max()) if len(counts) else 0
     starts = np.cumsum(counts) - counts
-    rows = np.repeat(np.arange(n), counts)
-    cols = np.arange(len(flat_lp)) - np.repeat(starts, counts)
-    values = np.full((n, width), -np.inf)
-    values[rows, cols] = flat_lp
+    if n and int(counts.min()) == width:  # every row full: the flat entries are the matrix
+        values, short = flat_lp.reshape(n, width), None
+    else:
+        short = np.arange(width)[None, :] >= counts[:, None]
+        values = np.full((n, width), -np.inf)
+        values[~short] = flat_lp  # (row after row: a mask fills in the flat order)
     order = np.argsort(-values, axis=1, kind="stable")
-    flat = np.where(order < counts[:, None], starts[:, None] + order, -1)
+    flat = starts[:, None] + order
+    if short is not None:
+        flat[order >= counts[:, None]] = -1
     return np.take_along_axis(values, order, 1), flat
 
 
