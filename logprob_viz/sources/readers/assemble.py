@@ -249,6 +249,8 @@ def build_trace(sections: list[tuple[list[Token] | Columns, str]], *, prompt_len
     """
     parts = _Assembly()
     for tokens, encoding in sections:
+        if not len(tokens):
+            continue  # (an empty section adds nothing: no prompt, or nothing generated)
         parts.add(tokens if isinstance(tokens, Columns) else Columns.from_tokens(tokens), encoding, table)
     check_ids_and_ranks(parts.ids, parts.alt_ids, parts.ranks)  # before the int32 arrays, which would overflow
     n = len(parts.texts)
