@@ -185,8 +185,9 @@ class _Assembly:
         self.ids += ids
         self.ranks += c.ranks
         self.logprobs.append(c.logprobs)
-        for i, codes in c.flags.items():
-            self.flags[start + i] = tuple(codes)
+        if c.flags:  # (in C: a long response flags thousands of positions)
+            where = c.flags if not start else map(start.__add__, c.flags)
+            self.flags.update(zip(where, map(tuple, c.flags.values()), strict=True))
         for i, codes in resolved_flags:
             self.flags[start + i] = (*self.flags.get(start + i, ()), *codes)
         self.alt_texts += alt_texts
@@ -212,7 +213,7 @@ class _Assembly:
             row = ordered.get(codes)
             if row is None:
                 row = ordered[codes] = order_flags(codes)
-            rows[i] = list(row)
+            rows[i] = row  # (shared by the positions with the same codes: the Trace copies each row)
         return rows
 
 
