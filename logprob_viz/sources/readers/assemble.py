@@ -173,6 +173,7 @@ class _Assembly:
         self.alt_texts, self.alt_ids, self.alt_lp, self.alt_processed, self.counts = [], [], [], [], []
         self.flags: dict[int, tuple] = {}  # sparse: position -> codes (the source's and resolving's)
         self.has_processed = False
+        self.unchecked = False  # some section's ids or ranks were not checked by its parser (`Columns.checked`)
 
     def add(self, c: Columns, encoding: str, table: list | None) -> None:
         start = len(self.texts)
@@ -180,6 +181,8 @@ class _Assembly:
             texts, data, ids, alt_texts, alt_ids, resolved_flags = _interned(c, encoding)
         else:
             texts, data, ids, alt_texts, alt_ids, resolved_flags = _by_key(c, encoding, table)
+        # ids that resolving found ("token_id:N" placeholders: any number) are checked
+        self.unchecked |= not c.checked or ids is not c.ids or alt_ids is not c.alt_ids
         self.texts += texts
         self.data += data
         self.ids += ids
@@ -253,7 +256,8 @@ def build_trace(sections: list[tuple[list[Token] | Columns, str]], *, prompt_len
         if not len(tokens):
             continue  # (an empty section adds nothing: no prompt, or nothing generated)
         parts.add(tokens if isinstance(tokens, Columns) else Columns.from_tokens(tokens), encoding, table)
-    check_ids_and_ranks(parts.ids, parts.alt_ids, parts.ranks)  # before the int32 arrays, which would overflow
+    if parts.unchecked:  # before the int32 arrays, which would overflow
+        check_ids_and_ranks(parts.ids, parts.alt_ids, parts.ranks)
     n = len(parts.texts)
     logprobs = np.concatenate(parts.logprobs) if parts.logprobs else np.empty(0)
     ranks = np.asarray(parts.ranks, dtype=np.int64).reshape(n)

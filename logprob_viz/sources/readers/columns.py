@@ -37,18 +37,21 @@ class Columns:
     checked their range); ``logprobs``, ``ranks``, ``processed`` per token; ``flags`` a sparse
     {position: codes}. ``strings`` / ``codes`` / ``alt_codes``: the parser's numbering of the
     strings (see the module's docstring), only where no string is None and no bytes were given;
-    ``alt_raw`` is then derived from it when not given.
+    ``alt_raw`` is then derived from it when not given. ``checked``: the parser has checked that
+    its ids and ranks fit the trace's int32 (`ranking.int32_safe`; ranks it computed itself), so
+    the assembler need not look at every one again.
     """
 
     __slots__ = ("raw", "given", "ids", "logprobs", "ranks", "processed", "flags",
                  "counts", "alt_raw", "alt_lp", "alt_ids", "alt_given", "alt_processed",
-                 "strings", "codes", "alt_codes")
+                 "strings", "codes", "alt_codes", "checked")
 
     def __init__(self, raw: list, logprobs, *, given: list | None = None, ids: list | None = None, ranks=None,
                  processed=None, flags: dict | None = None, counts=None, alt_raw: list | None = None, alt_lp=None,
                  alt_ids: list | None = None, alt_given: list | None = None, alt_processed=None,
-                 strings: list[str] | None = None, codes=None, alt_codes=None):
+                 strings: list[str] | None = None, codes=None, alt_codes=None, checked: bool = False):
         n = len(raw)
+        self.checked = checked
         self.strings, self.codes, self.alt_codes = strings, codes, alt_codes
         if alt_raw is None and strings is not None and alt_codes is not None:
             alt_raw = np.array(strings, dtype=object)[alt_codes].tolist() if len(alt_codes) else []

@@ -212,6 +212,7 @@ def _echo_prompt_len(main, offsets, prompt, prompt_ids, resp, n_choices, warning
 def _set_ids(section, ids: list[int]) -> None:
     if isinstance(section, Columns):
         section.ids = list(ids)
+        section.checked = False  # (the response's own token ids: any ints, checked by the assembler)
         return
     for tok, i in zip(section, ids, strict=True):
         tok.id = i

@@ -187,4 +187,4 @@ def _ranked(tokens: list, chosen_lp, keys: list, flat_lp, counts, k: int | None)
     flags.update(dict.fromkeys(np.flatnonzero(collided & ~outside).tolist(), ("collided",)))
     flags.update(dict.fromkeys(np.flatnonzero(collided & outside).tolist(), ("collided", "outside_top_k")))
     return Columns(tokens, chosen_lp, ranks=ranks.tolist(), flags=flags, counts=kept, alt_lp=flat_lp[picked],
-                   strings=strings, codes=chosen, alt_codes=key_codes[picked]), k
+                   strings=strings, codes=chosen, alt_codes=key_codes[picked], checked=True), k  # (no ids given)

@@ -102,9 +102,16 @@ def by_entry(chosen: np.ndarray, chosen_lp: np.ndarray, counts: np.ndarray, alt_
 
 
 def columns_of(raw: list, chosen_lp, ranks, flags: dict, picked, kept, alt_raw: list, flat_lp, *,
-               ids: list | None = None, alt_ids: np.ndarray | None = None) -> Columns:
-    """The ranked section as `Columns` (the kept alternatives, row by row)."""
+               ids: list | None = None, alt_ids: np.ndarray | None = None, coded: tuple | None = None) -> Columns:
+    """The ranked section as `Columns` (the kept alternatives, row by row), from a fast path whose ids
+    were checked (`int32_safe`) and whose ranks it computed. ``coded``: (strings, the chosen tokens'
+    codes, every entry's code) where the parser numbered the strings (`Columns.interned`)."""
+    if coded is not None:
+        strings, codes, alt_codes = coded
+        return Columns(raw, chosen_lp, ids=ids, ranks=ranks.tolist(), flags=flags, counts=kept, alt_lp=flat_lp[picked],
+                       alt_ids=None if alt_ids is None else alt_ids[picked].tolist(), strings=strings, codes=codes,
+                       alt_codes=alt_codes[picked], checked=True)
     order = picked.tolist()
     return Columns(raw, chosen_lp, ids=ids, ranks=ranks.tolist(), flags=flags, counts=kept,
                    alt_raw=list(map(alt_raw.__getitem__, order)), alt_lp=flat_lp[picked],
-                   alt_ids=None if alt_ids is None else alt_ids[picked].tolist())
+                   alt_ids=None if alt_ids is None else alt_ids[picked].tolist(), checked=True)

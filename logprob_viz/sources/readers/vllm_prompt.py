@@ -165,4 +165,4 @@ def prompt_columns(prompt_logprobs: list, prompt_ids: list | None, k: int | None
     flags = dict.fromkeys(np.flatnonzero(chosen_rank > k).tolist(), ("outside_top_k",))
     return Columns(raw, np.where(found, values[mine], np.nan), ids=chosen_id.tolist(), ranks=chosen_rank.tolist(),
                    flags=flags, counts=take.sum(1), alt_raw=list(map(texts.__getitem__, picked.tolist())),
-                   alt_lp=values[picked], alt_ids=ids[picked].tolist()), k
+                   alt_lp=values[picked], alt_ids=ids[picked].tolist(), checked=True), k  # (int32_safe: _flat)
