@@ -142,17 +142,45 @@ def _interned(c: Columns, encoding: str):
     size = len(c.strings)
     texts, data = np.empty(size, object), np.empty(size, object)
     ids, flagged = np.full(size, -1, np.int64), np.zeros(size, bool)
-    flags_of = {}
-    for i in np.flatnonzero(c.used()).tolist():
-        ids[i], found, texts[i], flags = resolve(c.strings[i], None, -1, encoding, None)
-        data[i] = b"" if found is None else found
-        if flags:
-            flagged[i], flags_of[i] = True, flags
+    used = np.flatnonzero(c.used()).tolist()
+    flags_of = _plain_texts(c.strings, used, encoding, texts, data)
+    if flags_of is None:  # some string is not plain decoded text: each resolved on its own
+        flags_of = {}
+        for i in used:
+            ids[i], found, texts[i], flags = resolve(c.strings[i], None, -1, encoding, None)
+            data[i] = b"" if found is None else found
+            if flags:
+                flags_of[i] = flags
+    flagged[list(flags_of)] = True
     codes, alt_codes = np.asarray(c.codes, np.intp), np.asarray(c.alt_codes, np.intp)
     return (texts[codes].tolist(), data[codes].tolist(), _coded_ids(c.ids, ids, codes), texts[alt_codes].tolist(),
             _coded_ids(c.alt_ids, ids, alt_codes),
             [(i, flags_of[code]) for i, code in zip(np.flatnonzero(flagged[codes]).tolist(),
                                                      codes[flagged[codes]].tolist(), strict=True)])
+
+
+def _plain_texts(strings: list[str], used: list[int], encoding: str, texts: np.ndarray, data: np.ndarray):
+    """`resolve` of many strings at once where every one is plain decoded text (no "token_id:N"
+    placeholder, no legacy "bytes:" string, no lone surrogate): its text is itself, its bytes its
+    UTF-8. Fills `texts` and `data` at `used` and returns {index: flags}; None (nothing filled)
+    where some string is not plain."""
+    if encoding != "decoded":
+        return None
+    picked = [strings[i] for i in used]
+    joined = "\x00".join(picked)
+    if "token_id:" in joined or "bytes:" in joined:
+        return None
+    try:
+        encoded = [s.encode("utf-8") for s in picked]  # (a lone surrogate raises: resolve keeps its bytes)
+    except UnicodeEncodeError:
+        return None
+    texts[used], data[used] = picked, encoded
+    flags_of = {}
+    if "" in picked:
+        flags_of[used[picked.index("")]] = ("no_bytes",)
+    if "\ufffd" in joined:
+        flags_of.update((i, ("replacement_char",)) for i, s in zip(used, picked, strict=True) if "\ufffd" in s)
+    return flags_of
 
 
 def _coded_ids(given_ids: list, resolved: np.ndarray, codes: np.ndarray) -> list:
