@@ -133,14 +133,31 @@ def bench_ig_floor(runner, n_tokens: int, steps: int, repeats: int) -> str:
     def ours():
         runner.attribute(text, at=len(ids) - 1, method="integrated_gradients", n_steps=steps)
 
-    times = alternate({f"{steps} forward + backward (floor)": floor, f"integrated gradients, {steps} steps": ours},
-                      repeats, warmup=0)
-    base = median(next(iter(times.values())))
-    rows = [[name, f"{median(t) * 1000:.0f}", f"{median(t) / base:.2f}"] for name, t in times.items()]
+    candidates = {f"{steps} forward + backward (floor)": floor, f"integrated gradients, {steps} steps": ours}
+    times, cpu = alternate_with_cpu(candidates, repeats, warmup=0)
+    base, base_cpu = median(times[next(iter(times))]), median(cpu[next(iter(cpu))])
+    rows = [[name, f"{median(t) * 1000:.0f}", f"{median(t) / base:.2f}", f"{median(cpu[name]) / base_cpu:.2f}"]
+            for name, t in times.items()]
     return (
         f"### Integrated gradients: {len(ids) - 1} tokens, {steps} steps, median of {repeats} alternating runs\n\n"
-        + table(["route", "ms", "ratio to the floor"], rows)
+        + table(["route", "ms", "ratio to the floor", "ratio, CPU time"], rows)
     )
+
+
+def alternate_with_cpu(candidates: dict, repeats: int, warmup: int = 1) -> tuple[dict, dict]:
+    """`alternate`'s wall times, and each run's CPU time of this process (single-threaded torch: the
+    work done, which other processes on a shared machine disturb less than the wall clock)."""
+    cpu: dict[str, list[float]] = {name: [] for name in candidates}
+
+    def timed(name, fn):
+        def run():
+            start = time.process_time()
+            fn()
+            cpu[name].append(time.process_time() - start)
+        return run
+
+    times = alternate({name: timed(name, fn) for name, fn in candidates.items()}, repeats, warmup=warmup)
+    return times, {name: values[warmup:] for name, values in cpu.items()}
 
 
 def main() -> None:

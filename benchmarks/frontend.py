@@ -11,7 +11,8 @@ Prints Markdown tables:
    to an earlier build's (`--save-breakdown` then `--baseline`); a view that grows: a 10,000-token
    stream of the kernel's append messages, longest task and frame gaps meanwhile;
 3. payload bytes per token at K=20, next to the same data as OpenAI chat-completions JSON;
-4. the targets of issues 5, 9 and 13, met or missed.
+4. the targets of issues 5, 9, 13 and 21, met or missed (the explorer's first click, in a real
+   JupyterLab, is `benchmarks.frontend_click`).
 
 The data: a real trace of the default model (300 generated tokens, top_logprobs=20; made once
 and cached in ~/.cache/logprob_viz/), tiled to each size. The page state is built generically:

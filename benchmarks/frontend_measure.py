@@ -32,6 +32,7 @@ PHASES = {
     "EventDispatch": "script",
     "RunMicrotasks": "script",
     "TimerFire": "script",
+    "FireIdleCallback": "script",
     "UpdateLayoutTree": "style",
     "Layout": "layout",
     "PrePaint": "pre-paint",
@@ -91,7 +92,8 @@ def frame_breakdown(trace_json: bytes, marks: list[str]) -> list[dict]:
 def frame_counts(trace_json: bytes, marks: list[str]) -> list[dict]:
     """Per hover: how many elements the frame restyled and how many layout objects it laid out
     (UpdateLayoutTree's elementCount, Layout's dirtyObjects, summed over the window): the work
-    itself, which a loaded machine does not change, unlike the milliseconds."""
+    itself, which a loaded machine does not change, unlike the milliseconds), and how many of the
+    view's own tasks (timers, idle callbacks: a long text's build) ran inside the hover's window."""
     events = json.loads(trace_json)
     events = events["traceEvents"] if isinstance(events, dict) else events
     at = {e["name"]: e["ts"] for e in events if e.get("name", "").startswith("lvhover-")}
@@ -103,6 +105,9 @@ def frame_counts(trace_json: bytes, marks: list[str]) -> list[dict]:
             "styled": sum(e.get("args", {}).get("elementCount", 0) for e in inside if e["name"] == "UpdateLayoutTree"),
             "laid_out": sum(e.get("args", {}).get("beginData", {}).get("dirtyObjects", 0)
                             for e in inside if e["name"] == "Layout"),
+            # the view's own tasks that ran before the hover's frame ended (a build slice: a timer or an
+            # idle callback; the harness sets neither in that window)
+            "tasks": sum(1 for e in inside if e["name"] in ("TimerFire", "FireIdleCallback")),
         })
     return out
 

@@ -90,6 +90,11 @@ def p50_p95(values) -> str:
     return f"{fmt_ms(pct(values, 0.5))} / {fmt_ms(pct(values, 0.95))}" if values else "—"
 
 
+def settle_cell(frames: list[int]) -> str:
+    """Frames a jump scroll took before the hover (see the harness): p50 / max."""
+    return f"{median(frames):.0f} / {max(frames)}" if frames else "—"
+
+
 def hover_row(n: int, ours: list[dict], peer: list[dict]) -> list[str]:
     """One size's longest tasks (render, scroll), slowest scroll frame and hover latencies."""
     hv = [x["hover"] for x in ours if x["hover"]]
@@ -104,6 +109,7 @@ def hover_row(n: int, ours: list[dict], peer: list[dict]) -> list[str]:
         p50_p95([v for h in hv for v in h["handler"]]),
         p50_p95([v for h in hv for v in h["work"]]),
         p50_p95([v for h in hv for v in h["idle"]]),
+        settle_cell([v for h in hv for v in h.get("settle", [])]),
         f"{len(paint)}",
         task_cell(pv) if pv else "—",
     ]
@@ -121,6 +127,7 @@ def hover_table(measured: Measured, sizes: list[int], *, scroll_steps: int) -> s
         "of which handler p50 / p95",
         "handler + style/layout p50 / p95",
         "no-hover frame p50 / p95",
+        "frames to settle after the scroll p50 / max",
         "hovers",
         "CircuitsVis longest task, render",
     ]
@@ -128,7 +135,9 @@ def hover_table(measured: Measured, sizes: list[int], *, scroll_steps: int) -> s
         "Long tasks are those over 50 ms (the API reports no shorter ones). Scroll: the page's scroller from top to "
         f"bottom in at most {scroll_steps} steps of at least 0.9 viewport, one painted frame each. "
         "Hover: a random "
-        "visible token (after scrolling to a random place) gets pointerover/mouseover dispatched from inside a "
+        "visible token (after scrolling to a random place, and waiting until three frames in a row took under "
+        "4 ms: the frames in which the scroll's newly shown blocks are laid out are the scroll's, not the "
+        "hover's; at most 30 frames) gets pointerover/mouseover dispatched from inside a "
         "requestAnimationFrame callback, where Chromium dispatches real mouse movement (rAF-aligned input); "
         "'painted frame' ends when a message posted from that callback arrives, i.e. after that frame's style, layout "
         "and paint. 'handler' is the event dispatch alone, 'handler + style/layout' adds a forced layout; 'no-hover "
@@ -158,6 +167,8 @@ def hover_breakdown(measured: Measured, sizes: list[int], bundle: str, which: st
             if counts:
                 breakdown["sizes"][str(n)]["styled"] = median([c["styled"] for c in counts])
                 breakdown["sizes"][str(n)]["laid_out"] = median([c["laid_out"] for c in counts])
+                behind = sum(1 for c in counts if c.get("tasks", 0) > 0)
+                breakdown["sizes"][str(n)]["behind_build"] = f"{behind} of {len(counts)}"
     return breakdown
 
 
@@ -176,6 +187,7 @@ def breakdown_table(breakdown: dict, sizes: list[int], baseline: Path | None, sa
                 + [f"{b[ph]:.2f}" for ph in PHASE_ORDER]
                 + [f"{b['total']:.2f} / {b['total_p95']:.2f}", str(b["hovers"])]
                 + [f"{b[c]:.0f}" if c in b else "—" for c in ("styled", "laid_out")]
+                + [b.get("behind_build", "—")]
             )
     note = (
         "From a Chromium trace (categories " + ", ".join(TRACE_CATEGORIES) + ") recorded during the hovers: the "
@@ -184,11 +196,13 @@ def breakdown_table(breakdown: dict, sizes: list[int], baseline: Path | None, sa
         "raster workers) in the window from the hover's dispatch to the end of its frame, marked with "
         "performance.mark. The last two columns count the work rather than time it (medians per hover): elements "
         "whose style was recalculated (UpdateLayoutTree's elementCount) and layout objects laid out (Layout's "
-        "dirtyObjects); a loaded machine stretches the milliseconds, not these."
+        "dirtyObjects); a loaded machine stretches the milliseconds, not these. The last: hovers in whose window "
+        "one of the view's own tasks ran (a timer or an idle callback: a long text still being built)."
         + (f" 'before': measured in this run, pages alternating with ours, bundle {before['bundle']}." if same_run
            else f" 'before': {baseline.name}, bundle {before['bundle']}." if before else "")
     )
-    headers = ["tokens", "build"] + PHASE_ORDER + ["sum p50 / p95", "hovers", "elements restyled", "layout objects"]
+    headers = ["tokens", "build"] + PHASE_ORDER + ["sum p50 / p95", "hovers", "elements restyled", "layout objects",
+                                                   "hovers whose frame waited for a build task"]
     return section("where a hover frame's time goes (Chromium tracing, ms per hover, median)", headers, rows, note)
 
 

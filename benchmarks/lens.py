@@ -20,7 +20,8 @@ import sys
 import tracemalloc
 from pathlib import Path
 
-from benchmarks.common import alternate, machine, median, parse_args, rss_kib, rss_peak_reset, table
+from benchmarks.attribution import alternate_with_cpu
+from benchmarks.common import machine, median, parse_args, rss_kib, rss_peak_reset, table
 
 ROOT = Path(__file__).resolve().parent.parent  # the memory children run `-m benchmarks.lens` from here
 
@@ -82,12 +83,14 @@ def routes(runner, n: int, k: int):
 
 def bench_time(runner, n: int, k: int, repeats: int) -> str:
     n_tokens, n_blocks, candidates = routes(runner, n, k)
-    times = alternate(candidates, repeats)
-    base = median(times["bare forward"])
-    rows = [[name, f"{median(t) * 1000:.0f}", f"{median(t) / base:.2f}"] for name, t in times.items()]
+    times, cpu = alternate_with_cpu(candidates, repeats)
+    base, floor = median(times["bare forward"]), median(times["forward + 30 read-outs (floor)"])
+    floor_cpu = median(cpu["forward + 30 read-outs (floor)"])
+    rows = [[name, f"{median(t) * 1000:.0f}", f"{median(t) / base:.2f}", f"{median(t) / floor:.2f}",
+             f"{median(cpu[name]) / floor_cpu:.2f}"] for name, t in times.items()]
     return (
         f"### Time: {n_tokens} tokens, {n_blocks} blocks, median of {repeats} alternating runs\n\n"
-        + table(["route", "ms", "ratio to bare forward"], rows)
+        + table(["route", "ms", "ratio to bare forward", "ratio to the floor", "ratio to the floor, CPU time"], rows)
     )
 
 

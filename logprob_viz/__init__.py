@@ -43,6 +43,7 @@ _LAZY = {
     "CorpusView": ".views.corpus_view",
     "link": ".views.plot_link",
     "to_html": ".views.page",
+    "settings": ".views.settings",
     "guess": ".views.guess",
     "GuessGame": ".views.guess",
     # the package is "explorer": a submodule named like the function would shadow lv.explore once imported

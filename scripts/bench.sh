@@ -7,9 +7,10 @@
 #   scripts/bench.sh frontend adapters those sections only; the others are kept as they were
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SECTIONS=(runner trace_memory frontend adapters compare lens corpus corpus_view attribution gpu)
+SECTIONS=(runner trace_memory frontend frontend_click adapters compare lens corpus corpus_view attribution gpu)
 declare -A TITLE=(
   [runner]="Runner" [trace_memory]="Trace memory" [frontend]="Frontend (headless chromium)"
+  [frontend_click]="The explorer's first click (JupyterLab + chromium)"
   [adapters]="Reading server responses" [compare]="Compare view (headless chromium)" [lens]="Logit lens"
   [corpus]="Corpus: batched scoring and generation, the surprise index"
   [corpus_view]="Corpus view (headless chromium)"

@@ -47,7 +47,7 @@ def test_quickstart_runs():
 # What a lesson's prose claims about its own outputs, held to it.
 CLAIMS = {
     "01_next_token.ipynb": ["chosen: ' Paris'", "greedy : perplexity"],
-    "02_sampling.ipynb": ["T=0.5:", "chosen"],
+    "02_sampling.ipynb": ["T=0.5:", "chosen", "min_p=0.05: p >=", "min_p=0.2: p >="],
     "03_what_it_almost_said.ipynb": ["' Neptune'", "' Jupiter'", "is Jupiter."],
     "04_inside_the_model.ipynb": ["token: ' Paris'", "layer 29"],
     "07_why.ipynb": ["p(' Neptune')", "pushed towards Neptune", "rank agreement", "' Neptune' decided at layer"],

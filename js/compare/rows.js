@@ -15,8 +15,8 @@ function tokenEl(row, i, tokenClass) {
   return tok;
 }
 
-/** Row r's text element and its span elements ([span] -> element). */
-function buildRow(data, row, tokenClass) {
+/** Row r's text element and its span elements ([span] -> element); its tail (own continuation) holds `data-row`. */
+function buildRow(data, row, r, tokenClass) {
   const text = h("div", "lvc-text");
   const frag = document.createDocumentFragment();
   const spans = new Array(data.nSpans);
@@ -34,7 +34,11 @@ function buildRow(data, row, tokenClass) {
   }
   if (row.tailFrom < row.n) {
     const tail = h("div", "lvc-block lvc-tail");
-    tail.appendChild(h("span", "lvc-fork", "\u2442 differs from here:"));
+    tail.dataset.row = String(r);
+    // U+21B3 (DejaVu Sans has it; U+2442, used before, is a missing-glyph box in Debian chromium)
+    const fork = h("span", "lvc-fork", "\u21b3 own continuation:");
+    fork.title = "this row differs from the others from here: its own text, coloured by its own probability";
+    tail.appendChild(fork);
     frag.appendChild(tail);
     for (let i = row.tailFrom; i < row.n; i++) tail.appendChild(tokenEl(row, i, tokenClass));
   }
@@ -49,7 +53,7 @@ export function buildRows(data, labels, tokenClass) {
   data.rows.forEach((row, r) => {
     const rowEl = h("div", "lvc-row");
     rowEl.dataset.row = String(r);
-    const { text, spans } = buildRow(data, row, tokenClass);
+    const { text, spans } = buildRow(data, row, r, tokenClass);
     rowEl.append(h("div", "lvc-row-label", labels[r] ?? String(r)), text);
     el.appendChild(rowEl);
     spanEls.push(spans);

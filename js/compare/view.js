@@ -8,11 +8,13 @@ import { paletteColor, readableOn, rgb } from "../toolkit/colors.js";
 import { h, select } from "../toolkit/dom.js";
 import { formatFixed } from "../toolkit/format.js";
 import { decodeComparison, divergingColor, divergingGradient } from "./decode.js";
+import { buildHeader } from "./header.js";
 import { buildRows } from "./rows.js";
-import { showPanel } from "./panel.js";
+import { showPanel, showTail } from "./panel.js";
 
 const PROB_BINS = 32;
 const DIFF_BINS = 21; // odd: the middle one is "no difference"
+const SAME_NATS = 1e-4; // a prefix scored again (a branch) differs by float rounding only, ~1e-6
 
 /** CSS rules of the colour classes: lvc-c<bin> (probability), lvc-d<bin> (difference, in its mode only). */
 function colourRules() {
@@ -63,29 +65,6 @@ class CompareRender {
     this.model.save_changes();
   }
 
-  buildHeader() {
-    const { model } = this;
-    this.header = h("table", "lvc-header");
-    const head = h("tr");
-    ["", "label", "bits / byte", "perplexity", "tokens"].forEach((t) => head.appendChild(h("th", null, t)));
-    this.header.appendChild(head);
-    const bpb = model.get("bits_per_byte") || [];
-    const ppl = model.get("perplexity") || [];
-    const counts = model.get("n_tokens") || [];
-    this.labels().forEach((label, r) => {
-      const tr = h("tr", "lvc-header-row");
-      tr.dataset.row = String(r);
-      tr.append(h("td", "lvc-row-no", String(r)), h("td", "lvc-label", label), h("td", "lvc-bpb", formatFixed(bpb[r], 4)),
-        h("td", "lvc-ppl", formatFixed(ppl[r], 2)), h("td", "lvc-ntok", String(counts[r] ?? "?")));
-      this.header.appendChild(tr);
-    });
-    const { nSpans } = this.data;
-    const note = model.get("same_text")
-      ? `${nSpans} aligned spans over the same ${model.get("shared_bytes")} bytes`
-      : `texts differ: ${nSpans} spans over the first ${model.get("shared_bytes")} shared bytes, then each row's own rest`;
-    this.caption = h("div", "lvc-caption", `${note}; bits per byte and perplexity over the spans every row knows`);
-  }
-
   buildControls() {
     const { model } = this;
     this.controls = h("div", "lvc-controls");
@@ -131,19 +110,68 @@ class CompareRender {
     const range = this.model.get("diff_range");
     this.legend.replaceChildren();
     const bar = h("span", "lvc-gradient");
+    this.diffNote.textContent = diff ? this.sameDifference() : "";
+    const probBar = () => {
+      const el = h("span", "lvc-gradient");
+      const stops = [0, 0.25, 0.5, 0.75, 1].map((p) => `${rgb(paletteColor("viridis", p))} ${p * 100}%`);
+      el.style.background = `linear-gradient(to right, ${stops.join(", ")})`;
+      return el;
+    };
     if (diff) {
       bar.style.background = divergingGradient();
-      const ends = [`b likelier (\u2212${formatFixed(range, 1)} nats)`, `a likelier (+${formatFixed(range, 1)})`];
+      const digits = range < 1 ? 2 : 1;
+      const ends = [`b likelier (\u2212${formatFixed(range, digits)} nats)`, `a likelier (+${formatFixed(range, digits)})`];
       this.legend.append(h("span", null, ends[0]), bar, h("span", null, ends[1]));
+      // the own continuations have no counterpart in the other row: they keep their probability colours
+      if (!this.model.get("same_text")) this.legend.append(h("span", "lvc-legend-own", "\u00b7 own continuations: p 0%"), probBar(), h("span", null, "100%"));
     } else {
-      const stops = [0, 0.25, 0.5, 0.75, 1].map((p) => `${rgb(paletteColor("viridis", p))} ${p * 100}%`);
-      bar.style.background = `linear-gradient(to right, ${stops.join(", ")})`;
-      this.legend.append(h("span", null, "p 0%"), bar, h("span", null, "100%"));
+      this.legend.append(h("span", null, "p 0%"), probBar(), h("span", null, "100%"));
     }
+  }
+
+  /** In difference mode: say so when rows a and b agree on every aligned span (branches of one model). */
+  sameDifference() {
+    const { data } = this;
+    const [a, b] = this.model.get("diff_rows");
+    let known = 0;
+    for (let s = 0; s < data.nSpans; s++) {
+      const d = data.spanLogprobs[a * data.nSpans + s] - data.spanLogprobs[b * data.nSpans + s];
+      if (Number.isNaN(d)) continue;
+      if (Math.abs(d) > SAME_NATS) return "";
+      known++;
+    }
+    const labels = this.labels();
+    const where = this.model.get("same_text") ? "" : "; they differ in their own continuations";
+    return known
+      ? `${labels[a]} and ${labels[b]} give the same logprob on every aligned span (|a \u2212 b| \u2264 ${SAME_NATS})${where}.`
+      : `${labels[a]} and ${labels[b]} have no aligned span whose logprob both know${where}.`;
+  }
+
+  /** Hovering token i of row r's own continuation: every row's own numbers, and that token. */
+  showTailAt(r, i) {
+    this.highlight(-1);
+    this.lit = -3; // the panel shows a tail: the next span hover rebuilds it
+    this.clearTail();
+    const tail = this.root.querySelector(`.lvc-tail[data-row='${r}']`);
+    tail?.classList.add("lvc-hl-tail");
+    tail?.querySelector(`.lvc-tok[data-index='${i}']`)?.classList.add("lvc-hl-tok");
+    showTail(this.panel, this.data, r, i, this.labels(), (this.model.get("numbers") || {}).own || []);
+  }
+
+  clearTail() {
+    this.root.querySelectorAll(".lvc-hl-tail, .lvc-hl-tok").forEach((e) => e.classList.remove("lvc-hl-tail", "lvc-hl-tok"));
+  }
+
+  onHover(e) {
+    const s = this.spanAt(e.target);
+    if (s >= 0) return this.highlight(s);
+    const tok = e.target instanceof Element ? e.target.closest(".lvc-tail .lvc-tok") : null;
+    if (tok) this.showTailAt(Number(tok.closest(".lvc-tail").dataset.row), Number(tok.dataset.index));
   }
 
   highlight(s) {
     if (s === this.lit) return;
+    if (this.lit === -3) this.clearTail();
     if (this.lit >= 0) this.spanEls.forEach((spans) => spans[this.lit]?.classList.remove("lvc-hl"));
     this.lit = s;
     if (s >= 0) this.spanEls.forEach((spans) => spans[s]?.classList.add("lvc-hl"));
@@ -185,13 +213,18 @@ class CompareRender {
     this.data = decodeComparison(this.model.get("_payload"));
     this.lit = -1;
     this.spanBins = new Array(this.data.nSpans).fill(null);
-    this.buildHeader();
+    ({ table: this.header, caption: this.caption } = buildHeader(this.model, this.data.nSpans, this.labels()));
     this.buildControls();
     const rows = buildRows(this.data, this.labels(), tokenClass);
     this.spanEls = rows.spanEls;
     this.panel = h("div", "lvc-panel");
-    this.root.replaceChildren(this.caption, this.header, this.controls, this.panel, rows.el);
-    rows.el.addEventListener("mouseover", (e) => ((s) => s >= 0 && this.highlight(s))(this.spanAt(e.target)));
+    this.diffNote = h("span", "lvc-diff-note");
+    this.controls.appendChild(this.diffNote);
+    // a narrow screen (a projector at 150 %) scrolls the wide header sideways, not the whole view
+    const headerBox = h("div", "lvc-header-box");
+    headerBox.appendChild(this.header);
+    this.root.replaceChildren(this.caption, headerBox, this.controls, this.panel, rows.el);
+    rows.el.addEventListener("mouseover", (e) => this.onHover(e));
     rows.el.addEventListener("mouseleave", () => this.highlight(this.pinned()));
     rows.el.addEventListener("click", (e) => this.onClick(e));
     this.paintDiff();

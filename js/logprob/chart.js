@@ -10,6 +10,7 @@
 import { h } from "../toolkit/dom.js";
 import { formatLogprob, formatPercent } from "../toolkit/format.js";
 import { hexBytes } from "../toolkit/tokens.js";
+import { branchHint } from "./explorer.js";
 import { appendText } from "./text.js";
 import { alternatives } from "./trace_data.js";
 
@@ -86,11 +87,19 @@ function makeRow(o, className) {
   return row;
 }
 
-/** Show alternative `alt` (from `alternatives`) in `row`. */
-function fillRow(row, alt, o) {
-  setClass(row.el, `lv-alt-row${alt.chosen ? " lv-chosen" : ""}${alt.rank != null ? " lv-extra" : ""}`);
+/**
+ * Show alternative `alt` (from `alternatives`) in `row`. `explored`: {token id: branch number} of
+ * the alternatives here that have a branch (the explorer's), `branching`: a click on a row branches.
+ */
+function fillRow(row, alt, o, explored = null, branching = false) {
+  const branch = explored && alt.rank == null ? explored[String(alt.id)] : undefined;
+  setClass(row.el, `lv-alt-row${alt.chosen ? " lv-chosen" : ""}${alt.rank != null ? " lv-extra" : ""}${branch != null ? " lv-explored" : ""}`);
   setTokenText(row.token, alt.text);
   if (row.token.title !== alt.text) row.token.title = alt.text; // a property: plain text
+  const hint = branching && alt.rank == null ? branchHint(alt.text, branch) : "";
+  if (row.el.title !== hint) row.el.title = hint;
+  if (branch != null) row.bar.dataset.branch = `#${branch}`;
+  else delete row.bar.dataset.branch;
   const p = Math.exp(alt.logprob);
   setBar(row.bar, p);
   setText(row.prob, formatPercent(p));
@@ -127,7 +136,8 @@ class AltTable {
     this.o = o;
     this.el = h("div", `lv-alts${o.processed ? " lv-alts-processed" : ""}${o.ids ? " lv-alts-ids" : ""}`);
     this.head = h("div", "lv-alt-head");
-    const labels = [`top ${o.k}`, o.processed ? "model" : "", "prob", "logprob"];
+    // top_logprobs=0: no alternatives were recorded, only the chosen token ("top 0" says nothing)
+    const labels = [o.k > 0 ? `top ${o.k}` : "chosen", o.processed ? "model" : "", "prob", "logprob"];
     if (o.processed) labels.push("sampled from", "prob");
     if (o.ids) labels.push("id");
     for (const label of labels) this.head.appendChild(h("span", null, label));
@@ -139,15 +149,16 @@ class AltTable {
     this.other = otherRow(o);
   }
 
-  fill(rows, extra) {
+  fill(rows, extra, explored = null, branching = false) {
     const { o } = this;
     while (this.rows.length < rows.length) this.rows.push(makeRow(o, "lv-alt-row"));
-    rows.forEach((alt, j) => fillRow(this.rows[j], alt, o));
+    rows.forEach((alt, j) => fillRow(this.rows[j], alt, o, explored, branching));
     const wanted = [this.head, ...this.rows.slice(0, rows.length).map((r) => r.el)];
     if (extra) {
       fillRow(this.extra, extra, o);
-      setText(this.extra.rank, extra.rank > 0 ? `rank ${extra.rank}, outside the top ${o.k}` : `outside the top ${o.k}`);
-      wanted.push(this.gap, this.extra.el);
+      const outside = o.k > 0 ? `outside the top ${o.k}` : "no alternatives recorded (top_logprobs=0)";
+      setText(this.extra.rank, extra.rank > 0 ? `rank ${extra.rank}, ${outside}` : outside);
+      wanted.push(...(o.k > 0 ? [this.gap] : []), this.extra.el);
     }
     const raw = residual(rows.map((r) => r.logprob));
     if (raw != null) {
@@ -159,6 +170,8 @@ class AltTable {
   }
 }
 
+const PIN_NOTE = "pinned \u00b7 \u2190 \u2192 move \u00b7 Esc releases";
+const BRANCH_NOTE = "pinned \u00b7 click a bar to branch (b: the likeliest other) \u00b7 \u2190 \u2192 move \u00b7 Esc releases";
 const PROCESSED_NOTE = "model: the distribution the model gave; sampled from: after temperature / top-p / top-k";
 
 /** One chart, shown for token after token (`show`); `el` is its element. */
@@ -180,19 +193,22 @@ export class Chart {
     this.empty = h("div", "lv-chart-empty");
     this.table = null; // the AltTable of the current shape
     this.processedNote = h("div", "lv-chart-note", PROCESSED_NOTE);
-    this.pinNote = h("div", "lv-chart-note lv-pin-note", "pinned \u00b7 \u2190 \u2192 move \u00b7 Esc releases");
+    this.pinNote = h("div", "lv-chart-note lv-pin-note", PIN_NOTE);
   }
 
   /**
    * Show token i. `opts`: promptLen, showIds, style (the token's colours or null), pinned (bool),
-   * flags (what the source lost at this token, in words; optional).
+   * flags (what the source lost at this token, in words; optional); in the explorer also
+   * branching (a click on a bar branches), explored ({token id: branch number} here), forced
+   * (the token was chosen by a person, not sampled).
    */
   show(data, i, opts) {
     this.el.setAttribute("data-index", String(i));
     setTokenText(this.chip, data.tokens[i]);
     this.chip.style.background = opts.style ? opts.style.background : "";
     this.chip.style.color = opts.style ? opts.style.color : "";
-    const where = `token ${i + 1} of ${data.n} \u00b7 ${i < opts.promptLen ? "prompt" : "completion"}`;
+    const part = i < opts.promptLen ? "prompt" : opts.forced ? "completion \u00b7 chosen by hand" : "completion";
+    const where = `token ${i + 1} of ${data.n} \u00b7 ${part}`;
     setText(this.where, opts.showIds && data.tokenIds[i] >= 0 ? `${where} \u00b7 id ${data.tokenIds[i]}` : where);
     const wanted = [this.title];
     const split = data.splitOf(i);
@@ -215,10 +231,10 @@ export class Chart {
     } else {
       const o = { k: data.k, processed, ids: !!opts.showIds };
       if (!this.table || ["k", "processed", "ids"].some((key) => this.table.o[key] !== o[key])) this.table = new AltTable(o);
-      this.table.fill(rows, extra);
+      this.table.fill(rows, extra, opts.explored, !!opts.branching);
       wanted.push(this.table.el);
       if (processed) wanted.push(this.processedNote);
-      if (opts.pinned) wanted.push(this.pinNote);
+      if (opts.pinned) wanted.push(this.pinNote), setText(this.pinNote, opts.branching ? BRANCH_NOTE : PIN_NOTE);
     }
     setChildren(this.el, wanted);
     return this;

@@ -98,7 +98,9 @@ export function listen(view, jumps = 20) {
     ["change:palette", () => (view.recolor(), view.redrawStrip())],
     ["change:color_range", () => view.recolor()],
     ["change:show_ids", () => view.showChart(view.shown, true)],
+    ["change:size", () => view.onSize()],
     ["change:forks", () => view.onForks()],
+    ["change:explored", () => view.showChart(view.shown, true)],
     ["change:branching", () => root.classList.toggle("lv-branchable", !!model.get("branching"))],
   ];
   for (const [name, fn] of traits) model.on(name, fn);

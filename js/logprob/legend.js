@@ -16,6 +16,9 @@ export function buildLegend(legend, sc, model, setTraits) {
     const palettes = Object.keys(PALETTES).map((p) => [p, p]);
     controls.appendChild(select(palettes, model.get("palette"), "lv-palette", (v) => setTraits({ palette: v })));
   }
+  // The presentation size: everything in the view at 1.25 times (theme.css), for a class.
+  const sizes = [["normal", "normal size"], ["projector", "projector size"]];
+  controls.appendChild(select(sizes, model.get("size") || "normal", "lv-size", (v) => setTraits({ size: v })));
   legend.appendChild(controls);
   if (sc.range) {
     const wrap = h("span", "lv-legend-range");

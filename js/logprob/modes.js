@@ -81,9 +81,12 @@ export function rankBucket(rank) {
 
 /**
  * A colour scale: `rgb(value)` gives [r, g, b] or null (unknown). `range` overrides the mode's
- * default [lo, hi]; values outside it are clamped. The confident end is always the bright one.
+ * default [lo, hi]; values outside it are clamped. The unconfident end (the tokens worth seeing)
+ * is the one that stands out from the background: on a light one (`dark` false) the confident
+ * end is the palette's bright end, so the least likely tokens are its darkest; on a dark one it
+ * is the other way round, or the least likely tokens would be dark purple on near-black.
  */
-export function scale(modeName, palette = "viridis", range = null) {
+export function scale(modeName, palette = "viridis", range = null, dark = false) {
   const m = mode(modeName);
   if (!m.range) {
     return { mode: m, range: null, rgb: (v) => (Number.isNaN(v) ? null : RANK_BUCKETS[rankBucket(v)].rgb) };
@@ -93,10 +96,10 @@ export function scale(modeName, palette = "viridis", range = null) {
     if (v == null || Number.isNaN(v)) return null;
     if (m.never && v === m.never.value) return m.never.rgb;
     let t = (v - lo) / (hi - lo);
-    if (m.confident === "low") t = 1 - t;
+    if ((m.confident === "low") !== dark) t = 1 - t;
     return paletteColor(palette, t);
   };
-  return { mode: m, range: [lo, hi], rgb };
+  return { mode: m, range: [lo, hi], rgb, dark };
 }
 
 function validRange(range) {

@@ -38,6 +38,7 @@ export class ChartPanel {
     this.markActive(i); // first: it reads the text's layout, still clean before the chart changes
     const pinned = i === ask.pinned();
     const opts = { promptLen: data.promptLen, showIds: ask.showIds(), style: ask.style(i), pinned, flags: data.flagNotes[String(i)] };
+    if (ask.explorer) Object.assign(opts, ask.explorer(i)); // branching, explored, forced (explorer.js)
     // Hovered tokens share one chart updated in place; the pinned token's chart is a chart of its
     // own, which "why?" (why.js) decorates without leaving its buttons in the shared one.
     const decorated = i >= 0 && pinned && ask.decorate;
@@ -86,6 +87,7 @@ export class ChartPanel {
     if (this.sized) return;
     const chart = buildChart(data, tallest(data), { promptLen: data.promptLen, showIds: this.ask.showIds(), style: null, pinned: true });
     if (this.ask.decorate) this.ask.decorate(chart, tallest(data), true); // room for "why?" too
+    widest(chart, data);
     chart.style.visibility = "hidden";
     const shownNow = [...this.el.childNodes];
     this.el.replaceChildren(chart);
@@ -102,4 +104,25 @@ export class ChartPanel {
     this.el.classList.add("lv-sized"); // (tests wait for it)
     this.sized = true;
   }
+}
+
+/**
+ * Give the measured chart the widest texts any of this trace's charts can hold, so that its lines
+ * wrap as the widest one's do: a long token in the title (its "token i of n" then wraps to a line
+ * of its own) and the largest rank in the statistics. Measured with the tallest chart's texts only,
+ * the chart of a token far outside the top K (whose "rank 2345" wraps the statistics onto a
+ * second line) lost its footer below the panel's edge.
+ */
+function widest(chart, data) {
+  let rank = 0;
+  for (let i = 0; i < data.n; i++) rank = Math.max(rank, data.ranks[i]);
+  const chip = chart.querySelector(".lv-chart-title .lv-chip");
+  if (chip) chip.textContent = "\u2588".repeat(80);
+  const where = chart.querySelector(".lv-chart-where");
+  if (where) where.textContent = `token ${data.n} of ${data.n} \u00b7 completion \u00b7 id 999999`;
+  const stats = chart.querySelector(".lv-chart-stats");
+  if (!stats) return;
+  const texts = ["p 100.0%", "logprob -99.999", `rank ${Math.max(rank, 1)}`, "entropy 9.99 nats"];
+  if (data.processedLogprobs) texts.push("sampled p 100.0%");
+  stats.replaceChildren(...texts.map((t) => h("span", "lv-stat", t)));
 }

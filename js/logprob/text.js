@@ -43,7 +43,13 @@ export function appendText(parent, text) {
   }
 }
 
-/** Where blocks end: after a newline once a block has `min` tokens, or at `max` tokens. */
+/**
+ * Where blocks end. A block is a box (display: block, so that it can be skipped off screen), and a
+ * box ends its line: so a block ends where the text has a line break anyway, after a newline once it
+ * has `min` tokens. A paragraph with no newline grows to `max` tokens, then ends at a sentence's
+ * end, never mid-sentence; only text without either (no newline, no full stop in 3 × `max` tokens)
+ * is cut at 3 × `max`.
+ */
 export function blockEnds(tokens, min = BLOCK_MIN, max = BLOCK_MAX) {
   const ends = [];
   let start = 0;
@@ -58,8 +64,10 @@ export function blockEnds(tokens, min = BLOCK_MIN, max = BLOCK_MAX) {
 }
 
 const BLOCK_MIN = 150;
-const BLOCK_MAX = 300;
-const endsBlock = (token, size, min = BLOCK_MIN, max = BLOCK_MAX) => size >= max || (size >= min && token.endsWith("\n"));
+const BLOCK_MAX = 1500;
+const SENTENCE_END = /[.!?\u3002\uff01\uff1f]["'\u201d\u2019)\]]*\s*$/; // . ! ? (and CJK's), closing quotes or brackets
+const endsBlock = (token, size, min = BLOCK_MIN, max = BLOCK_MAX) =>
+  (size >= min && token.endsWith("\n")) || (size >= max && SENTENCE_END.test(token)) || size >= 3 * max;
 
 /**
  * The text's spans, in blocks (see `blockEnds`), built and removed at the end only: a growing

@@ -9,21 +9,36 @@
 // that output shows; its events (events.js) and its chart panel (panel.js) are parts of their own.
 
 import "./widget.css";
+import "./explorer.css";
 import { h } from "../toolkit/dom.js";
 import { panelEstimate } from "./chart.js";
 import { listen } from "./events.js";
+import { FORK_TITLE, listenAppKeys } from "./explorer.js";
 import { headerText } from "./header.js";
 import { buildLegend } from "./legend.js";
 import { scale, tokenStyle } from "./modes.js";
 import { ChartPanel } from "./panel.js";
 import { storeOf } from "./store.js";
 import { Strip } from "./strip.js";
+import { onDark, watchTheme } from "./theme_watch.js";
 import { inSlices, paint, TokenText, tokenSpan } from "./text.js";
 import { Why } from "./why.js";
 import { decidedRange, withDecided } from "./decided.js";
 
 const FIRST_SLICE = 300; // tokens built before the view first shows; the rest follows in slices
-const SLICE = 400;
+const SLICE = 400; // tokens added at once when a stream grows the text
+const CHUNK = 50; // tokens per step of a slice in idle time, which goes on while the idle period lasts
+const SLICE_MS = 8; // at most this long a slice (so a hover or a scroll between frames waits no longer)
+
+/** Run `fn(deadline)` when the page is idle (within 300 ms however busy); returns the cancel. */
+function whenIdle(fn) {
+  if (typeof requestIdleCallback !== "function") {
+    const timer = setTimeout(() => fn({ didTimeout: true, timeRemaining: () => SLICE_MS }), 0); // (Safari)
+    return () => clearTimeout(timer);
+  }
+  const id = requestIdleCallback(fn, { timeout: 300 });
+  return () => cancelIdleCallback(id);
+}
 export const JUMPS = 20; // how many least-confident tokens the jump button cycles through
 
 function initialize({ model }) {
@@ -39,7 +54,9 @@ export class LogprobRender {
     this.root = h("div", "lv-root");
     this.root.tabIndex = 0;
     this.root.classList.toggle("lv-branchable", !!model.get("branching"));
+    this.root.classList.toggle("lv-size-projector", model.get("size") === "projector");
     el.appendChild(this.root);
+    this.dark = false; // whether the background is dark (theme_watch.js): the palettes' ends follow it
     this.data = null; // the TraceData on show
     this.sc = null; // the colour scale
     this.text = null; // the TokenText
@@ -69,7 +86,7 @@ export class LogprobRender {
 
   newScale() {
     const m = this.model;
-    return scale(m.get("color_mode"), m.get("palette"), m.get("color_range") ?? decidedRange(m)); // decided.js
+    return scale(m.get("color_mode"), m.get("palette"), m.get("color_range") ?? decidedRange(m), this.dark); // decided.js
   }
 
   setSelected(i) {
@@ -121,7 +138,7 @@ export class LogprobRender {
   makeSpan(i) {
     const { data } = this;
     const span = tokenSpan(data.shown[i], i, i < data.promptLen, tokenStyle(this.sc, data, i), data.splitOf(i));
-    if (this.forks.has(i)) span.classList.add("lv-fork"); // a branch starts here
+    if (this.forks.has(i)) span.classList.add("lv-fork"), (span.title = FORK_TITLE); // a branch starts here
     const flags = data.flagNotes[String(i)];
     if (flags) {
       span.classList.add("lv-flagged"); // the source lost something here: say what on hover
@@ -131,33 +148,43 @@ export class LogprobRender {
   }
 
   /**
-   * Add the spans of the tokens not built yet: `first` now, the rest in slices across tasks.
+   * Add the spans of the tokens not built yet: `first` now, the rest in slices in idle time
+   * (`whenIdle`), so that no slice delays a frame: a hover or a scroll during the build of a long
+   * text is painted in its own frame, not after the next 400 tokens' spans.
    * `paintFirst`: the slices start only once the frame with the first ones has been rendered, so
    * that opening the view paints the first screen of text without racing the rest of the build
-   * (which, when some slices won the race, made a 1,000-token view slower to show than a 10,000).
+   * (which, when some slices won the race, made a 1,000-token view slower to show than a 10,000:
+   * a slice that ran between the first and the second frame delayed the second; in idle time none can).
    */
   extend(first, paintFirst = false) {
     this.cancelBuild();
-    let timer = null;
+    let cancelNext = null;
     let frame = 0;
-    const step = (count) => {
-      this.text.add(this.data, Math.min(this.data.n, this.text.built + count), (i) => this.makeSpan(i));
+    const step = (deadline) => {
+      cancelNext = null;
+      const end = (count) => Math.min(this.data.n, this.text.built + count);
+      const make = (i) => this.makeSpan(i);
+      if (deadline == null) this.text.add(this.data, end(first), make);
+      else {
+        const until = performance.now() + (deadline.didTimeout ? SLICE_MS : Math.min(SLICE_MS, deadline.timeRemaining()));
+        do this.text.add(this.data, end(CHUNK), make);
+        while (this.text.built < this.data.n && performance.now() < until);
+      }
       if (this.text.built < this.data.n) {
         this.header.classList.add("lv-loading"); // on the header, not the root: restyling the root restyles every token
-        const next = () => (timer = setTimeout(() => step(SLICE), 0));
+        const next = () => (cancelNext = whenIdle(step));
         if (paintFirst) frame = requestAnimationFrame(() => ((frame = 0), next()));
         else next();
-        paintFirst = false;
       } else {
-        timer = null;
         this.header.classList.remove("lv-loading");
         if (this.pinnedEl !== this.spanOf(this.pinned())) this.markPinned(); // a pinned token built only now
         this.why.afterBuild();
       }
     };
-    step(first);
+    step(null);
+    paintFirst = false;
     this.cancelBuild = () => {
-      if (timer != null) clearTimeout(timer);
+      if (cancelNext) cancelNext();
       if (frame) cancelAnimationFrame(frame);
     };
   }
@@ -188,6 +215,11 @@ export class LogprobRender {
       spanOf: (i) => this.spanOf(i),
       strip: this.strip,
       decorate: (chart, i, measuring) => this.why.decorate(chart, i, measuring),
+      explorer: (i) => ({
+        branching: !!this.model.get("branching"),
+        explored: (this.model.get("explored") ?? {})[String(i)] ?? null,
+        forced: (this.data.meta.forced ?? []).includes(i),
+      }),
     });
     body.append(this.textEl, this.panel.el);
     this.root.appendChild(body);
@@ -224,7 +256,7 @@ export class LogprobRender {
     this.buildBody();
     this.measureLater(); // (first: measured after the first frame, before the next slice adds to the layout)
     this.extend(FIRST_SLICE, true);
-    this.strip.schedule(this.data, this.model.get("palette"));
+    this.redrawStrip();
   }
 
   /** The panel's size, once the first frame is laid out: then measuring lays out the (contained) panel only. */
@@ -250,14 +282,32 @@ export class LogprobRender {
     this.header.textContent = headerText(this.data);
     this.extend(SLICE);
     if (!this.panel.sized) this.measureLater();
-    this.strip.schedule(this.data, this.model.get("palette"));
+    this.redrawStrip();
   }
 
   redrawStrip() {
-    if (this.data) this.strip.schedule(this.data, this.model.get("palette"));
+    if (this.data) this.strip.schedule(this.data, this.model.get("palette"), this.dark);
+  }
+
+  /** The background turned dark or light (theme_watch.js): recolour with the palette's ends swapped. */
+  onTheme(dark) {
+    this.dark = dark;
+    this.recolor();
+    this.redrawStrip();
+  }
+
+  /** The presentation size changed: every size scales (theme.css), the panel is measured again. */
+  onSize() {
+    this.root.classList.toggle("lv-size-projector", this.model.get("size") === "projector");
+    if (!this.data) return;
+    buildLegend(this.legend, this.sc, this.model, (values) => this.setTraits(values)); // (its size selector)
+    this.panel.sized = false;
+    this.measureLater();
+    this.redrawStrip();
   }
 
   onResize() {
+    this.theme?.check(); // (a tab shown again: no transition ran while it was hidden)
     if (this.data && this.data.n > 0 && !this.panel.sized) this.measureLater(); // laid out now (it was detached)
     this.panel?.follow(); // the text re-flowed: the hover box follows its token
     this.redrawStrip();
@@ -265,7 +315,13 @@ export class LogprobRender {
 
   onForks() {
     this.forks = new Set(this.model.get("forks") ?? []);
-    if (this.text) this.text.spans.forEach((span, i) => span.classList.toggle("lv-fork", this.forks.has(i)));
+    if (!this.text) return;
+    this.text.spans.forEach((span, i) => {
+      const fork = this.forks.has(i);
+      span.classList.toggle("lv-fork", fork);
+      if (fork && !span.title) span.title = FORK_TITLE;
+      else if (!fork && span.title === FORK_TITLE) span.title = "";
+    });
   }
 
   /** Start: subscribe to the store, the traits and the DOM's events; returns the cleanup. */
@@ -273,6 +329,9 @@ export class LogprobRender {
     const onStore = (what, start) => (what === "grow" ? this.grow(start) : this.build());
     this.store.views.add(onStore);
     const stopListening = listen(this, JUMPS);
+    const stopKeys = listenAppKeys(this);
+    this.dark = onDark(this.root);
+    this.theme = watchTheme(this.root, this.dark, (dark) => this.onTheme(dark));
     // Build in a task of its own, not inside the one that delivered the widget's (large) state.
     const initial = setTimeout(() => this.build(), 0);
     return () => {
@@ -282,6 +341,8 @@ export class LogprobRender {
       this.strip?.cancel();
       this.store.views.delete(onStore);
       stopListening();
+      stopKeys();
+      this.theme.stop();
       this.why.stop();
       if (this.visibility) this.visibility.disconnect();
       this.root.remove();

@@ -25,14 +25,35 @@ export function paletteColor(palette, t) {
   return interpolate(PALETTES[palette] ?? PALETTES.viridis, t);
 }
 
-/** Black or white, whichever contrasts more with the background (WCAG relative luminance). */
-export function readableOn([r, g, b]) {
+/** WCAG relative luminance of an [r, g, b] colour (0 black, 1 white). */
+export function luminance([r, g, b]) {
   const lin = (c) => {
     const s = c / 255;
     return s <= 0.04045 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
   };
-  const lum = 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+  return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+}
+
+/** Black or white, whichever contrasts more with the background (WCAG relative luminance). */
+export function readableOn(c) {
+  const lum = luminance(c);
   return (lum + 0.05) / 0.05 > 1.05 / (lum + 0.05) ? "#000" : "#fff";
+}
+
+/** [r, g, b, alpha] of a computed CSS colour ("rgb(1, 2, 3)", "rgba(1, 2, 3, 0.5)"); null otherwise. */
+export function parseRgb(css) {
+  const m = /^rgba?\(([^)]+)\)$/.exec(String(css).trim());
+  if (!m) return null;
+  const parts = m[1].split(/[\s,/]+/).filter(Boolean).map(Number);
+  if (parts.length < 3 || parts.slice(0, 3).some((x) => !Number.isFinite(x))) return null;
+  return [parts[0], parts[1], parts[2], parts.length > 3 && Number.isFinite(parts[3]) ? parts[3] : 1];
+}
+
+/** Whether a computed background colour is dark (nearer black than white); null: no colour (transparent). */
+export function isDarkColor(css) {
+  const c = parseRgb(css);
+  if (!c || c[3] === 0) return null;
+  return luminance(c) < 0.18; // (mid grey's luminance: JupyterLab Dark's #111 well under, Light's #fff over)
 }
 
 /** "rgb(r,g,b)" of an [r, g, b] colour. */

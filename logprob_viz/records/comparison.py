@@ -5,24 +5,29 @@ bytes can. `compare(traces)` cuts the shared text into *spans*, the coarsest pie
 every trace's token boundaries agree (and that hold whole characters), and gives each trace's
 logprob of each span (the sum of its tokens' logprobs inside it). Bits per byte over the spans
 every trace knows is the measure that is fair across tokenizers. When the texts differ (two
-prompts, two samples), the traces are aligned on their common prefix and each one's rest (its
-*tail*) is kept as it is.
+prompts, two samples, two branches), the traces are aligned on their common prefix and each one's
+rest (its *tail*, its own continuation) is kept as it is and scored on its own: every number says
+over which part it is taken (`Comparison.scored`, `logprob_viz.records.comparison_numbers`).
 """
 
 from __future__ import annotations
 
-import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
+from .comparison_checks import check_input, common_prefix, describe, unknown_start_hint
+from .comparison_numbers import PARTS, Scored, scored_aligned, scored_rows
 from .tokens import display_token
 from .trace import Trace
 from .viewable import Viewable
 
-__all__ = ["Comparison", "compare"]
+__all__ = ["Comparison", "ComparisonWarning", "compare"]
 
-_LN2 = math.log(2.0)
+
+class ComparisonWarning(UserWarning):
+    """A number of a comparison is NaN: the warning says why and what to compare instead."""
 
 
 @dataclass
@@ -32,88 +37,6 @@ class _Row:
     starts: np.ndarray  # (N,) int64: each token's first byte in the trace's text
     span_of: np.ndarray  # (N,) int64: the aligned span holding each token, -1 for the tail
     tail_from: int  # first token after the aligned part (== N when the texts are the same)
-
-
-def _describe(traces) -> str:
-    parts = []
-    for i, tr in enumerate(traces):
-        if isinstance(tr, Trace):
-            n_bytes = len(b"".join(tr.token_bytes))
-            parts.append(f"[{i}] {len(tr)} tokens, {n_bytes} bytes, model={tr.meta.get('model', '?')}")
-        else:
-            parts.append(f"[{i}] {type(tr).__name__}")
-    return "; ".join(parts)
-
-
-def _check(traces, labels) -> tuple[list[Trace], list[str]]:
-    if isinstance(traces, Trace):
-        raise TypeError("compare needs a list of two or more traces, got one Trace; e.g. lv.compare([t1, t2])")
-    if isinstance(traces, dict):
-        labels = list(traces) if labels is None else labels
-        traces = list(traces.values())
-    try:
-        traces = list(traces)
-    except TypeError:
-        raise TypeError(f"compare needs a list of two or more traces, got {type(traces).__name__}") from None
-    if len(traces) < 2:
-        raise ValueError(f"compare needs two or more traces to put side by side, got {len(traces)}")
-    for i, tr in enumerate(traces):
-        if not isinstance(tr, Trace):
-            raise TypeError(
-                f"compare compares logprob_viz.Trace objects; item {i} is a {type(tr).__name__} "
-                "(make traces with lv.score, lv.generate or lv.from_openai)"
-            )
-        if len(tr) == 0:
-            raise ValueError(f"trace {i} has no tokens, so there is nothing to align ({_describe(traces)})")
-        if np.isnan(tr.logprobs).all():
-            raise ValueError(
-                f"trace {i} has no known logprob (all NaN): there is nothing to compare. "
-                f"Ask its source for logprobs (e.g. logprobs=True / prompt_logprobs). Compared: {_describe(traces)}"
-            )
-    if labels is None:
-        labels = _default_labels(traces)
-    labels = [str(x) for x in labels]
-    if len(labels) != len(traces):
-        raise ValueError(f"give one label per trace: {len(traces)} traces, {len(labels)} labels")
-    if len(set(labels)) != len(labels):
-        raise ValueError(f"labels must be distinct, got {labels}")
-    return traces, labels
-
-
-def _default_labels(traces: list[Trace]) -> list[str]:
-    labels = []
-    for i, tr in enumerate(traces):
-        name = str(tr.meta.get("model") or tr.meta.get("source") or "trace")
-        name = name.rstrip("/").rsplit("/", 1)[-1]
-        labels.append(f"{i}: {name}")
-    return labels
-
-
-def _unknown_start_hint(traces: list[Trace]) -> str:
-    # A server that does not say what the first prompt token was (vLLM's prompt_logprobs) leaves
-    # that token without bytes, so its text starts later than the others'.
-    lost = [i for i, tr in enumerate(traces) if tr.flags[0] and {"first_token_unknown", "no_bytes"} & set(tr.flags[0])]
-    if not lost:
-        return ""
-    return (
-        f" Trace(s) {lost} do not know their first token's text (flag first_token_unknown/no_bytes); if that is "
-        "the only difference, leave the first token out of every trace: lv.compare([t[1:] for t in traces])."
-    )
-
-
-def _common_prefix(texts: list[bytes]) -> int:
-    """Length of the longest byte prefix every text shares."""
-    first = texts[0]
-    end = min(len(t) for t in texts)
-    for other in texts[1:]:
-        # compare in blocks, then narrow down: texts are up to megabytes
-        lo = 0
-        while lo < end and first[lo : lo + 4096] == other[lo : lo + 4096]:
-            lo += 4096
-        while lo < end and first[lo] == other[lo]:
-            lo += 1
-        end = min(end, lo)
-    return end
 
 
 def compare(traces, labels=None) -> Comparison:
@@ -133,9 +56,9 @@ def compare(traces, labels=None) -> Comparison:
     Comparison
         Shows itself as the compare view; ``.to_pandas()``, ``.bits_per_byte()``, ``.plot()``.
     """
-    traces, labels = _check(traces, labels)
+    traces, labels = check_input(traces, labels)
     texts = [b"".join(tr.token_bytes) for tr in traces]
-    prefix = _common_prefix(texts)
+    prefix = common_prefix(texts)
     same = all(len(t) == prefix for t in texts)
     # Token start offsets; a boundary is a byte offset where a token starts or the text ends.
     starts = []
@@ -157,13 +80,13 @@ def compare(traces, labels=None) -> Comparison:
         raise ValueError(
             "these traces have nothing in common to align on: "
             + (
-                f"their texts differ from the first byte ({_describe(traces)})"
+                f"their texts differ from the first byte ({describe(traces)})"
                 if prefix == 0
                 else f"their texts share only {prefix} bytes ({display_token(texts[0][:prefix])!r}) and no token "
-                f"boundary inside them ({_describe(traces)})"
+                f"boundary inside them ({describe(traces)})"
             )
             + ". compare() aligns the same text (or texts with a common beginning) by bytes."
-            + _unknown_start_hint(traces)
+            + unknown_start_hint(traces)
         )
     cuts = boundaries[boundaries <= shared]  # (S + 1,) from 0 to shared
     rows = []
@@ -262,50 +185,76 @@ class Comparison(Viewable):
         """How many bytes the spans every trace knows cover."""
         return int((self.span_ends - self.span_starts)[self.known].sum())
 
-    def bits_per_byte(self) -> dict[str, float]:
-        """Per label: −Σ logprob / ln 2 / bytes over the spans every trace knows.
+    def scored(self, over: str = "aligned") -> dict[str, Scored]:
+        """Per label: its numbers over one part of its text, and what they are computed over.
 
-        Fair across tokenizers: every trace pays for the same bytes. NaN when no span is known
-        to all traces.
+        ``over="aligned"``: the aligned spans every row knows (the same bytes for every row; fair
+        across tokenizers). ``"own"``: each row's own continuation, the bytes after the part every
+        row shares (where branches and prompts differ). ``"text"``: each row's whole text. Each
+        `Scored` has ``bits_per_byte``, ``perplexity``, the ``tokens`` and ``bytes`` counted, the
+        byte range, and a ``reason`` when nothing could be counted.
         """
-        known, n_bytes = self.known, self.known_bytes()
-        out = {}
-        for label, lps in zip(self.labels, self.span_logprobs, strict=True):
-            out[label] = float(-lps[known].sum() / _LN2 / n_bytes) if n_bytes else math.nan
-        return out
+        if over not in PARTS:
+            raise ValueError(f"over must be one of {', '.join(map(repr, PARTS))}, got {over!r}")
+        rows = scored_aligned(self) if over == "aligned" else scored_rows(self, over)
+        return dict(zip(self.labels, rows, strict=True))
 
-    def perplexity(self) -> dict[str, float]:
-        """Per label: exp(−mean token logprob) over its tokens in the spans every trace knows.
+    def _numbers(self, over: str, name: str) -> dict[str, float]:
+        scored = self.scored(over)
+        reasons = {label: s.reason for label, s in scored.items() if s.reason}
+        if reasons:
+            said = "; ".join(dict.fromkeys(reasons.values()))  # one reason shared by every row is said once
+            warnings.warn(f"{name}(over={over!r}) is NaN for {', '.join(reasons)}: {said}", ComparisonWarning,
+                          stacklevel=3)
+        return {label: getattr(s, name) for label, s in scored.items()}
+
+    def bits_per_byte(self, over: str = "aligned") -> dict[str, float]:
+        """Per label: −Σ log2 p / bytes over one part of the texts (see `scored`; default the aligned spans).
+
+        Over ``"aligned"`` every trace pays for the same bytes: fair across tokenizers. Where a
+        number cannot be computed it is NaN and a `ComparisonWarning` says why and what to do.
+        """
+        return self._numbers(over, "bits_per_byte")
+
+    def perplexity(self, over: str = "aligned") -> dict[str, float]:
+        """Per label: exp(−mean token logprob) over its tokens in one part of the texts (see `scored`).
 
         Per token, so it depends on the tokenizer: put models with different tokenizers side by
-        side with `bits_per_byte`.
+        side with `bits_per_byte`. NaN with a `ComparisonWarning` where nothing is counted.
         """
-        known = self.known
-        out = {}
-        for label, tr, row in zip(self.labels, self.traces, self._rows, strict=True):
-            mine = row.span_of >= 0
-            mine[mine] = known[row.span_of[mine]]
-            lps = tr.logprobs[mine].astype(np.float64)
-            out[label] = float(math.exp(-lps.mean())) if lps.size else math.nan
-        return out
+        return self._numbers(over, "perplexity")
 
     def difference(self, a=0, b=1) -> np.ndarray:
         """(S,) span logprob of trace `a` minus that of trace `b` (labels or indices); NaN where unknown."""
         return self.span_logprobs[self._index(a)] - self.span_logprobs[self._index(b)]
 
     def summary(self):
-        """A pandas table, one row per label: bits per byte, perplexity, tokens, bytes, tail."""
+        """A pandas table, one row per label: the numbers over the aligned part and over its own continuation.
+
+        ``bits_per_byte``/``perplexity`` over the aligned spans every row knows (``aligned_bytes``
+        bytes, ``aligned_scored`` of this row's tokens); ``own_bits_per_byte``/``own_perplexity``
+        over its own continuation (``own_scored`` tokens, ``own_bytes`` bytes with a logprob, of
+        ``tail_bytes``); ``note`` says why a number is NaN. ``aligned_tokens``: tokens before the tail.
+        """
         import pandas as pd
 
-        bpb, ppl = self.bits_per_byte(), self.perplexity()
+        aligned, own = self.scored("aligned"), self.scored("own")
+        notes = ["; ".join(dict.fromkeys(r for r in (aligned[x].reason, own[x].reason) if r)) for x in self.labels]
         return pd.DataFrame(
             {
-                "bits_per_byte": [bpb[x] for x in self.labels],
-                "perplexity": [ppl[x] for x in self.labels],
+                "bits_per_byte": [aligned[x].bits_per_byte for x in self.labels],
+                "perplexity": [aligned[x].perplexity for x in self.labels],
+                "aligned_bytes": [aligned[x].bytes for x in self.labels],
+                "aligned_scored": [aligned[x].tokens for x in self.labels],
+                "own_bits_per_byte": [own[x].bits_per_byte for x in self.labels],
+                "own_perplexity": [own[x].perplexity for x in self.labels],
+                "own_scored": [own[x].tokens for x in self.labels],
+                "own_bytes": [own[x].bytes for x in self.labels],
                 "tokens": [len(tr) for tr in self.traces],
                 "aligned_tokens": [row.tail_from for row in self._rows],
                 "bytes": [len(t) for t in self._texts],
                 "tail_bytes": [len(t) - self.shared_bytes for t in self._texts],
+                "note": notes,
             },
             index=pd.Index(self.labels, name="label"),
         )
@@ -340,11 +289,17 @@ class Comparison(Viewable):
         return CompareView(self, **traits)
 
     def __repr__(self) -> str:
-        bpb = self.bits_per_byte()
-        rows = ", ".join(f"{label}: {v:.3f} bits/byte" for label, v in bpb.items())
-        where = (
-            "same text"
-            if self.same_text
-            else f"texts differ from byte {self.common_prefix}, aligned {self.shared_bytes} bytes"
+        def part(over: str) -> str:
+            scored = self.scored(over)
+            reasons = [s.reason for s in scored.values() if s.reason]
+            if len(reasons) == len(scored):
+                return f"{over}: nothing to compare ({reasons[0]})" if len(set(reasons)) == 1 else f"{over}: nothing"
+            rows = ", ".join(f"{label}: {s.bits_per_byte:.3f}" for label, s in scored.items())
+            return f"{over} ({rows} bits/byte)"
+
+        if self.same_text:
+            return f"<Comparison of {len(self.traces)} traces, {len(self)} spans, same text; {part('aligned')}>"
+        return (
+            f"<Comparison of {len(self.traces)} traces, {len(self)} spans, texts differ from byte "
+            f"{self.common_prefix}, aligned {self.shared_bytes} bytes; {part('aligned')}; {part('own')}>"
         )
-        return f"<Comparison of {len(self.traces)} traces, {len(self)} spans, {where}; {rows}>"

@@ -8,9 +8,11 @@ Every node is a `Trace`. A branch is generated from token ids (``runner.generate
 parent's first `at` ids + [token])``), so it is exact at the token level on the local runner
 and on vLLM and llama.cpp alike: its first ``at`` tokens are the parent's, token ``at`` is the forced one with
 the model's own logprob, rank, entropy and alternatives at that position (the numbers the parent
-shows for that alternative), and the rest is what the runner generated from there. The branch's
-``prompt_len`` is ``at + 1``: the prefix and the forced token are given, the rest generated.
-``node.meta["branch"]`` records the parent's index, the fork position and the forced token.
+shows for that alternative), and the rest is what the runner generated from there. The first
+``at`` rows are the parent's own (its numbers, its sampled-from distribution too), and so is the
+prompt (``prompt_len``): the forced token and what follows are the branch's completion.
+``node.meta["branch"]`` records the parent's index, the fork position and the forced token;
+``node.meta["forced"]`` the positions of every token a person chose (this fork's and its parent's).
 The runner is a `logprob_viz.sources.base.Runner` (local or remote): a tree asks it
 ``can_continue_from_ids``, ``vocab_size`` and ``token_id(text)``, which every runner declares.
 """
@@ -106,7 +108,9 @@ class Tree:
         k = node.k if top_logprobs is None else top_logprobs
         out = runner.generate(prompt_ids=self._prefix(node, at) + [token_id], max_new_tokens=max_new_tokens,
                               top_logprobs=k, **sampling)
+        out = _with_prefix_of(node, out, at)
         out.meta["branch"] = {"parent": p, "at": at, "token_id": token_id, "token": out.tokens[at]}
+        out.meta["forced"] = [*(i for i in node.meta.get("forced", ()) if i < at), at]
         self._nodes.append(out)
         self._parents.append(p)
         return out
@@ -147,13 +151,52 @@ class Tree:
                     warnings.warn(f"sample {j} of {n} failed (the error follows); the {j} samples made before it "
                                   f"were added to the tree (tree.nodes[-{j}:])", RuntimeWarning, stacklevel=2)
                 raise
+            out = _with_prefix_of(node, out, at)
             out.meta["branch"] = {"parent": p, "at": at, "sample": j, "seed": s}
+            out.meta["forced"] = [i for i in node.meta.get("forced", ()) if i < at]
             made.append(out)
             if out.meta.get("finish_reason") == "error":
                 break  # the server broke it off (the warning says so): the rest would fail too
         counts = Counter(out.tokens[at] for out in made if len(out) > at)
         self._add(made, p)
         return made, counts
+
+    def grow(self, node, longer: Trace) -> Trace:
+        """Put `longer`, a trace that begins with `node`'s tokens (a token chosen by hand appended),
+        in `node`'s place: one branch grows, its children stay where they fork. Returns `longer`."""
+        i = self.index(node)
+        old = self._nodes[i]
+        if not isinstance(longer, Trace) or len(longer) < len(old) or \
+                longer.token_ids[: len(old)].tolist() != old.token_ids.tolist():
+            raise ValueError("grow() takes a trace that begins with the node's own tokens (the node, extended)")
+        self._nodes[i] = longer
+        return longer
+
+    def remove(self, node) -> list[Trace]:
+        """Take `node` and every node grown from it out of the tree (not the root); returns them.
+
+        The nodes after it move up in `nodes`; `parent()` follows. (A node's ``meta["branch"]["parent"]``
+        stays the index its parent had when the branch was made: the traces are not changed, so a
+        `copy` taken before still holds the tree as it was.)"""
+        i = self.index(node)
+        if i == 0:
+            raise ValueError("the root cannot be removed (it is what every branch grows from); start a new tree")
+        gone = {i}
+        for j in range(i + 1, len(self._nodes)):  # parents come before their children
+            if self._parents[j] in gone:
+                gone.add(j)
+        kept = [j for j in range(len(self._nodes)) if j not in gone]
+        new_index = {old: new for new, old in enumerate(kept)}
+        removed = [self._nodes[j] for j in sorted(gone)]
+        self._parents = [None if self._parents[j] is None else new_index[self._parents[j]] for j in kept]
+        self._nodes = [self._nodes[j] for j in kept]
+        return removed
+
+    def copy(self) -> Tree:
+        """A tree of the same nodes (the traces are shared, not copied): a state to go back to."""
+        tree = Tree(self.root, runner=self.runner)
+        tree._nodes, tree._parents = list(self._nodes), list(self._parents)
+        return tree
 
     def _add(self, nodes: list[Trace], parent: int) -> None:
         self._nodes.extend(nodes)
@@ -231,3 +274,16 @@ class Tree:
             return self.runner.token_id(token)
         except ValueError as error:
             raise ValueError(f"{token!r} is neither an alternative at position {at} nor one token: {error}") from None
+
+
+def _with_prefix_of(parent: Trace, out: Trace, at: int) -> Trace:
+    """`out` (the runner's record of parent's first `at` ids and what followed) with those first `at`
+    rows replaced by the parent's own: the runner scored them as a prompt, so they lack what the
+    parent recorded when it made them (the sampled-from distribution, ``processed_*``), and a
+    branch's prefix must read as its parent's. The prompt stays the parent's prompt: the forced
+    token and what follows are the branch's completion (``meta["forced"]`` lists the forced ones)."""
+    head, tail = parent[:at], out[at:]
+    tail.prompt_len = 0
+    joined = Trace.concat(head, tail)
+    joined.meta = dict(out.meta)
+    return joined

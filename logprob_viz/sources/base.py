@@ -57,18 +57,26 @@ def note_interrupt(error: BaseException) -> None:
 class _Progress:
     """A tqdm.auto bar (a notebook widget in Jupyter) that appears only after PROGRESS_AFTER_S."""
 
-    def __init__(self, enabled: bool, total: int, unit: str = "tok", desc: str = "generating"):
+    def __init__(self, enabled: bool, total: int, unit: str = "tok", desc: str = "generating", tqdm_class=None):
         self.bar = None
         if enabled and total > 0:
             try:
                 from tqdm.auto import tqdm
             except ImportError:  # tqdm comes with the model extra; without it, no bar
                 return
+            tqdm = tqdm_class or tqdm  # (tqdm.auto: the notebook's bar in Jupyter, the terminal's elsewhere)
             self.bar = tqdm(total=total, unit=unit, desc=desc, delay=PROGRESS_AFTER_S, leave=False, dynamic_ncols=True)
 
     def update_to(self, n: int) -> None:
         if self.bar is not None and n > self.bar.n:
             self.bar.update(n - self.bar.n)  # tqdm shows tokens so far and tokens/s
+
+    def finish(self) -> None:
+        """The work ended as it should, before the total (a generation's end of sequence, a stop
+        string): the total becomes the count, so the bar closes as done. Otherwise tqdm's notebook
+        bar, closed short of its total, stays on screen in red as if it had failed."""
+        if self.bar is not None:
+            self.bar.total = self.bar.n
 
     def close(self) -> None:
         if self.bar is not None:
@@ -231,6 +239,8 @@ class Runner:
                 except StopIteration as done:
                     final = done.value
                     bar.update_to(len(final) - final.prompt_len)  # the last chunk is not a step
+                    if final.meta.get("finish_reason") not in ("interrupted", "error"):
+                        bar.finish()  # (an end of sequence before max_new_tokens is a normal end)
                     break
                 pending = None
                 try:

@@ -20,7 +20,7 @@ from ..records.tokens import split_groups
 from .codec import array, texts
 from .page import STATIC, fallback_html, require_frontend, with_html_fallback
 
-__all__ = ["CompareView", "encode_comparison"]
+__all__ = ["CompareView", "auto_range", "encode_comparison"]
 
 _BUNDLE = STATIC / "compare.js"
 _STYLES = STATIC / "compare.css"
@@ -69,6 +69,20 @@ def encode_comparison(cmp: Comparison) -> dict:
     }
 
 
+_NICE_RANGES = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)  # nats at full colour: a legend with a round end
+
+
+def auto_range(cmp: Comparison, a: int = 0, b: int = 1) -> float:
+    """The difference drawn at full colour for rows a and b: the 90th percentile of |a − b| over the
+    spans both know, rounded up to a round number of nats (4 where they know none or never differ)."""
+    d = np.abs(cmp.difference(a, b))
+    d = d[np.isfinite(d) & (d > 0)]
+    if not d.size:
+        return 4.0
+    q = float(np.quantile(d, 0.9))
+    return next((x for x in _NICE_RANGES if x >= q), _NICE_RANGES[-1])
+
+
 def _finite_or_none(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
@@ -93,9 +107,15 @@ class CompareView(anywidget.AnyWidget):
     diff_rows : [int, int]
         The rows a and b of the difference mode.
     diff_range : float
-        The difference (nats) drawn at full colour; larger ones are clamped.
+        The difference (nats) drawn at full colour; larger ones are clamped. Unless given, it
+        follows the data: the 90th percentile of |a − b| over the spans, rounded up to 0.25,
+        0.5, 1, 2, 4, 8 or 16 nats, so small differences are not drawn all grey.
     labels, bits_per_byte, perplexity, n_spans, shared_bytes, same_text
-        Read-only summaries for the header.
+        Read-only summaries for the header (bits per byte and perplexity over the aligned spans).
+    numbers : dict
+        Read-only: ``{"aligned": [...], "own": [...]}``, per row what
+        `Comparison.scored` gives (`Scored.to_dict`): bits per byte, perplexity, the tokens and
+        bytes counted, the byte range, and the reason where nothing is counted.
     """
 
     if _BUNDLE.is_file():
@@ -115,6 +135,7 @@ class CompareView(anywidget.AnyWidget):
     color_mode = t.Enum(("probability", "difference"), default_value="probability").tag(sync=True)
     diff_rows = t.List(t.Int(), default_value=[0, 1], minlen=2, maxlen=2).tag(sync=True)
     diff_range = t.Float(4.0).tag(sync=True)
+    numbers = t.Dict().tag(sync=True)
 
     def __init__(self, comparison, labels=None, **kwargs) -> None:
         require_frontend(type(self), "compare.js", "compare.css")
@@ -125,19 +146,25 @@ class CompareView(anywidget.AnyWidget):
         rows = len(comparison.traces)
         if rows > MAX_ROWS:
             raise ValueError(f"the compare view shows 2 to {MAX_ROWS} traces, got {rows}; compare fewer at a time")
-        bpb, ppl = comparison.bits_per_byte(), comparison.perplexity()
+        aligned, own = comparison.scored("aligned"), comparison.scored("own")
+        labels = comparison.labels
+        self._comparison = comparison
+        auto = "diff_range" not in kwargs  # the scale follows the rows compared unless given
+        if auto:
+            kwargs["diff_range"] = auto_range(comparison, *kwargs.get("diff_rows", (0, 1)))
         super().__init__(
             _payload=encode_comparison(comparison),
-            labels=comparison.labels,
-            bits_per_byte=[_finite_or_none(bpb[x]) for x in comparison.labels],
-            perplexity=[_finite_or_none(ppl[x]) for x in comparison.labels],
+            labels=labels,
+            bits_per_byte=[_finite_or_none(aligned[x].bits_per_byte) for x in labels],
+            perplexity=[_finite_or_none(aligned[x].perplexity) for x in labels],
+            numbers={"aligned": [aligned[x].to_dict() for x in labels], "own": [own[x].to_dict() for x in labels]},
             n_tokens=[len(tr) for tr in comparison.traces],
             n_spans=len(comparison),
             shared_bytes=comparison.shared_bytes,
             same_text=comparison.same_text,
             **kwargs,
         )
-        self._comparison = comparison
+        self._auto_range = auto
 
     @property
     def comparison(self) -> Comparison:
@@ -165,6 +192,16 @@ class CompareView(anywidget.AnyWidget):
         if not (math.isfinite(value) and value > 0):
             raise t.TraitError(f"diff_range must be a positive number of nats, got {value}")
         return value
+
+    @t.observe("diff_rows")
+    def _follow_rows(self, change):
+        if getattr(self, "_auto_range", False):
+            self.diff_range = auto_range(self._comparison, *change["new"])
+            self._auto_range = True  # set by the view itself: it keeps following
+
+    @t.observe("diff_range")
+    def _range_set(self, change):
+        self._auto_range = False  # set by the user: kept from now on (the line above re-arms it)
 
     def _repr_mimebundle_(self, **kwargs):
         # The live view where a widget manager renders it; elsewhere (nbconvert's HTML, viewers)

@@ -27,6 +27,7 @@ from ..records.trace import Trace
 from .attribution_view import answer_why, encode_attribution
 from .codec import append_start, encode_append, encode_trace, extends, flag_notes, json_safe, message, summary
 from .page import STATIC, mimebundle_with_fallback, require_frontend
+from .settings import check_size, settings
 
 __all__ = ["LogprobView", "encode_trace"]
 
@@ -91,6 +92,10 @@ class LogprobView(anywidget.AnyWidget):
         ``"viridis"``, ``"cividis"`` or ``"magma"``: all perceptually uniform and colour-blind safe.
     show_ids : bool
         Show token ids in the alternatives chart.
+    size : str
+        ``"normal"`` or ``"projector"``: everything (tokens, header, legend, labels, chart) at 1.25
+        times, the muted text at full contrast, for a class. New views start with
+        ``lv.settings.size``; the view's own control changes it too.
     branching : bool
         Whether clicking an alternative asks the kernel to branch there (the explorer sets it).
     runner : a local runner or None
@@ -121,6 +126,7 @@ class LogprobView(anywidget.AnyWidget):
     color_range = t.List(t.Float(), default_value=None, allow_none=True, minlen=2, maxlen=2).tag(sync=True)
     palette = t.Enum(_PALETTES, default_value="viridis").tag(sync=True)
     show_ids = t.Bool(False).tag(sync=True)
+    size = t.Unicode("normal").tag(sync=True)  # the presentation size (logprob_viz.views.settings)
     # Clicking an alternative (or `b` on a pinned token) asks the kernel to branch there: a custom
     # message {"event": "alternative", "at", "token_id", "token"} for whoever listens (the explorer).
     branching = t.Bool(False).tag(sync=True)
@@ -148,6 +154,7 @@ class LogprobView(anywidget.AnyWidget):
         self._runner = runner
         self.lens = lens
         decided = {} if lens is None else _decided_traits(lens, trace)
+        kwargs.setdefault("size", settings.size)
         # The payload in the constructor: the view opens with it in one message.
         super().__init__(_payload=encode_trace(trace, self._trace_id), can_why=runner is not None, **decided, **kwargs)
         self.on_msg(self._on_why)
@@ -342,6 +349,13 @@ class LogprobView(anywidget.AnyWidget):
             )
         return value
 
+    @t.validate("size")
+    def _check_size(self, proposal):
+        try:
+            return check_size(proposal["value"])
+        except ValueError as error:
+            raise t.TraitError(str(error)) from None
+
     @t.validate("color_range")
     def _check_color_range(self, proposal):
         value = proposal["value"]
@@ -357,6 +371,14 @@ class LogprobView(anywidget.AnyWidget):
         pinned = self.selected if self.selected >= 0 else None
         settings = dict(color_mode=self.color_mode, palette=self.palette, color_range=self.color_range, pinned=pinned)
         return to_svg(self._trace, **{**settings, **options})
+
+    def to_html(self, path=None, *, title: str | None = None):
+        """This view as one standalone, offline page, with its colour mode, palette, range, size and
+        pinned token: written to `path` (and the path returned), or returned as a string without one.
+        (``trace.to_html`` knows no view: it shows the trace in a new view's defaults.)"""
+        from .page import to_html
+
+        return to_html(self, path, title=title)
 
     def _repr_mimebundle_(self, **kwargs):
         # The live widget where a widget manager renders it; elsewhere (nbconvert's HTML,

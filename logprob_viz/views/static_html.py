@@ -48,21 +48,42 @@ def _ink(rgb) -> str:
 
 
 def _num(x: float, digits: int) -> str:
-    return "?" if not math.isfinite(x) else f"{x:.{digits}f}"
+    return "–" if not math.isfinite(x) else f"{x:.{digits}f}"
+
+
+def _part_cells(part) -> str:
+    """Bits per byte, perplexity and what they are over; where nothing counts, the reason (as a tooltip)."""
+    title = f' title="{html.escape(part.reason)}"' if part.reason else ""
+    over = "nothing to compare" if part.reason else f"{part.tokens} tokens, {part.bytes} bytes"
+    return (f"<td{title}>{_num(part.bits_per_byte, 4)}</td><td{title}>{_num(part.perplexity, 2)}</td>"
+            f"<td{title}>{over}</td>")
+
+
+def _comparison_header(cmp) -> list[str]:
+    aligned, own = cmp.scored("aligned"), cmp.scored("own")
+    part = "<th>bits / byte</th><th>perplexity</th><th>over</th>"
+    out = ["<table>"]
+    if not cmp.same_text:
+        out.append(f'<tr><th></th><th colspan="3">own continuation (after the {cmp.shared_bytes} bytes every row '
+                   f'shares)</th><th colspan="3">aligned part (the same bytes in every row)</th><th></th></tr>')
+    out.append(f"<tr><th>label</th>{part}{'' if cmp.same_text else part}<th>tokens</th></tr>")
+    for label, tr in zip(cmp.labels, cmp.traces, strict=True):
+        own_cells = "" if cmp.same_text else _part_cells(own[label])
+        out.append(f"<tr><td>{html.escape(label)}</td>{own_cells}{_part_cells(aligned[label])}<td>{len(tr)}</td></tr>")
+    out.append("</table>")
+    reason = next((p.reason for p in aligned.values() if p.reason), "")
+    known = aligned[cmp.labels[0]].bytes
+    said = (f"Aligned: {reason}" if reason else f"Aligned numbers over the {known} bytes of the spans every row "
+            f"has a logprob for (of the first {cmp.shared_bytes}); perplexity over each row's own tokens there.")
+    out.append(f"<p>{html.escape(said)}</p>")
+    return out
 
 
 def comparison_html(cmp) -> str:
     """The comparison as a static HTML fragment: header table and one coloured row per trace."""
-    bpb, ppl = cmp.bits_per_byte(), cmp.perplexity()
     colour = sum(len(tr) for tr in cmp.traces) <= MAX_COLOURED_TOKENS
     out = ['<div class="lvc-static" style="font-family: var(--jp-ui-font-family, sans-serif); font-size: 13px">']
-    out.append("<table><tr><th>label</th><th>bits / byte</th><th>perplexity</th><th>tokens</th></tr>")
-    for label, tr in zip(cmp.labels, cmp.traces, strict=True):
-        out.append(
-            f"<tr><td>{html.escape(label)}</td><td>{_num(bpb[label], 4)}</td>"
-            f"<td>{_num(ppl[label], 2)}</td><td>{len(tr)}</td></tr>"
-        )
-    out.append("</table>")
+    out.extend(_comparison_header(cmp))
     mono = "font-family: var(--jp-code-font-family, monospace); white-space: pre-wrap; overflow-wrap: anywhere"
     for label, tr in zip(cmp.labels, cmp.traces, strict=True):
         out.append(f'<div style="margin-top: 6px"><b>{html.escape(label)}</b><div style="{mono}">')

@@ -9,6 +9,7 @@ scripts/screenshots.sh, never by a test run.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from pathlib import Path
@@ -233,4 +234,66 @@ def save_screenshot(page, name: str, root_selector: str = ".lv-root:visible") ->
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / name
     root.screenshot(path=str(path), animations="disabled")
+    return path
+
+
+# -- the pictures every view is looked at in: the dark theme, a projector -------------------------
+
+PROJECTOR = {"width": 853, "height": 480}  # CSS pixels of a 1280x720 screen at 150 % zoom
+PROJECTOR_SCALE = 1.5
+
+
+def dismiss_news(page) -> None:
+    """JupyterLab's "get notified about news?" toast covers a corner of the picture: answer it."""
+    no = page.get_by_role("button", name="No", exact=True)
+    if no.count():
+        no.first.click()
+
+
+def set_theme(page, dark: bool) -> None:
+    """Switch JupyterLab's theme (its own command, as the Settings menu does) and wait until it applies."""
+    name, light = ("JupyterLab Dark", "false") if dark else ("JupyterLab Light", "true")
+    page.evaluate(f"() => window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{name}'}})")
+    page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{light}'", timeout=30_000)
+
+
+@contextlib.contextmanager
+def dark_theme(page, root, prop: str = "backgroundColor"):
+    """JupyterLab's dark theme for the `with` block (light again afterwards, also on failure); it
+    waits until `root`'s computed `prop` has changed, so what follows sees the dark colours."""
+    before = root.evaluate(f"el => getComputedStyle(el).{prop}")
+    try:
+        set_theme(page, dark=True)
+        page.wait_for_function(f"([el, before]) => getComputedStyle(el).{prop} !== before",
+                               arg=[root.element_handle(), before], timeout=30_000)
+        yield
+    finally:
+        set_theme(page, dark=False)
+
+
+def dark_screenshot(page, root, name: str, selector: str = ".lv-root:visible", prop: str = "backgroundColor") -> Path:
+    """`selector`'s picture in the dark theme (tests/artifacts/`name`); the light theme afterwards."""
+    with dark_theme(page, root, prop):
+        return save_screenshot(page, name, selector)
+
+
+@contextlib.contextmanager
+def projector_page(browser, server, notebook: str):
+    """A second page as a projector shows it (1280x720 at 150 %: 853x480 CSS pixels at device scale
+    1.5), with `notebook` open in it and the news toast answered; closed after the `with` block."""
+    context = browser.new_context(viewport=PROJECTOR, device_scale_factor=PROJECTOR_SCALE)
+    small = context.new_page()
+    try:
+        open_notebook(small, server, notebook)
+        dismiss_news(small)
+        yield small
+    finally:
+        context.close()
+
+
+def screen_shot(page, name: str) -> Path:
+    """The whole screen of `page` (what the class sees) in tests/artifacts/`name`."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / name
+    page.screenshot(path=str(path), animations="disabled")
     return path

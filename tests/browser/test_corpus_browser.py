@@ -23,7 +23,10 @@ from browser.cells import HOSTILE_IMG
 from browser.expected import expected_marks, js_to_fixed
 from browser.lab import (
     MODEL_TIMEOUT,
+    dark_theme,
+    dismiss_news,
     open_notebook,
+    projector_page,
     python_prints,
     run_cell,
     save_screenshot,
@@ -93,13 +96,6 @@ def expected_cells(row) -> list[str]:
 SHOWN_ROWS = """els => els.filter(e => e.style.display !== 'none' && e.dataset.row !== '')
   .sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top)
   .map(e => [...e.children].map(c => c.textContent))"""
-
-
-def dismiss_news(page) -> None:
-    """JupyterLab's "get notified about news?" toast covers the view's corner in a picture: answer it."""
-    no = page.get_by_role("button", name="No", exact=True)
-    if no.count():
-        no.first.click()
 
 
 def shown_rows(root, panel: str = ".lvx-traces") -> list[list[str]]:
@@ -246,33 +242,20 @@ def test_the_index_lists_a_groups_occurrences_and_one_opens_its_trace_pinned(pag
 
 
 def theme_screenshot(page, root) -> None:
-    light = root.evaluate("el => getComputedStyle(el).backgroundColor")
-    try:
-        page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
-        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
-        page.wait_for_function("([el, light]) => getComputedStyle(el).backgroundColor !== light",
-                               arg=[root.element_handle(), light], timeout=30_000)
+    with dark_theme(page, root):
         root.locator(".lvx-tab[data-tab='traces']").click()
         save_screenshot(page, "corpus-dark.png", ".jp-NotebookPanel:visible .jp-OutputArea-output .widget-vbox")
         root.locator(".lvx-tab[data-tab='index']").click()
-    finally:
-        page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
-        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'", timeout=30_000)
 
 
 def projector_screenshot(browser, lab_server) -> None:
     """A 1280x720 screen at 150 % zoom: 853x480 CSS pixels at device scale 1.5, the same kernel's view."""
-    context = browser.new_context(viewport={"width": 853, "height": 480}, device_scale_factor=1.5)
-    small = context.new_page()
-    try:
-        open_notebook(small, lab_server, "corpus.ipynb")
+    with projector_page(browser, lab_server, "corpus.ipynb") as small:
         run_cell(small, 2)  # the same view again, in this page
         small.locator(ROOT).locator(".lvx-data").first.wait_for(timeout=60_000)
         small.locator(ROOT).scroll_into_view_if_needed()
         dismiss_news(small)
         save_screenshot(small, "corpus-150.png", ROOT)
-    finally:
-        context.close()
 
 
 def test_the_saved_notebook_shows_the_table_without_a_kernel_and_says_a_row_needs_one(page, lab_server):

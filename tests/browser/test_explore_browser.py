@@ -64,8 +64,7 @@ PAGE_JS = """() => {
     stopEnabled: !button('Stop').disabled,
     generateEnabled: !button('Generate').disabled,
     status: (app.querySelector('.lv-explore-status') || {}).textContent || '',
-    branches: [...app.querySelectorAll('.widget-select select option')]
-      .map((o) => o.textContent.replace(/\u00a0/g, ' ')),
+    branches: [...app.querySelectorAll('.lv-tree-row')].map((o) => o.textContent.replace(/\u00a0/g, ' ').trim()),
   };
 }"""
 
@@ -191,10 +190,10 @@ def flow(page, lab_server) -> None:
     assert kernel["tokens"][at] == alt_text and kernel["ids"][:at] == root["ids"][:at]
     page.wait_for_function(f"() => ({PAGE_JS})().tokens[{at}] === {json.dumps(alt_text)}", timeout=30_000)
     assert alt_text != root["tokens"][at]
-    assert f"at {at}:" in branched["branches"][1]
+    assert f"token {at + 1} " in branched["branches"][1]  # numbered as the chart numbers it
 
     # Switch back to the first: the root's text again.
-    page.locator(f"{APP} .widget-select select").select_option(index=0)
+    page.locator(f"{APP} .lv-tree-row").nth(0).click()
     wait_until(page, lambda s: s["tokens"] == root["tokens"], "switching back to the root", timeout=60)
 
     # A third node, from the root again, with the app's own controls (pick an alternative, press
@@ -210,7 +209,7 @@ def flow(page, lab_server) -> None:
     # Next token: the distribution shows, and no token is appended until one is chosen.
     before = page_state(page)["tokens"]
     click_button(page, "Next token")
-    choices = page.locator(f"{APP} .lv-explore-next button", has_text="%")
+    choices = page.locator(f"{APP} .lv-explore-next .lv-next-choice")  # the chart's rows: a button per token
     choices.first.wait_for(state="visible", timeout=MODEL_TIMEOUT * 1000)
     wait_until(page, idle, "Next token finishing", timeout=120)
     assert page_state(page)["tokens"] == before, "Next token appended a token before one was chosen"
@@ -222,7 +221,7 @@ def flow(page, lab_server) -> None:
     assert not page.page_errors, page.page_errors
 
     # The key "b" on a pinned token branches with its likeliest alternative that was not chosen.
-    page.locator(f"{APP} .widget-select select").select_option(index=0)
+    page.locator(f"{APP} .lv-tree-row").nth(0).click()
     wait_until(page, lambda s: s["tokens"] == root["tokens"], "switching back to the root", timeout=60)
     count = len(page_state(page)["branches"])
     at_b = root["prompt_len"] + 5
@@ -235,7 +234,7 @@ def flow(page, lab_server) -> None:
     page.wait_for_function(f"() => ({PAGE_JS})().tokens[{at_b}] === {json.dumps(expected)}", timeout=30_000)
     assert page.locator(".jp-NotebookPanel:visible .jp-Cell").count() == 3  # "b" was not JupyterLab's "cell below"
 
-    # Compare: the branches aligned by bytes, one row each, below the text.
+    # Compare: the branches aligned by bytes, one row each, under the branch list.
     click_button(page, "Compare")
     compared = page.locator(f"{APP} .lvc-root")
     compared.wait_for(state="visible", timeout=60_000)

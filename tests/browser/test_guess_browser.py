@@ -15,13 +15,16 @@ import pytest
 
 from browser.expected import expected_percent
 from browser.lab import (
-    ARTIFACTS,
     MODEL_TIMEOUT,
     cell,
+    dark_screenshot,
+    dismiss_news,
     open_notebook,
+    projector_page,
     python_prints,
     run_cell,
     save_screenshot,
+    screen_shot,
     wait_cell_done,
     wait_for_output,
     write_notebook,
@@ -137,7 +140,7 @@ def test_a_class_plays_wrong_right_reveal_and_a_button(page, lab_server, browser
     wait_played(root, start, 4)
     python_prints(page, lab_server, 1, f"state {start + 4} [] [3, 0, 1, 1]")
 
-    theme_screenshot(page, root)
+    dark_screenshot(page, root, "guess-dark.png", GAME)
     projector_screenshot(browser, lab_server)
 
     # Python ends the game: the page shows the results and the totals; the controls are off.
@@ -153,37 +156,16 @@ def test_a_class_plays_wrong_right_reveal_and_a_button(page, lab_server, browser
     assert not page.page_errors, page.page_errors
 
 
-def theme_screenshot(page, root) -> None:
-    light = root.evaluate("el => getComputedStyle(el).backgroundColor")
-    try:
-        page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
-        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
-        page.wait_for_function("([el, light]) => getComputedStyle(el).backgroundColor !== light",
-                               arg=[root.element_handle(), light], timeout=30_000)
-        save_screenshot(page, "guess-dark.png", GAME)
-    finally:
-        page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
-        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'", timeout=30_000)
-
-
 def projector_screenshot(browser, lab_server) -> None:
     """A 1280x720 screen at 150 % zoom: 853x480 CSS pixels at device scale 1.5; a second view of the game."""
-    context = browser.new_context(viewport={"width": 853, "height": 480}, device_scale_factor=1.5)
-    small = context.new_page()
-    try:
-        open_notebook(small, lab_server, "guess.ipynb")
+    with projector_page(browser, lab_server, "guess.ipynb") as small:
         run_cell(small, 3)
         wait_for_output(small, lab_server, 3, ".lvg-root .lvg-hidden", 120)
         root = cell(small, 3).locator(".lvg-root")
-        news = small.get_by_role("button", name="No", exact=True)  # JupyterLab's "news?" toast covers the screen
-        if news.count():
-            news.first.click()
+        dismiss_news(small)  # (the toast covers the screen)
         root.scroll_into_view_if_needed()
         width = root.evaluate("el => el.getBoundingClientRect().width")
         assert root.evaluate("el => el.scrollWidth <= el.clientWidth + 1"), "nothing overflows sideways"
         assert width <= 853
         save_screenshot(small, "guess-projector.png", GAME)
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        small.screenshot(path=str(ARTIFACTS / "guess-projector-screen.png"))
-    finally:
-        context.close()
+        screen_shot(small, "guess-projector-screen.png")

@@ -485,7 +485,7 @@ def test_100k_tokens_open_scroll_and_hover_with_the_text_built_in_blocks(page, l
     save_screenshot(page, "long-100k.png")
     # Timings are reported above and measured against their targets in benchmarks/frontend.py;
     # a test asserts no time (this machine is shared). What keeps tasks short is structural:
-    # the text is cut into blocks of at most 300 tokens, built in slices across tasks, and
+    # the text is cut into blocks (at its newlines, here every ~150 tokens), built in slices across tasks, and
     # blocks off screen (an IntersectionObserver marks them) are not laid out.
     blocks = root.locator(".lv-block")
     assert blocks.count() >= LONG_N // 300, "the text is not cut into blocks"

@@ -17,12 +17,15 @@ import numpy as np
 import pytest
 
 from browser.lab import (
-    ARTIFACTS,
     MODEL_TIMEOUT,
     cell,
+    dark_screenshot,
+    dismiss_news,
     open_notebook,
+    projector_page,
     run_cell,
     save_screenshot,
+    screen_shot,
     wait_cell_done,
     wait_for_output,
     write_notebook,
@@ -125,7 +128,7 @@ def test_why_colours_the_earlier_text_by_the_kernels_scores_without_moving_it(pa
         news.first.click()
     root.scroll_into_view_if_needed()
     save_screenshot(page, "why.png")
-    dark_screenshot(page, root)
+    dark_screenshot(page, root, "why-dark.png", prop="color")
     projector_screenshot(browser, lab_server)
 
     # Esc: the probability colours are back, the text where it was.
@@ -159,39 +162,18 @@ def test_a_busy_kernel_gives_a_wait_then_no_answer_then_the_late_answer(page, la
     assert not page.page_errors, page.page_errors
 
 
-def dark_screenshot(page, root) -> None:
-    light = root.evaluate("el => getComputedStyle(el).color")
-    try:
-        page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
-        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
-        page.wait_for_function("([el, light]) => getComputedStyle(el).color !== light",
-                               arg=[root.element_handle(), light], timeout=30_000)
-        save_screenshot(page, "why-dark.png")
-    finally:
-        page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
-        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'", timeout=30_000)
-
-
 def projector_screenshot(browser, lab_server) -> None:
     """A 1280x720 screen at 150 % zoom (853x480 CSS pixels at device scale 1.5): the same view again."""
-    context = browser.new_context(viewport={"width": 853, "height": 480}, device_scale_factor=1.5)
-    small = context.new_page()
-    try:
-        open_notebook(small, lab_server, "why.ipynb")
+    with projector_page(browser, lab_server, "why.ipynb") as small:
         run_cell(small, 1)
         wait_for_output(small, lab_server, 1, ".lv-root .lv-why-legend", 120)
         root = cell(small, 1).locator(".lv-root")
-        news = small.get_by_role("button", name="No", exact=True)  # JupyterLab's "news?" toast
-        if news.count():
-            news.first.click()
+        dismiss_news(small)
         assert root.evaluate("el => el.scrollWidth <= el.clientWidth + 1"), "nothing overflows sideways"
-        # The panel is below the text on this screen: the screen as it shows the text, then the answer.
         root.scroll_into_view_if_needed()
-        small.screenshot(path=str(ARTIFACTS / "why-projector-screen.png"))
+        screen_shot(small, "why-projector-screen.png")
         root.locator(".lv-why-legend").scroll_into_view_if_needed()
-        small.screenshot(path=str(ARTIFACTS / "why-projector.png"))
-    finally:
-        context.close()
+        screen_shot(small, "why-projector.png")
 
 
 DECIDED_CELL = """\

@@ -56,14 +56,16 @@ def generated(trace) -> list[int]:
     return trace.token_ids[trace.prompt_len :].tolist()
 
 
-def check_kept(trace, llamacpp_url: str, at_least: int) -> None:
-    """Every token kept is the server's greedy token there, with its logprob."""
-    ids = trace.token_ids[: trace.prompt_len].tolist()
-    kept = generated(trace)
+def check_kept(trace, llamacpp_url: str, at_least: int, start: int | None = None) -> None:
+    """Every token kept from `start` on (default: after the prompt) is the server's greedy token there,
+    with its logprob."""
+    start = trace.prompt_len if start is None else start
+    ids = trace.token_ids[:start].tolist()
+    kept = trace.token_ids[start:].tolist()
     assert at_least <= len(kept) < LONG, len(kept)
     reference = native_greedy(llamacpp_url, ids, len(kept), 3)
     assert kept == [p["id"] for p in reference]
-    for got, p in zip(trace.logprobs[trace.prompt_len :], reference, strict=True):
+    for got, p in zip(trace.logprobs[start:], reference, strict=True):
         assert abs(float(got) - p["logprob"]) < TOL
 
 
@@ -163,7 +165,7 @@ def test_the_explorer_keeps_what_it_showed_says_why_and_generates_again_once_the
         assert app.current is node and app.view.trace is node
         check_error(node.meta, app.runner.base_url)
         assert node.token_ids[:at].tolist() == root.token_ids[:at].tolist()
-        check_kept(node, llamacpp_url, at_least=1)
+        check_kept(node, llamacpp_url, at_least=1, start=at + 1)  # after the forced token
         assert "cut short" in app.controls.status.value
     else:  # none had: the tree is unchanged and the status says why
         assert len(app.tree.nodes) == 1 and "ServerError" in app.last_error
@@ -193,6 +195,10 @@ def test_a_batch_of_samples_whose_server_is_killed_keeps_the_finished_ones(own, 
             raised = error
     kept = tree.nodes[1:]
     assert 1 <= len(kept) < 8, "the samples made before the kill are kept, the others were not made"
+
+    def generated(node) -> list[int]:  # a sample's own tokens: from the fork on (before it, the root's)
+        return node.token_ids[at:].tolist()
+
     prefix = root.token_ids[:at].tolist()
     expected = [p["id"] for p in native_greedy(llamacpp_url, prefix, SAMPLE, 3)]
     for node in kept:

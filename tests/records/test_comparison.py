@@ -18,7 +18,7 @@ import pytest
 import logprob_viz as lv
 import paths
 import wire
-from logprob_viz.records.comparison import compare
+from logprob_viz.records.comparison import ComparisonWarning, compare
 
 FIXTURES = paths.FIXTURES / "vllm"
 TEXT = "Größe, café — naïve 東京 日本 🙂🦀. A robot may not injure a human being, or allow harm.\n"
@@ -268,3 +268,105 @@ def test_the_view_carries_static_html_for_nbconvert():
     page = data["text/html"]
     assert "<script" not in page and "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page
     assert "&lt;b&gt;a&lt;/b&gt;" in page and "<b>a</b>" not in page
+
+
+# ---- each row's own continuation, and why a number is missing --------------------------------
+
+
+def own_expected(trace, shared: int) -> tuple[float, int, int]:
+    """−Σ log2 p, tokens and bytes over the trace's tokens that start at or after byte `shared` (logprob known)."""
+    bits, tokens, n_bytes = 0.0, 0, 0
+    for (start, end), lp in zip(token_ranges(trace), trace.logprobs.tolist(), strict=True):
+        if start >= shared and not math.isnan(lp):
+            bits, tokens, n_bytes = bits - lp / math.log(2), tokens + 1, n_bytes + (end - start)
+    return bits, tokens, n_bytes
+
+
+def test_two_branches_get_their_own_continuations_scored(runner):
+    root = runner.generate("A robot may not injure a human being", max_new_tokens=8, top_logprobs=3)
+    tree = lv.Tree(root, runner=runner)
+    at = root.prompt_len + 2
+    other = next(int(i) for i in root.top_ids[at] if i >= 0 and i != root.token_ids[at])
+    branch = tree.branch(at=at, token=other, max_new_tokens=8, progress=False)
+    cmp = compare([root, branch], labels=["#0", "#1"])
+    # the shared part: the bytes of the tokens before the fork (the same model, the same tokens)
+    shared = sum(len(b) for b in root.token_bytes[:at])
+    assert cmp.shared_bytes == shared and not cmp.same_text
+    aligned = cmp.bits_per_byte()
+    assert aligned["#0"] == aligned["#1"]  # the shared prefix: the same number in both rows
+    own, ppl, scored = cmp.bits_per_byte(over="own"), cmp.perplexity(over="own"), cmp.scored("own")
+    for label, tr in zip(cmp.labels, (root, branch), strict=True):
+        bits, tokens, n_bytes = own_expected(tr, shared)
+        assert tokens == len(tr) - at and n_bytes == len(tr.text.encode()) - shared
+        assert scored[label].tokens == tokens and scored[label].bytes == n_bytes
+        assert scored[label].start == shared and scored[label].end == len(tr.text.encode())
+        assert math.isclose(own[label], bits / n_bytes, rel_tol=1e-9)
+        assert math.isclose(ppl[label], 2 ** (bits / tokens), rel_tol=1e-9)
+        assert f"{tokens} tokens, {n_bytes} bytes" in scored[label].describe()
+    assert own["#0"] != own["#1"]  # where the branches differ, their numbers differ
+    summary = cmp.summary()
+    assert summary.loc["#1", "own_bits_per_byte"] == own["#1"] and summary.loc["#1", "own_bytes"] == scored["#1"].bytes
+    assert "own (" in repr(cmp)
+
+
+def test_two_prompts_sharing_only_a_first_token_say_why_nothing_aligned(runner):
+    a, b = runner.score("The cat sat down.", top_logprobs=2), runner.score("The dog ran off.", top_logprobs=2)
+    cmp = compare([a, b], labels=["cat", "dog"])
+    assert cmp.shared_bytes == len(b"The") and len(cmp) == 1  # one span: the first token, whose logprob is unknown
+    with pytest.warns(ComparisonWarning, match=r"nothing aligned can be compared.*first 3 bytes \('The'\).*over='own'"):
+        aligned = cmp.bits_per_byte()
+    assert all(math.isnan(v) for v in aligned.values())
+    with pytest.warns(ComparisonWarning, match="nothing aligned"):
+        cmp.perplexity()
+    assert cmp.summary()["note"].str.contains("nothing aligned").all()  # the table says why in its note column
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # over their own continuations, numbers without a word of warning
+        own = cmp.bits_per_byte(over="own")
+        text = cmp.bits_per_byte(over="text")
+    for label, tr in zip(cmp.labels, (a, b), strict=True):
+        bits, _, n_bytes = own_expected(tr, 3)
+        assert math.isclose(own[label], bits / n_bytes, rel_tol=1e-9)
+        bits, _, n_bytes = own_expected(tr, 0)  # the whole text: every token with a logprob
+        assert math.isclose(text[label], bits / n_bytes, rel_tol=1e-9)
+    assert "nothing to compare" in repr(cmp)
+    # the static copy (nbconvert, viewers) gives the continuations' numbers and no "?"
+    page = cmp.view()._repr_mimebundle_()[0]["text/html"]
+    assert "nothing to compare" in page and ">?<" not in page and f"{own['cat']:.4f}" in page
+    with pytest.raises(ValueError, match="over must be one of 'aligned', 'own', 'text'"):
+        cmp.scored("tail")
+
+
+def test_a_row_with_no_continuation_of_its_own_says_so():
+    nan = float("nan")
+    short = lv.Trace(tokens=["A", " cat"], logprobs=[nan, -1.0])
+    longer = lv.Trace(tokens=["A", " cat", " sat"], logprobs=[nan, -1.0, -2.0])
+    cmp = compare([short, longer], labels=["short", "long"])
+    with pytest.warns(ComparisonWarning, match="short has no continuation of its own"):
+        own = cmp.bits_per_byte(over="own")
+    assert math.isnan(own["short"]) and math.isclose(own["long"], 2 / math.log(2) / 4)
+
+
+def test_the_difference_scale_follows_the_data_unless_given():
+    from logprob_viz.views.compare_view import auto_range
+
+    toks = [f" w{i}" for i in range(10)]
+    lp_a = [-1.0] * 10
+    offsets = [0.02 * (i + 1) for i in range(10)]  # |a - b| from 0.02 to 0.2 nats
+    a = lv.Trace(tokens=toks, logprobs=lp_a)
+    b = lv.Trace(tokens=toks, logprobs=[x - d for x, d in zip(lp_a, offsets, strict=True)])
+    c = lv.Trace(tokens=toks, logprobs=[x - 10 * d for x, d in zip(lp_a, offsets, strict=True)])
+    cmp = compare([a, b, c], labels=["a", "b", "c"])
+    # the 90th percentile of |a - b| (0.182 here, by numpy's linear rule), rounded up to 0.25 nats
+    assert float(np.quantile(offsets, 0.9)) <= 0.25 and auto_range(cmp, 0, 1) == 0.25
+    assert auto_range(cmp, 0, 2) == 2.0  # ten times larger: 1.82 -> 2
+    view = cmp.view()
+    assert view.diff_range == 0.25
+    view.diff_rows = [0, 2]
+    assert view.diff_range == 2.0  # follows the rows compared
+    view.diff_range = 1.0
+    view.diff_rows = [0, 1]
+    assert view.diff_range == 1.0  # set by the person: kept
+    assert cmp.view(diff_range=3.0).diff_range == 3.0
+    assert auto_range(compare([a, a], labels=["x", "y"])) == 4.0  # no difference at all: the default scale

@@ -35,7 +35,9 @@ def test_a_branch_from_an_alternative_is_exact(runner, reference_model, root):
 
     prefix = root.token_ids[:at].tolist()
     assert node.token_ids[:at].tolist() == prefix and int(node.token_ids[at]) == alt_id
-    assert node.prompt_len == at + 1 and len(node) == at + 1 + 8
+    assert len(node) == at + 1 + 8
+    # The prompt is the root's: the forced token and what follows are the branch's completion.
+    assert node.prompt_len == root.prompt_len and node.meta["forced"] == [at]
     # The model's own numbers at the fork: the parent's alternative logprob, rank 2, the same distribution.
     assert abs(float(node.logprobs[at]) - alt_logprob) < TOL
     assert node.ranks[at] == 2
@@ -54,6 +56,32 @@ def test_a_branch_from_an_alternative_is_exact(runner, reference_model, root):
 
     assert node.meta["branch"] == {"parent": 0, "at": at, "token_id": alt_id, "token": alt_text}
     assert tree.nodes == [root, node] and tree.parent(node) is root and tree.children(root) == [node]
+
+
+def test_a_branch_prefix_carries_the_sampled_from_numbers_of_its_parent(runner, reference_model):
+    # A root sampled at T=0.8: its generated tokens have a sampled-from distribution. A branch
+    # (greedy or not) repeats the root's first `at` tokens, and there it must show the root's numbers.
+    root = runner.generate(ROBOT, max_new_tokens=8, top_logprobs=5, temperature=0.8, seed=0)
+    at = root.prompt_len + 5
+    tree = Tree(root, runner=runner)
+    node = tree.branch(at=at, token=int(root.top_ids[at, 1]), max_new_tokens=3, temperature=0.8, seed=1)
+    assert node.processed_logprobs is not None
+    for name in ("token_ids", "logprobs", "ranks", "top_ids", "processed_logprobs"):
+        np.testing.assert_array_equal(getattr(node, name)[:at], getattr(root, name)[:at])
+    np.testing.assert_array_equal(node.processed_top_logprobs[:at], root.processed_top_logprobs[:at])
+    # ... which are the model's at T=0.8, computed here from the logits (not from the code's numbers)
+    ids = root.token_ids.tolist()
+    with torch.no_grad():
+        tempered = torch.log_softmax(reference_model(torch.tensor([ids])).logits[0].double() / 0.8, dim=-1)
+    for i in range(root.prompt_len, at):
+        assert abs(float(node.processed_logprobs[i]) - float(tempered[i - 1, ids[i]])) < TOL
+        top = node.top_ids[i]
+        np.testing.assert_allclose(node.processed_top_logprobs[i], tempered[i - 1, top].numpy(), atol=TOL)
+    assert node.prompt_len == root.prompt_len and node.meta["forced"] == [at]
+    # A branch of the branch: the person's earlier choice stays marked, and its numbers stay too.
+    deeper = tree.branch(at=at + 2, token=int(node.top_ids[at + 2, 1]), max_new_tokens=1, parent=node)
+    assert deeper.meta["forced"] == [at, at + 2]
+    np.testing.assert_array_equal(deeper.processed_logprobs[: at + 2], node.processed_logprobs[: at + 2])
 
 
 def test_branch_by_id_outside_the_top_k_and_from_a_branch(runner, reference_model, root):

@@ -305,3 +305,17 @@ def test_an_html_copy_of_a_trace_announces_no_widget_to_the_browser(monkeypatch)
     view = LogprobView(hostile_trace())  # a view for display opens its comms (the observation above can see them)
     assert [o["data"]["state"]["_model_name"] for o in opened] == ["LayoutModel", "AnyModel"]
     view.close()
+
+
+def test_view_to_html_keeps_the_views_colours_size_and_pin_and_returns_the_path(tmp_path):
+    view = LogprobView(hostile_trace())
+    try:
+        view.color_mode, view.palette, view.color_range = "logprob", "cividis", [0, 2]
+        view.size, view.selected = "projector", 3
+        written_to = view.to_html(tmp_path / "view.html")
+        state = decode_state((tmp_path / "view.html").read_text(encoding="utf-8"))["state"]
+    finally:
+        view.close()
+    assert written_to == tmp_path / "view.html", "a cell's last line shows the path, not 175,000 characters"
+    assert (state["color_mode"], state["palette"], state["color_range"]) == ("logprob", "cividis", [0, 2])
+    assert (state["size"], state["selected"]) == ("projector", 3)

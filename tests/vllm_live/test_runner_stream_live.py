@@ -60,7 +60,7 @@ def test_a_branch_through_connect_is_exact_at_the_token_level(remote, reference_
     prefix = root.token_ids[:at].tolist()
     assert node.token_ids[:at].tolist() == prefix and int(node.token_ids[at]) == alt_id
     assert abs(float(node.logprobs[at]) - alt_logprob) < 1e-4
-    assert node.ranks[at] == 2 and node.prompt_len == at + 1
+    assert node.ranks[at] == 2 and node.prompt_len == root.prompt_len  # the forced token is completion
     ids = torch.tensor([prefix + [alt_id]])
     with torch.no_grad():
         want = reference_model.generate(ids, max_new_tokens=6, do_sample=False, pad_token_id=2)[0, ids.shape[1]:]

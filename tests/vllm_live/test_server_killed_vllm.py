@@ -1,6 +1,7 @@
 """A real vLLM server killed by pid in the middle of a stream, then started again: the stream
 keeps every token it received and says why it ends there, a call while the server is down says
-so at once, and the same runner goes on once the server is back.
+so at once, and the same runner goes on once the server is back; killed again in the middle of a
+`generate` (which streams under the hood), it returns the scored prompt and the tokens received.
 
 The server killed is a second one, started here from the suite's install with its own pid/port/
 log folder (`vllm.start(state=...)`), so the shared server stays up. The independent side is the
@@ -37,34 +38,70 @@ def generated(trace) -> list[int]:
     return trace.token_ids[trace.prompt_len :].tolist()
 
 
-def test_a_vllm_stream_whose_server_is_killed_keeps_what_arrived_and_the_restarted_server_goes_on(
-        vllm_url, tmp_path):
+@pytest.fixture(scope="module")
+def own(tmp_path_factory):
+    """(url, kill, restart) of a vLLM server of our own, from the suite's install."""
     from logprob_viz.servers import process
     from logprob_viz.servers import vllm as vllm_server
 
+    state = tmp_path_factory.mktemp("killed-vllm")
     port = process.free_port()
-    url = vllm_server.start(port=port, state=tmp_path, install_if_needed=False, timeout=600)
-    try:
-        runner = lv.connect(url)
-        seen, killed = [], False
-        with pytest.warns(RuntimeWarning, match="server failure"):
-            for t in runner.stream(ROBOT, max_new_tokens=LONG, top_logprobs=3, stream_every=1):
-                seen.append(t)
-                if len(generated(t)) >= 4 and not killed:
-                    killed = True
-                    os.killpg(vllm_server.pid(state=tmp_path), signal.SIGKILL)  # the server and its engine
-        last = seen[-1]
-        assert last.meta["finish_reason"] == "error" and url in last.meta["error"], last.meta
-        kept = generated(last)
-        assert 4 <= len(kept) < LONG and kept == served_greedy(vllm_url, len(kept))
-        deadline = time.monotonic() + 30
-        while vllm_server.is_running(state=tmp_path) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        with pytest.raises(ServerError, match="connection refused"):
-            runner.generate(ROBOT, max_new_tokens=4)
+    url = vllm_server.start(port=port, state=state, install_if_needed=False, timeout=600)
 
-        assert vllm_server.start(port=port, state=tmp_path, install_if_needed=False, timeout=600) == url
-        again = list(runner.stream(ROBOT, max_new_tokens=6, top_logprobs=3))[-1]
-        assert "error" not in again.meta and generated(again) == served_greedy(vllm_url, 6)
+    def kill() -> None:
+        os.killpg(vllm_server.pid(state=state), signal.SIGKILL)  # the server and its engine
+        deadline = time.monotonic() + 30
+        while vllm_server.is_running(state=state) and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+    def restart() -> None:
+        assert vllm_server.start(port=port, state=state, install_if_needed=False, timeout=600) == url
+
+    try:
+        yield url, kill, restart
     finally:
-        vllm_server.stop(state=tmp_path)
+        vllm_server.stop(state=state)
+
+
+def test_a_vllm_stream_whose_server_is_killed_keeps_what_arrived_and_the_restarted_server_goes_on(vllm_url, own):
+    url, kill, restart = own
+    runner = lv.connect(url)
+    seen, killed = [], False
+    with pytest.warns(RuntimeWarning, match="server failure"):
+        for t in runner.stream(ROBOT, max_new_tokens=LONG, top_logprobs=3, stream_every=1):
+            seen.append(t)
+            if len(generated(t)) >= 4 and not killed:
+                killed = True
+                kill()
+    last = seen[-1]
+    assert last.meta["finish_reason"] == "error" and url in last.meta["error"], last.meta
+    kept = generated(last)
+    assert 4 <= len(kept) < LONG and kept == served_greedy(vllm_url, len(kept))
+    with pytest.raises(ServerError, match="connection refused"):
+        runner.generate(ROBOT, max_new_tokens=4)
+
+    restart()
+    again = list(runner.stream(ROBOT, max_new_tokens=6, top_logprobs=3))[-1]
+    assert "error" not in again.meta and generated(again) == served_greedy(vllm_url, 6)
+
+
+def test_a_vllm_generate_whose_server_is_killed_returns_the_partial_trace_with_a_warning(vllm_url, own):
+    url, kill, _ = own
+    runner = lv.connect(url)
+    runner.generate(ROBOT, max_new_tokens=2, top_logprobs=3)  # the server answers (restarted by the test above)
+    steps = []
+
+    def kill_at_the_fifth_step() -> bool:  # called by the runner between steps: a real kill at a known point
+        steps.append(1)
+        if len(steps) == 5:
+            kill()
+        return False
+
+    with pytest.warns(RuntimeWarning, match="server failure"):
+        trace = runner.generate(ROBOT, max_new_tokens=LONG, top_logprobs=3, stop=kill_at_the_fifth_step,
+                                progress=False)
+    assert trace.meta["finish_reason"] == "error" and url in trace.meta["error"], trace.meta
+    assert "generate again" in trace.meta["error"]
+    kept = generated(trace)
+    assert 1 <= len(kept) < LONG and kept == served_greedy(vllm_url, len(kept))
+    assert trace.prompt_len > 0 and trace.tokens[0] == "A"  # the scored prompt is kept with them

@@ -210,3 +210,23 @@ def test_notebook_runs_against_the_server(vllm_url, monkeypatch):
     assert len(widgets) >= 3  # the SDK example, the runner, the seed
     text = json.dumps([o.get("text", "") for o in outputs])
     assert "through inaction" in text
+
+
+def test_generate_streams_under_the_hood_and_equals_the_servers_whole_answer(vllm_url):
+    """generate (the prompt scored, then the completion streamed) against the one whole request generate
+    used to send (echo + prompt_logprobs), read here with plain json."""
+    t = lv.connect(vllm_url).generate(recordings.ROBOT, max_new_tokens=12, top_logprobs=3)
+    status, text = recordings.request(vllm_url, "/completions", dict(
+        prompt=recordings.ROBOT, max_tokens=12, logprobs=3, echo=True, prompt_logprobs=3, temperature=0.0,
+        return_token_ids=True))
+    assert status == 200, text[:500]
+    choice = json.loads(text)["choices"][0]
+    prompt_ids, n = choice["prompt_token_ids"], len(choice["prompt_token_ids"])
+    assert t.prompt_len == n and t.token_ids.tolist() == prompt_ids + choice["token_ids"]
+    for pos in range(1, n):  # the prompt's logprobs, each under its own id
+        assert abs(float(t.logprobs[pos]) - choice["prompt_logprobs"][pos][str(prompt_ids[pos])]["logprob"]) < TOL
+    lp = choice["logprobs"]
+    np.testing.assert_allclose(t.logprobs[n:], lp["token_logprobs"][n:], atol=TOL)
+    for row, top in zip(t.top_logprobs[n:], lp["top_logprobs"][n:], strict=True):
+        np.testing.assert_allclose(row, sorted(top.values(), reverse=True)[:3], atol=TOL)
+    assert t.meta["finish_reason"] == choice["finish_reason"] and "error" not in t.meta

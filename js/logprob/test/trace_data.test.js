@@ -211,4 +211,7 @@ test("the header leaves out a number the source did not give, rather than showin
   const data = { n: 6, promptLen: 1, summary: { perplexity: 3.456, mean_logprob: -1.2401, mean_entropy: null }, meta: { source: "vllm" } };
   assert.equal(headerText(data), "6 tokens (1 prompt, 5 completion) \u00b7 perplexity 3.46 \u00b7 mean logprob -1.240 \u00b7 vllm");
   assert.equal(headerText({ n: 2, promptLen: 0, summary: {}, meta: {} }), "2 tokens (0 prompt, 2 completion)");
+  // with the logprobs: over which tokens (from 1) the perplexity is, the first one's being unknown
+  const scored = { ...data, logprobs: new Float32Array([NaN, -1, -2, -1, -1, -1.2]) };
+  assert.ok(headerText(scored).startsWith("6 tokens (1 prompt, 5 completion) \u00b7 perplexity 3.46 over tokens 2\u20136 \u00b7"));
 });

@@ -80,10 +80,16 @@ test("the strip keeps the highest surprisal of each bin", () => {
   assert.equal(stripIndex(1000, 300, 6), 5);
 });
 
-test("blocks end after a newline once big enough, or at the maximum", () => {
+test("blocks end after a newline once big enough, else at a sentence's end, never mid-sentence", () => {
   const tokens = Array.from({ length: 10 }, (_, i) => (i === 4 ? "x\n" : "x"));
   assert.deepEqual(blockEnds(tokens, 3, 6), [5, 10]);
-  assert.deepEqual(blockEnds(["a", "b", "c"], 800, 2), [2, 3]);
+  // no newline: past the maximum (2) the block waits for the end of a sentence
+  assert.deepEqual(blockEnds([" a", " b", " c", ".", " d", " e", "!\u201d", " f"], 800, 2), [4, 7, 8]);
+  // neither newline nor full stop: cut at three times the maximum
+  assert.deepEqual(blockEnds(Array(7).fill(" w"), 800, 2), [6, 7]);
+  // a 300-token paragraph (the old maximum) is one block: no line break where the text has none
+  const paragraph = Array.from({ length: 900 }, (_, i) => (i % 30 === 29 ? "." : " word"));
+  assert.deepEqual(blockEnds(paragraph), [900]);
   assert.deepEqual(blockEnds([]), []);
 });
 

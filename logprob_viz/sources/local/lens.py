@@ -23,6 +23,7 @@ from ...records.lens import Lens, check_top_logprobs
 from ...records.tokens import VocabTexts, token_bytes_table
 from ...records.trace import Trace
 from ..request import is_int
+from .lens_readout import Readout, flush_denormals, summarize
 
 __all__ = ["lens", "find_parts"]
 
@@ -81,102 +82,6 @@ def _block_output(output):
     return output[0] if isinstance(output, (tuple, list)) else output
 
 
-# Columns per block for the top-K search: the K best blocks by their maxima hold the top K.
-TOPK_BLOCK = 64
-
-
-def _top_k(z, k: int):
-    """(values, indices, row max) of the k largest of each row of z (T, V), exactly as torch.topk.
-
-    torch.topk over 49k columns costs a sixth of the read-out's matmul; the top K all lie in the
-    K blocks of TOPK_BLOCK columns with the largest maxima, so one max pass over the blocks and a
-    top-K among K x TOPK_BLOCK candidates give the same answer for a fraction of that.
-    """
-    import torch
-
-    n_rows, vocab = z.shape
-    n_blocks = vocab // TOPK_BLOCK
-    if k == 0 or n_blocks <= 4 * k:
-        top = torch.topk(z, k, dim=-1)
-        return top.values, top.indices, z.amax(-1)
-    maxes = z[:, : n_blocks * TOPK_BLOCK].view(n_rows, n_blocks, TOPK_BLOCK).amax(-1)  # (T, blocks)
-    best = maxes.topk(k, dim=-1).indices  # (T, K)
-    columns = torch.arange(TOPK_BLOCK, device=z.device)
-    candidates = (best[:, :, None] * TOPK_BLOCK + columns).view(n_rows, k * TOPK_BLOCK)
-    row_max = maxes.amax(-1)
-    if vocab > n_blocks * TOPK_BLOCK:  # the columns after the last whole block are candidates too
-        tail = torch.arange(n_blocks * TOPK_BLOCK, vocab, device=z.device).expand(n_rows, -1)
-        candidates = torch.cat([candidates, tail], dim=1)
-        row_max = torch.maximum(row_max, z[:, n_blocks * TOPK_BLOCK :].amax(-1))
-    top = z.gather(1, candidates).topk(k, dim=-1)
-    return top.values, candidates.gather(1, top.indices), row_max
-
-
-def _summarize(logits, chosen, k: int, work, final=None) -> tuple[dict, tuple | None]:
-    """What the lens keeps of T distributions. logits (T, V); chosen (T,) the token that followed.
-
-    work: a (T, V) float32 scratch tensor, reused by every call (a fresh 50 MB tensor per
-    operation costs more in page faults than the operation). final: (p, entropy) of the final
-    block's distributions at the same positions, for the KL to them; None when these logits are
-    the final block's own, whose p is then returned. Nothing of size V is written but `work`
-    (and the final block's p): log p = z - lse is never materialized.
-    """
-    import torch
-
-    z = logits.float()  # (T, V)
-    top_values, top_ids, m = _top_k(z, k)  # m: (T,) row max
-    e = torch.sub(z, m[:, None], out=work if final is not None else torch.empty_like(z)).exp_()  # (T, V)
-    s = e.sum(-1)
-    lse = m + s.log()  # (T,) log-sum-exp
-    if final is None:  # the final block: p for the other blocks' KL, and KL 0 to itself
-        p = e.div_(s[:, None])
-        entropy = lse - torch.mul(p, z, out=work).sum(-1)  # H = lse - sum p z
-        final, kl = (p, entropy), torch.zeros_like(entropy)
-    else:
-        entropy = lse - e.mul_(z).sum(-1) / s
-        # KL(final || this) = sum p_f log p_f - sum p_f (z - lse) = lse - p_f . z - H_f
-        kl = (lse - torch.mul(final[0], z, out=work).sum(-1) - final[1]).clamp_(min=0)
-    chosen_z = z.gather(-1, chosen[:, None])[:, 0]  # (T,)
-    # 1-based rank: a token among the top-K has its place there (as the runner counts it); only
-    # the others need a comparison over the whole vocabulary (counted in float: exact below 2^24).
-    hit = top_ids == chosen[:, None]  # (T, K)
-    found = hit.any(-1)
-    ranks = torch.where(found, hit.int().argmax(-1) + 1, 0).int()
-    if not found.all():
-        above = torch.gt(z, chosen_z[:, None], out=work).sum(-1).int() + 1
-        ranks = torch.where(found, ranks, above)
-    summary = {
-        "logprobs": chosen_z - lse,
-        "ranks": ranks,
-        "entropy": entropy,
-        "top_logprobs": top_values - lse[:, None],
-        "top_ids": top_ids.int(),
-        "kl_to_final": kl,
-    }
-    return summary, final
-
-
-class _Readout:
-    """Block output -> final norm -> output embedding (-> the model's own logit post-processing)."""
-
-    def __init__(self, model, norm, unembed):
-        self.norm, self.unembed = norm, unembed
-        # Some models change the logits after the output embedding; the lens must do the same so
-        # its last row is the model's output: Gemma 2's soft-capping, Cohere's logit scale.
-        self.softcap = getattr(model.config, "final_logit_softcapping", None)
-        self.scale = getattr(model.config, "logit_scale", None)
-
-    def __call__(self, hidden):  # (T, d) -> (T, V)
-        import torch
-
-        logits = self.unembed(self.norm(hidden))
-        if self.scale is not None:
-            logits = logits * self.scale
-        if self.softcap:
-            logits = torch.tanh(logits / self.softcap) * self.softcap
-        return logits
-
-
 def _run(model, ids: list[int], rows: list[int], k: int, positions=None) -> dict[int, dict]:
     """One forward pass over `ids`; per block in `rows`, the summaries of the positions scored.
 
@@ -192,7 +97,7 @@ def _run(model, ids: list[int], rows: list[int], k: int, positions=None) -> dict
     import torch
 
     blocks, norm, unembed = find_parts(model)
-    readout = _Readout(model, norm, unembed)
+    readout = Readout(model, norm, unembed)
     rows = sorted(set(rows) | {len(blocks) - 1})
     device = next(model.parameters()).device
     input_ids = torch.tensor([ids], device=device)  # (1, N)
@@ -219,15 +124,18 @@ def _run(model, ids: list[int], rows: list[int], k: int, positions=None) -> dict
         for h in handles:
             h.remove()
     results: dict[int, list[dict]] = {b: [] for b in rows}
-    with torch.inference_mode():
+    with torch.inference_mode(), flush_denormals():
         for s in range(0, len(where), CHUNK):
             at = where[s : s + CHUNK]
             logits = readout(hidden[last][s : s + CHUNK])
             work = torch.empty(logits.shape, dtype=torch.float32, device=device)  # (T, V) scratch
-            part, final = _summarize(logits, chosen[at], k, work)
+            part, final = summarize(logits, chosen[at], k, work)
             results[last].append(part)
+            weights = readout.final_weights(final[0]) if len(rows) > 1 else None
             for b in rows[:-1]:
-                results[b].append(_summarize(readout(hidden[b][s : s + CHUNK]), chosen[at], k, work, final)[0])
+                normed = readout.norm(hidden[b][s : s + CHUNK])
+                dot = readout.final_dot(weights, normed)
+                results[b].append(summarize(readout.logits(normed), chosen[at], k, work, final, dot)[0])
     out = {}
     for b, parts in results.items():
         if parts:

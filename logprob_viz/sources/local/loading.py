@@ -30,7 +30,24 @@ def load(model: Any = None, *, device: str = "auto", dtype: Any = None, tokenize
         checkpoint's own dtype.
     **from_pretrained
         Passed to ``AutoModelForCausalLM.from_pretrained`` (e.g. ``revision``, ``trust_remote_code``).
+
+    ``lv.load()`` with no arguments reads the default model's weights once: every such runner, and
+    the one behind ``lv.generate`` / ``lv.score``, shares them (a runner of its own each, one copy
+    of the weights in memory).
     """
+    global _default_weights
+    if model is None and device == "auto" and dtype is None and tokenizer is None and not from_pretrained:
+        from .runner import TransformersRunner
+
+        if _default_weights is None:
+            first = _load(None, device, dtype, tokenizer, from_pretrained)
+            _default_weights = (first.model, first.tokenizer)
+            return first
+        return TransformersRunner(*_default_weights, name=DEFAULT_MODEL_NAME)
+    return _load(model, device, dtype, tokenizer, from_pretrained)
+
+
+def _load(model, device, dtype, tokenizer, from_pretrained: dict):
     import torch
 
     from .runner import TransformersRunner
@@ -88,13 +105,14 @@ def _resolve_dtype(dtype):
 
 # -- the default runner, for lv.generate / lv.score ------------------------------------------
 
+_default_weights = None  # (model, tokenizer) of the default model, once lv.load() has read them
 _default_runner = None
 
 
 def _default():
     global _default_runner
     if _default_runner is None:
-        _default_runner = load()
+        _default_runner = load()  # (the weights lv.load() already read, if it did)
     return _default_runner
 
 

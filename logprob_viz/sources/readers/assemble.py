@@ -76,7 +76,7 @@ def resolve(raw: str | None, given: bytes | None, token_id: int, encoding: str, 
 def strings_of(tokens) -> list[str]:
     """Every distinct string of a section (chosen and alternatives), for `tokens.detect_encoding`."""
     if isinstance(tokens, Columns):
-        return tokens.strings()
+        return tokens.distinct()
     out = dict.fromkeys(tok.raw for tok in tokens)
     out.update(dict.fromkeys(a[0] for tok in tokens for a in tok.alternatives))
     out.pop(None, None)
@@ -122,6 +122,77 @@ def _ids(given_ids: list, keys: list, id_of: dict) -> list:
     return [i if i >= 0 else r for i, r in zip(given_ids, map(id_of.__getitem__, keys), strict=True)]
 
 
+def _by_key(c: Columns, encoding: str, table: list | None):
+    """(texts, bytes, ids, alternatives' texts, alternatives' ids, [(position, flags)]) of a section,
+    resolving each distinct key once (`_resolved`)."""
+    with_ids = table is not None
+    keys = _keys(c.raw, c.given, c.ids, with_ids)
+    alt_keys = _keys(c.alt_raw, c.alt_given, c.alt_ids, with_ids)
+    id_of, data_of, text_of, flags_of = _resolved(chain(keys, alt_keys), encoding, table)
+    flagged = []
+    if flags_of:
+        flagged = [(i, flags_of[keys[i]]) for i in np.flatnonzero(list(map(flags_of.__contains__, keys))).tolist()]
+    return (list(map(text_of.__getitem__, keys)), list(map(data_of.__getitem__, keys)), _ids(c.ids, keys, id_of),
+            list(map(text_of.__getitem__, alt_keys)), _ids(c.alt_ids, alt_keys, id_of), flagged)
+
+
+def _interned(c: Columns, encoding: str):
+    """`_by_key` for a section whose parser numbered its strings (`Columns.interned`): each
+    distinct string used is resolved once, every token and alternative is then an index."""
+    size = len(c.strings)
+    texts, data = np.empty(size, object), np.empty(size, object)
+    ids, flagged = np.full(size, -1, np.int64), np.zeros(size, bool)
+    used = np.flatnonzero(c.used()).tolist()
+    flags_of = _plain_texts(c.strings, used, encoding, texts, data)
+    if flags_of is None:  # some string is not plain decoded text: each resolved on its own
+        flags_of = {}
+        for i in used:
+            ids[i], found, texts[i], flags = resolve(c.strings[i], None, -1, encoding, None)
+            data[i] = b"" if found is None else found
+            if flags:
+                flags_of[i] = flags
+    flagged[list(flags_of)] = True
+    codes, alt_codes = np.asarray(c.codes, np.intp), np.asarray(c.alt_codes, np.intp)
+    return (texts[codes].tolist(), data[codes].tolist(), _coded_ids(c.ids, ids, codes), texts[alt_codes].tolist(),
+            _coded_ids(c.alt_ids, ids, alt_codes),
+            [(i, flags_of[code]) for i, code in zip(np.flatnonzero(flagged[codes]).tolist(),
+                                                     codes[flagged[codes]].tolist(), strict=True)])
+
+
+def _plain_texts(strings: list[str], used: list[int], encoding: str, texts: np.ndarray, data: np.ndarray):
+    """`resolve` of many strings at once where every one is plain decoded text (no "token_id:N"
+    placeholder, no legacy "bytes:" string, no lone surrogate): its text is itself, its bytes its
+    UTF-8. Fills `texts` and `data` at `used` and returns {index: flags}; None (nothing filled)
+    where some string is not plain."""
+    if encoding != "decoded":
+        return None
+    picked = [strings[i] for i in used]
+    joined = "\x00".join(picked)
+    if "token_id:" in joined or "bytes:" in joined:
+        return None
+    try:
+        encoded = [s.encode("utf-8") for s in picked]  # (a lone surrogate raises: resolve keeps its bytes)
+    except UnicodeEncodeError:
+        return None
+    texts[used], data[used] = picked, encoded
+    flags_of = {}
+    if "" in picked:
+        flags_of[used[picked.index("")]] = ("no_bytes",)
+    if "\ufffd" in joined:
+        flags_of.update((i, ("replacement_char",)) for i, s in zip(used, picked, strict=True) if "\ufffd" in s)
+    return flags_of
+
+
+def _coded_ids(given_ids: list, resolved: np.ndarray, codes: np.ndarray) -> list:
+    """`_ids` by index: the source's ids, or the one a "token_id:N" placeholder carries."""
+    if not len(resolved) or resolved.max() < 0:
+        return given_ids
+    found = resolved[codes].tolist()
+    if max(given_ids, default=-1) < 0:
+        return found
+    return [i if i >= 0 else r for i, r in zip(given_ids, found, strict=True)]  # (ids unchecked yet: no int64)
+
+
 class _Assembly:
     """The trace's columns, section after section."""
 
@@ -130,25 +201,28 @@ class _Assembly:
         self.alt_texts, self.alt_ids, self.alt_lp, self.alt_processed, self.counts = [], [], [], [], []
         self.flags: dict[int, tuple] = {}  # sparse: position -> codes (the source's and resolving's)
         self.has_processed = False
+        self.unchecked = False  # some section's ids or ranks were not checked by its parser (`Columns.checked`)
 
     def add(self, c: Columns, encoding: str, table: list | None) -> None:
-        with_ids = table is not None
-        keys = _keys(c.raw, c.given, c.ids, with_ids)
-        alt_keys = _keys(c.alt_raw, c.alt_given, c.alt_ids, with_ids)
-        id_of, data_of, text_of, flags_of = _resolved(chain(keys, alt_keys), encoding, table)
         start = len(self.texts)
-        self.texts += map(text_of.__getitem__, keys)
-        self.data += map(data_of.__getitem__, keys)
-        self.ids += _ids(c.ids, keys, id_of)
+        if c.interned() and table is None:
+            texts, data, ids, alt_texts, alt_ids, resolved_flags = _interned(c, encoding)
+        else:
+            texts, data, ids, alt_texts, alt_ids, resolved_flags = _by_key(c, encoding, table)
+        # ids that resolving found ("token_id:N" placeholders: any number) are checked
+        self.unchecked |= not c.checked or ids is not c.ids or alt_ids is not c.alt_ids
+        self.texts += texts
+        self.data += data
+        self.ids += ids
         self.ranks += c.ranks
         self.logprobs.append(c.logprobs)
-        for i, codes in c.flags.items():
-            self.flags[start + i] = tuple(codes)
-        if flags_of:
-            for i in np.flatnonzero(list(map(flags_of.__contains__, keys))).tolist():
-                self.flags[start + i] = (*self.flags.get(start + i, ()), *flags_of[keys[i]])
-        self.alt_texts += map(text_of.__getitem__, alt_keys)
-        self.alt_ids += _ids(c.alt_ids, alt_keys, id_of)
+        if c.flags:  # (in C: a long response flags thousands of positions)
+            where = c.flags if not start else map(start.__add__, c.flags)
+            self.flags.update(zip(where, map(tuple, c.flags.values()), strict=True))
+        for i, codes in resolved_flags:
+            self.flags[start + i] = (*self.flags.get(start + i, ()), *codes)
+        self.alt_texts += alt_texts
+        self.alt_ids += alt_ids
         self.alt_lp.append(c.alt_lp)
         self.counts.append(c.counts)
         n, m = len(c), len(c.alt_raw)
@@ -170,7 +244,7 @@ class _Assembly:
             row = ordered.get(codes)
             if row is None:
                 row = ordered[codes] = order_flags(codes)
-            rows[i] = list(row)
+            rows[i] = row  # (shared by the positions with the same codes: the Trace copies each row)
         return rows
 
 
@@ -207,8 +281,11 @@ def build_trace(sections: list[tuple[list[Token] | Columns, str]], *, prompt_len
     """
     parts = _Assembly()
     for tokens, encoding in sections:
+        if not len(tokens):
+            continue  # (an empty section adds nothing: no prompt, or nothing generated)
         parts.add(tokens if isinstance(tokens, Columns) else Columns.from_tokens(tokens), encoding, table)
-    check_ids_and_ranks(parts.ids, parts.alt_ids, parts.ranks)  # before the int32 arrays, which would overflow
+    if parts.unchecked:  # before the int32 arrays, which would overflow
+        check_ids_and_ranks(parts.ids, parts.alt_ids, parts.ranks)
     n = len(parts.texts)
     logprobs = np.concatenate(parts.logprobs) if parts.logprobs else np.empty(0)
     ranks = np.asarray(parts.ranks, dtype=np.int64).reshape(n)

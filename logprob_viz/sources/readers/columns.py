@@ -7,6 +7,11 @@ assembler turns a Token list into Columns first (`Columns.from_tokens`), so ther
 assembler for both.
 
 Alternatives are flat, row after row: row ``i`` holds ``counts[i]`` of them, most likely first.
+
+A parser that already numbered the distinct strings (to compare them as ints) may hand that
+numbering on: ``strings`` (each distinct string once) and ``codes`` / ``alt_codes`` (an index
+into it per token and per alternative). The assembler then resolves each distinct string once
+and looks the rest up by index, without hashing every token's string again.
 """
 
 from __future__ import annotations
@@ -30,16 +35,26 @@ class Columns:
     ``given`` / ``alt_given`` the ``bytes`` fields, or None when the source gave none at all;
     ``ids`` / ``alt_ids`` lists of ints (-1 unknown: kept as Python ints until the assembler has
     checked their range); ``logprobs``, ``ranks``, ``processed`` per token; ``flags`` a sparse
-    {position: codes}.
+    {position: codes}. ``strings`` / ``codes`` / ``alt_codes``: the parser's numbering of the
+    strings (see the module's docstring), only where no string is None and no bytes were given;
+    ``alt_raw`` is then derived from it when not given. ``checked``: the parser has checked that
+    its ids and ranks fit the trace's int32 (`ranking.int32_safe`; ranks it computed itself), so
+    the assembler need not look at every one again.
     """
 
     __slots__ = ("raw", "given", "ids", "logprobs", "ranks", "processed", "flags",
-                 "counts", "alt_raw", "alt_lp", "alt_ids", "alt_given", "alt_processed")
+                 "counts", "alt_raw", "alt_lp", "alt_ids", "alt_given", "alt_processed",
+                 "strings", "codes", "alt_codes", "checked")
 
     def __init__(self, raw: list, logprobs, *, given: list | None = None, ids: list | None = None, ranks=None,
                  processed=None, flags: dict | None = None, counts=None, alt_raw: list | None = None, alt_lp=None,
-                 alt_ids: list | None = None, alt_given: list | None = None, alt_processed=None):
+                 alt_ids: list | None = None, alt_given: list | None = None, alt_processed=None,
+                 strings: list[str] | None = None, codes=None, alt_codes=None, checked: bool = False):
         n = len(raw)
+        self.checked = checked
+        self.strings, self.codes, self.alt_codes = strings, codes, alt_codes
+        if alt_raw is None and strings is not None and alt_codes is not None:
+            alt_raw = np.array(strings, dtype=object)[alt_codes].tolist() if len(alt_codes) else []
         self.raw = raw
         self.given = given
         self.ids = [-1] * n if ids is None else ids
@@ -78,8 +93,21 @@ class Columns:
             alt_processed=alt_processed if any(p == p for p in alt_processed) else None,
         )
 
-    def strings(self) -> list[str]:
-        """Every distinct string (chosen and alternatives), for `tokens.detect_encoding`."""
+    def interned(self) -> bool:
+        """Whether the parser's numbering of the strings can stand for them (see the module's docstring)."""
+        return self.strings is not None and self.given is None and self.alt_given is None
+
+    def used(self) -> np.ndarray:
+        """Per entry of ``strings``, whether a token or a kept alternative is that string."""
+        used = np.zeros(len(self.strings), bool)
+        used[self.codes] = True
+        used[self.alt_codes] = True
+        return used
+
+    def distinct(self) -> list[str]:
+        """Every distinct string (chosen and kept alternatives), for `tokens.detect_encoding`."""
+        if self.strings is not None:
+            return [s for s, used in zip(self.strings, self.used().tolist(), strict=True) if used]
         out = dict.fromkeys(self.raw)
         out.update(dict.fromkeys(self.alt_raw))
         out.pop(None, None)

@@ -95,14 +95,17 @@ def _fast(chosen: list, tops: list | None, top_logprobs: int | None) -> tuple[Co
         ranks, outside, picked, kept = by_id(np.array(ids), counts, np.array(alt_ids), alt_lp, k)
         incomplete = np.zeros(len(counts), bool)
     else:
-        code = {s: i for i, s in enumerate(dict.fromkeys(chain(texts, alt_texts)))}
-        ranks, outside, incomplete, picked, kept = by_entry(
-            np.fromiter(map(code.__getitem__, texts), np.int64, len(texts)), logprobs, counts,
-            np.fromiter(map(code.__getitem__, alt_texts), np.int64, len(alt_texts)), alt_lp, k, chosen_first=False)
+        strings = list(dict.fromkeys(chain(texts, alt_texts)))
+        code = dict(zip(strings, range(len(strings)), strict=True))
+        codes = np.fromiter(map(code.__getitem__, texts), np.int64, len(texts))
+        alt_codes = np.fromiter(map(code.__getitem__, alt_texts), np.int64, len(alt_texts))
+        ranks, outside, incomplete, picked, kept = by_entry(codes, logprobs, counts, alt_codes, alt_lp, k,
+                                                            chosen_first=False)
     flags = dict.fromkeys(np.flatnonzero(outside).tolist(), ("outside_top_k",))
     flags.update(dict.fromkeys(np.flatnonzero(incomplete).tolist(), ("alternatives_incomplete",)))
     return columns_of(texts, logprobs, ranks, flags, picked, kept, alt_texts, alt_lp, ids=ids,
-                      alt_ids=None if alt_ids is None else np.array(alt_ids)), k
+                      alt_ids=None if alt_ids is None else np.array(alt_ids),
+                      coded=None if ids is not None else (strings, codes, alt_codes)), k
 
 
 def _trace(candidate: dict, path: str, top_logprobs, table, response: dict, chunks: int | None) -> Trace:

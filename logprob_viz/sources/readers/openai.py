@@ -212,6 +212,7 @@ def _echo_prompt_len(main, offsets, prompt, prompt_ids, resp, n_choices, warning
 def _set_ids(section, ids: list[int]) -> None:
     if isinstance(section, Columns):
         section.ids = list(ids)
+        section.checked = False  # (the response's own token ids: any ints, checked by the assembler)
         return
     for tok, i in zip(section, ids, strict=True):
         tok.id = i
@@ -305,9 +306,13 @@ def from_openai(response, *, top_logprobs: int | None = None, prompt: str | None
     check_top_logprobs(top_logprobs)
     table = table_for(tokenizer)
     text = isinstance(response, (str, bytes, bytearray))
-    with no_gc_pauses():
-        data = to_plain(response, "from_openai", keep_duplicate_keys=not text)
-        return read_openai(response, data, top_logprobs=top_logprobs, prompt=prompt, table=table, source=source)
+    with no_gc_pauses():  # (the parsed response is freed before the collector runs again: _parsed_and_read)
+        return _parsed_and_read(response, text, top_logprobs, prompt, table, source)
+
+
+def _parsed_and_read(response, text: bool, top_logprobs, prompt, table, source):
+    data = to_plain(response, "from_openai", keep_duplicate_keys=not text)
+    return read_openai(response, data, top_logprobs=top_logprobs, prompt=prompt, table=table, source=source)
 
 
 def read_openai(response, data, *, top_logprobs, prompt, table, source, who: str = "from_openai"):

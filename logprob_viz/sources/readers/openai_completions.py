@@ -147,23 +147,26 @@ def _columns(lp: dict, k: int | None) -> tuple[Columns, int] | None:
             or _FLOATS != set(map(type, logprobs)) or _DICT != set(map(type, tops)):
         return None  # (a DupKeys is not exactly a dict: repeated keys take the general path)
     counts = np.fromiter(map(len, tops), np.int64, n)
-    keys = list(chain.from_iterable(tops))
-    values = list(chain.from_iterable(map(dict.values, tops)))
-    if counts.min() == 0 or _FLOATS != set(map(type, values)):
+    if counts.min() == 0:
         return None
-    chosen_lp, flat_lp = np.array(logprobs), np.array(values)
+    values = list(chain.from_iterable(map(dict.values, tops)))
+    if _FLOATS != set(map(type, values)):
+        return None
+    chosen_lp, flat_lp = np.fromiter(logprobs, np.float64, n), np.fromiter(values, np.float64, len(values))
     for arr in (chosen_lp, flat_lp):  # NaN fails both comparisons; -9999 (-inf) takes the general path
         if not ((arr > NEG_INF_SENTINEL).all() and (arr <= LOGPROB_SLACK).all()):
             return None
-    return _ranked(tokens, chosen_lp, keys, flat_lp, counts, k)
+    return _ranked(tokens, chosen_lp, list(chain.from_iterable(tops)), flat_lp, counts, k)
 
 
 def _ranked(tokens: list, chosen_lp, keys: list, flat_lp, counts, k: int | None) -> tuple[Columns, int]:
     """The general path's ranking (`completions_tokens`, `_alternatives`), over all positions at once
     (`ranking.sorted_rows`: most likely first, stable); the chosen token is the first entry with its
-    string and logprob."""
+    string and logprob. Strings are compared as ints (their number in `strings`), which the
+    assembler reuses (`Columns.interned`)."""
     n = len(tokens)
-    code = {s: i for i, s in enumerate(dict.fromkeys(chain(tokens, keys)))}  # strings compared as ints
+    strings = list(dict.fromkeys(chain(keys, tokens)))
+    code = dict(zip(strings, range(len(strings)), strict=True))
     chosen = np.fromiter(map(code.__getitem__, tokens), np.int64, n)
     key_codes = np.fromiter(map(code.__getitem__, keys), np.int64, len(keys))
     values, flat = sorted_rows(counts, flat_lp)
@@ -183,5 +186,5 @@ def _ranked(tokens: list, chosen_lp, keys: list, flat_lp, counts, k: int | None)
     flags = dict.fromkeys(np.flatnonzero(outside & ~collided).tolist(), ("outside_top_k",))
     flags.update(dict.fromkeys(np.flatnonzero(collided & ~outside).tolist(), ("collided",)))
     flags.update(dict.fromkeys(np.flatnonzero(collided & outside).tolist(), ("collided", "outside_top_k")))
-    return Columns(tokens, chosen_lp, ranks=ranks.tolist(), flags=flags, counts=kept,
-                   alt_raw=list(map(keys.__getitem__, picked.tolist())), alt_lp=flat_lp[picked]), k
+    return Columns(tokens, chosen_lp, ranks=ranks.tolist(), flags=flags, counts=kept, alt_lp=flat_lp[picked],
+                   strings=strings, codes=chosen, alt_codes=key_codes[picked], checked=True), k  # (no ids given)

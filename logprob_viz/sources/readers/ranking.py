@@ -27,12 +27,16 @@ def sorted_rows(counts: np.ndarray, flat_lp: np.ndarray):
     """(values [N, W] most likely first, -inf padded; flat index of each, -1 for padding)."""
     n, width = len(counts), int(counts.max()) if len(counts) else 0
     starts = np.cumsum(counts) - counts
-    rows = np.repeat(np.arange(n), counts)
-    cols = np.arange(len(flat_lp)) - np.repeat(starts, counts)
-    values = np.full((n, width), -np.inf)
-    values[rows, cols] = flat_lp
+    if n and int(counts.min()) == width:  # every row full: the flat entries are the matrix
+        values, short = flat_lp.reshape(n, width), None
+    else:
+        short = np.arange(width)[None, :] >= counts[:, None]
+        values = np.full((n, width), -np.inf)
+        values[~short] = flat_lp  # (row after row: a mask fills in the flat order)
     order = np.argsort(-values, axis=1, kind="stable")
-    flat = np.where(order < counts[:, None], starts[:, None] + order, -1)
+    flat = starts[:, None] + order
+    if short is not None:
+        flat[order >= counts[:, None]] = -1
     return np.take_along_axis(values, order, 1), flat
 
 
@@ -98,9 +102,16 @@ def by_entry(chosen: np.ndarray, chosen_lp: np.ndarray, counts: np.ndarray, alt_
 
 
 def columns_of(raw: list, chosen_lp, ranks, flags: dict, picked, kept, alt_raw: list, flat_lp, *,
-               ids: list | None = None, alt_ids: np.ndarray | None = None) -> Columns:
-    """The ranked section as `Columns` (the kept alternatives, row by row)."""
+               ids: list | None = None, alt_ids: np.ndarray | None = None, coded: tuple | None = None) -> Columns:
+    """The ranked section as `Columns` (the kept alternatives, row by row), from a fast path whose ids
+    were checked (`int32_safe`) and whose ranks it computed. ``coded``: (strings, the chosen tokens'
+    codes, every entry's code) where the parser numbered the strings (`Columns.interned`)."""
+    if coded is not None:
+        strings, codes, alt_codes = coded
+        return Columns(raw, chosen_lp, ids=ids, ranks=ranks.tolist(), flags=flags, counts=kept, alt_lp=flat_lp[picked],
+                       alt_ids=None if alt_ids is None else alt_ids[picked].tolist(), strings=strings, codes=codes,
+                       alt_codes=alt_codes[picked], checked=True)
     order = picked.tolist()
     return Columns(raw, chosen_lp, ids=ids, ranks=ranks.tolist(), flags=flags, counts=kept,
                    alt_raw=list(map(alt_raw.__getitem__, order)), alt_lp=flat_lp[picked],
-                   alt_ids=None if alt_ids is None else alt_ids[picked].tolist())
+                   alt_ids=None if alt_ids is None else alt_ids[picked].tolist(), checked=True)

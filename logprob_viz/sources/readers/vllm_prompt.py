@@ -17,7 +17,7 @@ from .checks import expect_dict, expect_int, expect_list, expect_str
 from .columns import Columns
 from .errors import LogprobFormatError, describe
 from .position import Token
-from .ranking import int32_safe
+from .ranking import INT32_MAX, int32_safe
 from .values import LOGPROB_SLACK, NEG_INF_SENTINEL, logprob_at
 
 NAN = math.nan
@@ -101,7 +101,7 @@ def prompt_tokens(prompt_logprobs: list, prompt_ids: list | None, path: str, k: 
 
 
 _DICT_OR_NONE, _DICT, _FLOAT, _INT, _TEXT = {dict, type(None)}, {dict}, {float}, {int}, {str, type(None)}
-_LOGPROB, _RANK, _TEXT_OF = itemgetter("logprob"), methodcaller("get", "rank"), methodcaller("get", "decoded_token")
+_LOGPROB, _RANK, _TEXT_OF = itemgetter("logprob"), itemgetter("rank"), methodcaller("get", "decoded_token")
 
 
 def _flat(rows: list):
@@ -111,17 +111,19 @@ def _flat(rows: list):
     if _DICT != set(map(type, values)) or not all(map(str.isdigit, keys)):
         return None
     try:
-        ids, logprobs = list(map(int, keys)), list(map(_LOGPROB, values))
-    except (KeyError, ValueError):
+        logprobs, ranks = list(map(_LOGPROB, values)), list(map(_RANK, values))
+        ids, rank_array = np.array(list(map(int, keys)), np.int64), np.array(ranks, np.int64)
+    except (KeyError, ValueError, OverflowError, TypeError):  # (a missing rank: the general path's default)
         return None
-    ranks, texts = list(map(_RANK, values)), list(map(_TEXT_OF, values))
-    if _FLOAT != set(map(type, logprobs)) or _INT != set(map(type, ranks)) or not _TEXT >= set(map(type, texts)) \
-            or not int32_safe(ids, ranks):
+    texts = list(map(_TEXT_OF, values))
+    if _FLOAT != set(map(type, logprobs)) or _INT != set(map(type, ranks)) or not _TEXT >= set(map(type, texts)):
         return None
+    if len(ids) and (ids.max() > INT32_MAX or rank_array.min() < -1 or rank_array.max() > INT32_MAX):
+        return None  # (int32_safe, on the arrays: ids are digits, so never negative)
     values = np.array(logprobs)
     if not ((values > NEG_INF_SENTINEL).all() and (values <= LOGPROB_SLACK).all()):
         return None
-    return np.array(ids, np.int64), values, np.array(ranks, np.int64), texts
+    return ids, values, rank_array, texts
 
 
 def prompt_columns(prompt_logprobs: list, prompt_ids: list | None, k: int | None) -> tuple[Columns, int] | None:
@@ -161,8 +163,10 @@ def prompt_columns(prompt_logprobs: list, prompt_ids: list | None, k: int | None
     order = np.lexsort((-values[index], np.where(listed, row_ranks, np.iinfo(np.int64).max)), axis=1)
     take = np.arange(width)[None, :] < np.minimum(listed.sum(1), k)[:, None]
     picked = np.take_along_axis(index, order, 1)[take]
-    raw = [texts[i] if f else None for i, f in zip(mine.tolist(), found.tolist(), strict=True)]
+    text_array = np.empty(len(texts), object)
+    text_array[:] = texts
+    raw = np.where(found, text_array[mine], None).tolist()
     flags = dict.fromkeys(np.flatnonzero(chosen_rank > k).tolist(), ("outside_top_k",))
     return Columns(raw, np.where(found, values[mine], np.nan), ids=chosen_id.tolist(), ranks=chosen_rank.tolist(),
-                   flags=flags, counts=take.sum(1), alt_raw=list(map(texts.__getitem__, picked.tolist())),
-                   alt_lp=values[picked], alt_ids=ids[picked].tolist()), k
+                   flags=flags, counts=take.sum(1), alt_raw=text_array[picked].tolist(),
+                   alt_lp=values[picked], alt_ids=ids[picked].tolist(), checked=True), k  # (int32_safe: _flat)

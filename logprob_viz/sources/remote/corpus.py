@@ -56,6 +56,7 @@ def generate_corpus(runner, items: list[dict], *, concurrency: int = DEFAULT_CON
             raise type(error)(f"item {i} of the list: {error}") from None
 
     def one(req: Request):
+        req.extra["whole_answer"] = True  # one request per item (generate alone streams: see remote.openai)
         *_, final = runner._drive(req, snapshots=False)
         return final
 

@@ -96,10 +96,16 @@ def request_sse(url: str, body: dict, *, api_key: str | None, timeout: float, se
     what = f"POST {path} (stream)"
     finished = False
     with _open(url, "POST", body, api_key, timeout, server, path, accept="text/event-stream") as r:
-        for line in _lines(r, where, what, timeout, server):
+        lines, started = _lines(r, where, what, timeout, server), False
+        for line in lines:
             line = line.strip()
+            if line.startswith(b"{") and not started:
+                # not a stream: an error object, or a server that answers whole (its answer is the one event)
+                yield _whole_answer(b"".join([line, *lines]), where, what, r.status, server)
+                return
             if not line.startswith(b"data:"):
                 continue  # blank separators, comments (": ping"), event names
+            started = True
             data = line[5:].strip()
             if data == b"[DONE]":
                 return
@@ -114,6 +120,15 @@ def request_sse(url: str, body: dict, *, api_key: str | None, timeout: float, se
         return
     raise ServerError(f"{where} closed {what} before the end of the stream (no [DONE], no last event): "
                       "did the server stop or restart?", server=server)
+
+
+def _whole_answer(raw: bytes, where: str, what: str, status: int, server: str) -> dict:
+    try:
+        out = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise ServerError(f"{where} answered {what} with JSON that does not parse: {plain_excerpt(raw)!r}",
+                          status=status, server=server) from None
+    return check_object(out, where, what, status, server)
 
 
 def says_finished(event) -> bool:

@@ -71,6 +71,8 @@ class LlamaCppRunner(OpenAIRunner):
     def _run(self, req: Request, snapshots: bool):
         """A text or ids prompt through ``/completion`` (streamed); messages through the OpenAI chat route."""
         if req.messages is not None:
+            if not snapshots:  # (the chat route's whole answer, as before: its stream is not checked equal)
+                req.extra["whole_answer"] = True
             return (yield from super()._run(req, snapshots))
         ids, prompt = self._prompt(req)
         body = _native_body(req, ids, req.max_new_tokens)

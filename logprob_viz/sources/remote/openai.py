@@ -5,9 +5,12 @@ Text goes to ``/completions``, messages to ``/chat/completions``; a trace holds 
 only (the API returns no logprobs for the prompt), so `score` and ``prompt_ids`` are refused
 with what to use instead. The vLLM and llama.cpp runners build on this one.
 
-`generate` is one request here (and on vLLM): a server that fails before its answer is complete
-leaves nothing to keep, and the ServerError says why; `stream` keeps every token that arrived
-(``finish_reason`` "error"). llama.cpp's runner streams in `generate` too.
+`generate` streams under the hood, as `stream` does (its trace is the stream's last snapshot, the
+same tokens and numbers as the whole answer's): a server that dies, stalls or is cut off in the
+middle leaves every token it sent, with ``finish_reason`` "error", ``meta["error"]`` and a
+warning; a failure before anything arrived raises a ServerError that says why. The items of a
+corpus (`corpus`) are whole answers, one request each (``req.extra["whole_answer"]``): a
+failed item is failed whole, the finished ones are kept.
 """
 
 from __future__ import annotations
@@ -45,9 +48,10 @@ class OpenAIRunner(RemoteRunner):
             self._check_ids(req)
 
     def _run(self, req: Request, snapshots: bool):
-        """One request; when streaming, the server's SSE stream with a snapshot per step."""
+        """The server's SSE stream, with a step (a snapshot when streaming) per due chunk; a corpus
+        item's whole answer in one request."""
         path, body = self._body(req)
-        if not snapshots:
+        if req.extra.get("whole_answer"):
             return self._finish(self._trace(self._request("POST", path, body), req), req)
         return (yield from self._stream(path, body, req, new_tokens_in,
                                         lambda chunks: self._finish(self._trace(chunks, req), req)))

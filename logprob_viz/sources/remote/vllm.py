@@ -12,7 +12,9 @@ completion with ids, like the local runner's.
 
 vLLM refuses ``prompt_logprobs`` in a stream, so a stream first scores the prompt (the same
 request as `score`: its first snapshot) and then streams the completion alone; each snapshot is
-the scored prompt joined with the completion so far.
+the scored prompt joined with the completion so far. `generate` is that stream's last snapshot
+(so a server that dies in the middle leaves the prompt and every token it sent); a corpus item
+is one whole request (echo + ``prompt_logprobs``), which a batching server runs together.
 """
 
 from __future__ import annotations
@@ -55,10 +57,11 @@ class VLLMRunner(OpenAIRunner):
         return path, body
 
     def _run(self, req: Request, snapshots: bool):
-        if not snapshots:
-            return (yield from super()._run(req, snapshots))
+        if req.extra.get("whole_answer"):
+            return (yield from super()._run(req, snapshots))  # one request: echo + prompt_logprobs
         prompt = self._prompt_trace(req, like_generate=True)
-        yield Step(0, lambda: self._finish(prompt, req))
+        if snapshots:
+            yield Step(0, lambda: self._finish(prompt, req))
         path, body = self._body(req)
         for key in ("echo", "prompt_logprobs"):
             body.pop(key, None)
@@ -98,7 +101,8 @@ class VLLMRunner(OpenAIRunner):
         prompt = req.text if req.prompt_ids is None else req.prompt_ids
         body = {"model": self.model, "prompt": prompt, "max_tokens": 0, "echo": True,
                 "logprobs": k if like_generate else 0, "prompt_logprobs": k, "return_token_ids": True, **ids}
-        return self._trace(self._request("POST", "/completions", body), req)
+        trace = self._trace(self._request("POST", "/completions", body), req)
+        return trace if len(trace) == trace.prompt_len else trace[: trace.prompt_len]  # (max_tokens 0: the prompt)
 
     def _trace(self, resp, req: Request, prompt_given: bool = False) -> Trace:
         trace = super()._trace(resp, req, prompt_given)

@@ -2,36 +2,36 @@
 branch from any alternative, switch between the branches.
 
 The app is ipywidgets controls around one `LogprobView`; the view knows nothing about them.
-Model work (generate, next token, branch, exact re-scoring) runs in one background thread at a
-time (`worker.py`: a second job in this explorer is refused, a job on a runner another explorer
-or a cell is using waits its turn), so the kernel stays responsive and Stop works; results reach
-the browser as widget updates. Every failure becomes a visible message in the status line and
-leaves the tree as it was; a generation a server broke off keeps every token it showed.
+Model work (generate, next token, branch, exact re-scoring; the job bodies are `jobs.py`) runs
+in one background thread at a time (`worker.py`: a second job in this explorer is refused, a job
+on a runner another explorer or a cell is using waits its turn), so the kernel stays responsive
+and Stop works; results reach the browser as widget updates. Every failure becomes a visible
+message in the status line and leaves the tree as it was; a generation a server broke off keeps
+every token it showed.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 
 import ipywidgets as w
 
 from ...records.trace import Trace
 from .branches import BranchHere, BranchList
-from .branching import append_row, as_trace
+from .comparing import BranchComparison
 from .controls import Controls, settings_from
+from .history import History
+from .host_panel import MarimoDisplay
+from .jobs import branch_job, choose_job, generate_job, next_token_job
 from .panels import NextTokenPanel, TemperatureReadout
 from .settings import Settings, default_runner
-from .temperature import exact_at
+from .tree_actions import TreeActions
 from .view import ExplorerView, empty_view
-from .worker import Worker, ending_of
+from .worker import Worker, start_warm_up
 
 __all__ = ["Explorer", "ExplorerView", "explore"]
 
-UPDATE_EVERY = 0.1  # s between view updates while streaming: smooth, and few messages
-
-
-class Explorer:
+class Explorer(TreeActions, MarimoDisplay):  # (marimo renders no ipywidgets containers: host_panel.py)
     """The explorer app; see `explore`. ``.tree``, ``.view``, ``.runner``; ``.widget`` is the whole app."""
 
     def __init__(self, prompt: str | None = None, *, runner=None, **settings) -> None:
@@ -39,12 +39,12 @@ class Explorer:
         if prompt is not None and not isinstance(prompt, str):
             raise TypeError(f"the prompt must be a str, got {type(prompt).__name__}")
         self.runner = runner if runner is not None else default_runner()
-        self.tree = None
+        self.tree = None  # the tree on show (the history holds every tree made here)
+        self.history = History()
         self.current: Trace | None = None  # the node (trace) on show
         self._base: Trace | None = None  # manual decoding: the text the next-token panel continues
         self._step: Trace | None = None  # manual decoding: the runner's record of the next position
         self._tree_input: dict | None = None  # the prompt / messages the tree grew from
-        self._exact: tuple | None = None  # (trace, at, settings label, processed top-K logprobs)
         self._stop = threading.Event()
 
         self.controls = Controls(prompt or "", settings, self.runner)  # its limits are the runner's
@@ -54,12 +54,14 @@ class Explorer:
         self.branch_here = BranchHere()
         self.next_panel = NextTokenPanel()
         self.readout = TemperatureReadout()
-        # The tree panel sits above the view, so the branches stay in sight however long the text is.
-        side = w.VBox([self.branch_here.box, self.readout.box], layout=w.Layout(flex="1 1 50%"))
+        # The tree panel sits above the view, so the branches stay in sight however long the text is;
+        # it keeps one height from the start (the outline scrolls), so the view never moves under it.
+        side = w.VBox([self.branch_here.box], layout=w.Layout(flex="1 1 50%"))
         self.branches.box.layout.flex = "1 1 50%"
         tree_panel = w.HBox([self.branches.box, side], layout=w.Layout(width="100%", flex_flow="row wrap"))
+        # The next-token chart and the pinned token's panel come below the view: showing them never moves the text.
         self.widget = w.VBox(
-            [self.controls.box, self.next_panel.box, tree_panel, self.view, self.branches.comparison],
+            [self.controls.box, tree_panel, self.view, self.next_panel.box, self.readout.box],
             layout=w.Layout(width="100%"),
         )
         self.widget.add_class("lv-explore")
@@ -71,12 +73,17 @@ class Explorer:
         c.stop.on_click(lambda _: self.stop())
         self.branch_here.branch.on_click(lambda _: self.branch())
         self.next_panel.on_choose(self.choose)
-        self.readout.exact.on_click(lambda _: self.rescore())
         self.branches.observe(self.switch)
-        self.branches.compare_button.on_click(lambda _: self._compare())
+        self.branches.delete.on_click(lambda _: self.delete())
+        self.branches.undo.on_click(lambda _: self.undo())
+        self.branches.earlier.on_click(lambda _: self.show_tree(-1))
+        self.branches.later.on_click(lambda _: self.show_tree(1))
+        self.branches.name.observe(lambda change: self.rename(change["new"]), names="value")
+        self.comparing = BranchComparison(self)  # the Compare button's view, under the branch list
         self.view.observe(self._pinned, names="selected")
         c.temperature.observe(lambda _: self._update_readout(), names="value")
         self.view.on_msg(self._on_view_message)
+        start_warm_up(self.runner)  # the model's one-time costs, before the first click (warmup.py)
 
     # -- the buttons (each also callable from Python) ---------------------------------------
 
@@ -87,51 +94,7 @@ class Explorer:
         except (ValueError, TypeError) as error:
             return self._fail(error)
         self._end_manual()
-
-        def job():
-            started = time.perf_counter()
-            shown = [None]  # the last snapshot on show: kept if the stream fails after it
-            stream = self.runner.stream(
-                **args,
-                max_new_tokens=settings.max_new_tokens,
-                top_logprobs=settings.top_logprobs,
-                stop=self._stop,
-                **settings.sampling(),
-            )
-            try:
-                snapshot = self._stream_into_view(stream, started, shown)
-            except Exception:
-                if shown[0] is not None:  # what the view shows stays, as the tree's root
-                    self._new_tree(shown[0], args)
-                raise
-            self._new_tree(snapshot, args)
-            new = len(snapshot) - snapshot.prompt_len
-            seconds = time.perf_counter() - started
-            ending, kind = ending_of(snapshot, self._stop.is_set())
-            if kind == "error":
-                self.worker.last_error = f"ServerError: {snapshot.meta.get('error')}"
-            self._say(
-                f"Generated {new} tokens in {seconds:.1f} s ({new / max(seconds, 1e-9):.1f} tokens/s){ending}. "
-                "Pin a token to branch from it.",
-                kind,
-            )
-
-        self._run("Generate", job)
-
-    def _stream_into_view(self, stream, started: float, shown: list) -> Trace:
-        """Show the stream's snapshots (about every UPDATE_EVERY s); returns the last, the whole trace."""
-        shown_at, snapshot = 0.0, None
-        for snapshot in stream:
-            now = time.perf_counter()
-            if now - shown_at >= UPDATE_EVERY:
-                shown_at = now
-                self._show(snapshot, forks=[])
-                shown[0] = snapshot
-                new = len(snapshot) - snapshot.prompt_len
-                self._say(f"Generating… {new} tokens, {new / max(now - started, 1e-9):.1f} tokens/s")
-        if snapshot is None:
-            raise RuntimeError("the runner's stream gave no trace")
-        return snapshot
+        self._run("Generate", lambda: generate_job(self, settings, args))
 
     def stop(self) -> None:
         """Ask the running generation to stop; what was generated so far stays."""
@@ -143,48 +106,14 @@ class Explorer:
             settings, args = self._settings(), self._input()
         except (ValueError, TypeError) as error:
             return self._fail(error)
-
-        def job():
-            base = self.current if self.current is not None and self._tree_input == args else None
-            if base is None:
-                step = self.runner.generate(
-                    progress=False, **args, max_new_tokens=1, top_logprobs=settings.top_logprobs
-                )
-                base = step[: len(step) - 1]
-                self._new_tree(base, args)
-            else:
-                step = self.runner.generate(
-                    progress=False,
-                    prompt_ids=base.token_ids.tolist(),
-                    max_new_tokens=1,
-                    top_logprobs=settings.top_logprobs,
-                )
-            self._base, self._step = base, step
-            self.next_panel.show(step)
-            self._say("Next-token distribution shown above the text: choose a token to append it.")
-
-        self._run("Next token", job)
+        self._run("Next token", lambda: next_token_job(self, settings, args))
 
     def choose(self, token_id: int) -> None:
         """Manual decoding: append `token_id` to the text on show, then show the following distribution."""
         if self._base is None:
             return self._fail(ValueError("press Next token first: there is no distribution to choose from"))
         settings = self._settings()
-
-        def job():
-            ids = self._base.token_ids.tolist() + [int(token_id)]
-            step = self.runner.generate(
-                progress=False, prompt_ids=ids, max_new_tokens=1, top_logprobs=settings.top_logprobs
-            )
-            grown = append_row(self._base, step, len(step) - 2)
-            self._replace_current(grown)
-            self._base, self._step = grown, step
-            self.next_panel.show(step)
-            self._say(
-                f"Appended {grown.tokens[-1]!r} ({len(grown) - grown.prompt_len} tokens after the prompt)."
-            )
-
-        self._run("Choose", job)
+        self._run("Choose", lambda: choose_job(self, settings, token_id))
 
     def branch(self, at: int | None = None, token=None) -> None:
         """Branch from the text on show at position `at` (default: the pinned token) with `token` (id or text)."""
@@ -197,60 +126,7 @@ class Explorer:
         settings = self._settings()
         parent = self.current
         self._end_manual()
-
-        def job():
-            started = time.perf_counter()
-            node = self.tree.branch(
-                at=int(at),
-                token=token,
-                max_new_tokens=settings.max_new_tokens,
-                parent=parent,
-                stop=self._stop,
-                progress=False,
-                **settings.sampling(),
-            )
-            self.current = as_trace(node)
-            self.branches.refresh(self.tree, node)
-            self._show(self.current)
-            ending, kind = ending_of(self.current, self._stop.is_set())
-            if kind == "error":
-                self.worker.last_error = f"ServerError: {self.current.meta.get('error')}"
-            self._say(
-                f"Branch #{len(self.tree.nodes) - 1} from token {at} with {self.current.tokens[at]!r}: "
-                f"{len(self.current) - at} tokens in {time.perf_counter() - started:.1f} s{ending}.",
-                kind,
-            )
-
-        self._run("Branch", job)
-
-    def switch(self, node) -> None:
-        """Show another node of the tree."""
-        self.current = as_trace(node)
-        self._end_manual()
-        self.branches.refresh(self.tree, node)
-        self._show(self.current)
-
-    def rescore(self) -> None:
-        """Exact numbers for the pinned position under the controls' sampling settings (one forward pass)."""
-        trace, at = self.view.trace, self.view.selected
-        if not 0 < at < len(trace):
-            return self._fail(ValueError("pin a token first (click it): the readout is about the pinned token"))
-        settings = self._settings()
-
-        def job():
-            label, exact = exact_at(self.runner, trace, at, settings)
-            self._exact = (trace, at, label, exact)
-            self._update_readout()
-            self._say(f"Exact numbers at token {at} under {label}.")
-
-        self._run("Exact", job)
-
-    def _compare(self) -> None:
-        try:
-            self.branches.compare()
-            self.controls.say("The branches, aligned by bytes, are below the text.")
-        except (ValueError, TypeError) as error:
-            self._fail(error)
+        self._run("Branch", lambda: branch_job(self, settings, parent, at, token))
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for the running job (if any); True when none is running any more."""
@@ -295,30 +171,30 @@ class Explorer:
         self.next_panel.hide()
 
     def _new_tree(self, root: Trace, args: dict | None = None) -> None:
+        """A new tree from `root`, after the earlier ones (which stay in the history)."""
         from ...records.tree import Tree
 
-        if args is not None:
-            self._tree_input = args
         self.tree = Tree(root, runner=self.runner)
+        self._tree_input = args if args is not None else self._tree_input
+        self.history.add(self.tree, self._tree_input, root)
         self.current = root
-        self.branches.refresh(self.tree, root)
+        self._refresh()
         self._show(root)
 
     def _replace_current(self, grown: Trace) -> None:
-        """Manual decoding grew the text on show: a tree of one node restarts from it, else it becomes a branch."""
-        if self.tree is None or len(self.tree.nodes) <= 1:
+        """Manual decoding grew the text on show: that node grows in place (one branch, not one per token)."""
+        if self.tree is None:
             return self._new_tree(grown)
-        node = self.tree.branch(
-            at=len(grown) - 1, token=int(grown.token_ids[-1]), max_new_tokens=0, parent=self.current, progress=False
-        )
-        self.current = as_trace(node)
-        self.branches.refresh(self.tree, node)
+        self.history.remember()
+        self.current = self.tree.grow(self.current, grown)
+        self._refresh()
         self._show(self.current)
 
     def _show(self, trace: Trace, forks: list[int] | None = None) -> None:
         self.view.trace = trace
         self.view.layout.display = None
         self.view.forks = self.branches.fork_points(trace) if forks is None else forks
+        self.view.explored = self._explored(trace) if forks is None else {}
         self._update_readout()
 
     def _pinned(self, change) -> None:
@@ -326,27 +202,25 @@ class Explorer:
         self._update_readout()
 
     def _update_readout(self) -> None:
-        trace, at = self.view.trace, self.view.selected
-        exact = self._exact
-        if exact is not None and (exact[0] is not trace or exact[1] != at):
-            exact = self._exact = None
-        self.readout.update(
-            trace if self.current is not None else None,
-            at,
-            float(self.controls.temperature.value),
-            exact=None if exact is None else exact[3],
-            exact_label="" if exact is None else exact[2],
-        )
+        self.readout.show(self)  # the pinned token, exactly, under the controls' settings (pinned.py)
 
     def _on_view_message(self, _widget, content, _buffers) -> None:
-        # The view asks to branch: a click on an alternative bar, or a key on a pinned token.
-        if not isinstance(content, dict) or content.get("event") != "alternative":
+        # The view asks to branch (a click on an alternative bar, or a key on a pinned token), or
+        # passes on a key of the app (Ctrl+Enter, n, s, u).
+        if not isinstance(content, dict):
+            return
+        if content.get("event") == "key":
+            return self._on_key(content.get("action"))
+        if content.get("event") != "alternative":
             return
         at = content.get("at")
         token_id = content.get("token_id")
         token = token_id if isinstance(token_id, int) and token_id >= 0 else content.get("token")
         if not isinstance(at, int):
             return self._fail(ValueError(f"the view asked to branch at {at!r}, which is not a token position"))
+        existing = self._existing_branch(at, token)
+        if existing is not None:  # that alternative has its branch already: show it
+            return self.switch(existing)
         self.branch(at=at, token=token)
 
     # -- display --------------------------------------------------------------------------

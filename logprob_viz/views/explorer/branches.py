@@ -1,5 +1,6 @@
-"""The explorer's tree panel: the list of branches (switch between them), the shared prefix shown
-once, and the branch-here controls for the pinned token (an alternative, or any token text).
+"""The explorer's tree panel: the tree drawn as an outline (switch, rename, delete, undo, earlier
+trees), the shared prefix shown once, the keys, and the branch-here controls for the pinned token
+(an alternative, or any token text).
 
 Plain ipywidgets; the app (`app.py`) runs `tree.branch` and swaps the view's trace.
 """
@@ -20,35 +21,104 @@ __all__ = ["BranchList", "BranchHere"]
 MAX_COMPARED = 8  # rows the compare view shows
 
 
+KEYS = (
+    "Keys: Ctrl+Enter in the prompt generates · n next token · s or Esc in the prompt stops · "
+    "b branches at the pinned token · u undoes the last change to the tree · ← → move the pin · Esc releases it"
+)
+FORK_LEGEND = (
+    "▏ in the text: a fork (another branch takes another token there) · ↳ #n in the chart: that alternative's branch"
+)
+
+# The outline's rows are buttons (a click switches); these rules make them read as an outline.
+STYLE = """<style>
+.lv-explore .lv-tree-outline { border: 1px solid var(--jp-border-color2, #ddd); border-radius: 4px; }
+.lv-explore .lv-tree-outline .lv-tree-row { justify-content: flex-start; text-align: left; height: auto;
+  min-height: 24px; padding: 1px 6px; background: transparent; box-shadow: none; overflow: hidden;
+  white-space: nowrap; text-overflow: ellipsis; font-family: var(--jp-code-font-family, monospace); font-size: 13px; }
+.lv-explore .lv-tree-outline .lv-tree-row:hover { background: var(--jp-layout-color2, #eee); }
+.lv-explore .lv-tree-outline .lv-tree-row.lv-tree-current { font-weight: bold;
+  background: color-mix(in srgb, var(--jp-brand-color1, #1976d2) 28%, transparent); }
+.lv-explore .lv-tree-note { color: var(--jp-ui-font-color2, #666); font-size: 12px; line-height: 1.4; }
+.lv-explore .lv-explore-prefix, .lv-explore .lv-tree-title { white-space: nowrap; overflow: hidden;
+  text-overflow: ellipsis; }
+.lv-explore .lv-tree-title { flex: 1 1 auto; min-width: 0; padding: 0 0.5em; }
+</style>"""
+
+OUTLINE_HEIGHT = "8.2em"  # about five rows: the panel keeps its height, so the view below never moves
+
+
 class BranchList:
-    """A Select of the tree's nodes (root first), each with its perplexity and first differing words."""
+    """The tree drawn as an indented outline (a row per node: its number, where it forks, the token it
+    took, its perplexity and first words; a click shows it), with rename, delete, undo, the earlier
+    trees, the shared prefix and the keys. Its height never changes, so the view below stays put."""
 
     def __init__(self) -> None:
-        self.select = w.Select(options=[], rows=5, layout=w.Layout(width="100%"))
+        self.title = w.HTML()
+        self.title.add_class("lv-tree-title")
+        self.outline = w.VBox([], layout=w.Layout(height=OUTLINE_HEIGHT, overflow="auto", width="100%"))
+        self.outline.add_class("lv-tree-outline")
         self.prefix = w.HTML()
+        self.name = w.Text(placeholder="name the branch on show", continuous_update=False,
+                           layout=w.Layout(width="16em"))
+        self.delete = w.Button(description="Delete", icon="trash", layout=w.Layout(width="auto"), disabled=True,
+                               tooltip="take the branch on show (and the branches grown from it) out of the tree")
+        self.undo = w.Button(description="Undo", icon="undo", layout=w.Layout(width="auto"), disabled=True,
+                             tooltip="undo the last change to the tree (a branch, a token chosen, a delete, a rename)")
+        self.earlier = w.Button(description="earlier tree", icon="chevron-left", layout=w.Layout(width="auto"),
+                                disabled=True, tooltip="the tree of an earlier Generate: nothing is deleted")
+        self.later = w.Button(description="later tree", icon="chevron-right", layout=w.Layout(width="auto"),
+                              disabled=True, tooltip="the tree of a later Generate")
         self.compare_button = w.Button(
             description="Compare",
             icon="columns",
             layout=w.Layout(width="auto"),
-            tooltip=f"the branches (up to {MAX_COMPARED}) aligned by bytes, one row each, below the text",
+            tooltip=f"the branches (up to {MAX_COMPARED}) aligned by bytes, one row each, under the branch list",
         )
-        self.comparison = w.VBox([])  # the compare view, once asked for
+        notes = w.HTML(f'<div class="lv-tree-note">{html.escape(FORK_LEGEND)}<br>{html.escape(KEYS)}</div>')
         self.box = w.VBox(
-            [w.HTML("<b>Branches</b>"), self.prefix, self.select, self.compare_button], layout=w.Layout(display="none")
+            [
+                w.HTML(STYLE),
+                w.HBox([self.earlier, self.title, self.later], layout=w.Layout(align_items="center")),
+                self.outline,
+                w.HBox([self.name, self.delete, self.undo, self.compare_button], layout=w.Layout(flex_flow="row wrap")),
+                self.prefix,
+                notes,
+            ],
+            layout=w.Layout(width="100%", min_width="30em"),  # narrower (a projector): a row of its own
         )
+        self.box.add_class("lv-tree-panel")
         self.nodes: list = []
+        self.rows: list[w.Button] = []
+        self.labels: list[str] = []  # per node, as its row says (the offline copy uses them too)
         self.forks: list[int | None] = []  # per node: where it forks from its parent (None: the root)
         self.marks: list[list[int]] = []
-        self._quiet = False
+        self.current = None
+        self._on_pick = None
+        self.say_tree(0, 0)
+
+    def say_tree(self, number: int, count: int, generating: bool = False) -> None:
+        """The title: which of the explorer's trees is on show (numbered from 1), or that one is growing."""
+        if generating:
+            self.title.value = f"<b>Tree {count + 1}</b> <i>generating…</i>"
+            self.rows, self.outline.children = [], [w.HTML("<i>#0 root: generating…</i>")]
+        elif count == 0:
+            self.title.value = "<b>Tree</b> <i>(nothing yet: Generate or Next token; branches are drawn here)</i>"
+        else:
+            self.title.value = f"<b>Tree {number + 1} of {count}</b>"
+        self.earlier.disabled = generating or number <= 0
+        self.later.disabled = generating or number >= count - 1
 
     def refresh(self, tree, current) -> None:
-        """Rebuild the list from `tree`, selecting `current` (the node on show)."""
+        """Redraw the outline of `tree`, marking `current` (the node on show)."""
         self.nodes = list(tree.nodes) if tree is not None else []
+        self.current = current
         parents = parents_of(tree) if tree is not None else {}
         self.forks = []
+        depth: list[int] = []
         for node in self.nodes:
             parent = parents.get(id(node))
             self.forks.append(None if parent is None else fork_position(as_trace(parent), as_trace(node)))
+            depth.append(0 if parent is None else depth[self.index_of(parent)] + 1)
         self.marks = [set() if f is None else {f} for f in self.forks]
         for j, node in enumerate(self.nodes):
             parent = parents.get(id(node))
@@ -59,29 +129,24 @@ class BranchList:
             sorted(m for m in marks if m < len(as_trace(n))) for marks, n in zip(self.marks, self.nodes, strict=False)
         ]
         prompt_len = as_trace(self.nodes[0]).prompt_len if self.nodes else 0
-        options = [
-            (branch_label(i, as_trace(n), f, prompt_len), i)
-            for i, (n, f) in enumerate(zip(self.nodes, self.forks, strict=True))
-        ]
-        self._quiet = True
-        try:
-            self.select.options = options
-            self.select.value = self.index_of(current) if options else None
-        finally:
-            self._quiet = False
+        self.labels = [branch_label(i, as_trace(n), f, prompt_len) for i, (n, f) in
+                       enumerate(zip(self.nodes, self.forks, strict=True))]
+        self.rows = [self._row(i, label, depth[i]) for i, label in enumerate(self.labels)]
+        self.outline.children = self.rows
+        shown = self.index_of(current)
+        self.name.value = str(as_trace(current).meta.get("name", "")) if shown is not None else ""
+        self.delete.disabled = not shown  # (None: nothing on show; 0: the root stays)
         self.prefix.value = self._prefix_html()
-        self.box.layout.display = "flex" if len(self.nodes) > 1 else "none"
 
-    def compare(self):
-        """Show the branches (root first, up to MAX_COMPARED) aligned by bytes in a compare view; returns it."""
-        from ..compare_view import CompareView
-
-        if len(self.nodes) < 2:
-            raise ValueError("branch first: a comparison needs at least two branches")
-        nodes = self.nodes[:MAX_COMPARED]
-        view = CompareView([as_trace(n) for n in nodes], labels=[f"#{i}" for i in range(len(nodes))])
-        self.comparison.children = [view]
-        return view
+    def _row(self, i: int, label: str, depth: int) -> w.Button:
+        indent = f"{depth * 1.5:g}em"  # a child's row under its parent's, one step in
+        row = w.Button(description=label, tooltip=f"show {label}", layout=w.Layout(
+            width=f"calc(100% - {indent})", margin=f"0 0 0 {indent}", flex="0 0 auto"))
+        row.add_class("lv-tree-row")
+        if self.nodes[i] is self.current:
+            row.add_class("lv-tree-current")
+        row.on_click(lambda _, i=i: self._on_pick is not None and i < len(self.nodes) and self._on_pick(self.nodes[i]))
+        return row
 
     def index_of(self, node) -> int | None:
         return next((i for i, n in enumerate(self.nodes) if n is node), None)
@@ -92,24 +157,19 @@ class BranchList:
         return [] if i is None else self.marks[i]
 
     def observe(self, callback) -> None:
-        """Call `callback(node)` when the person picks another branch."""
-
-        def changed(change):
-            if not self._quiet and change["new"] is not None and change["new"] < len(self.nodes):
-                callback(self.nodes[change["new"]])
-
-        self.select.observe(changed, names="value")
+        """Call `callback(node)` when the person picks another node in the outline."""
+        self._on_pick = callback
 
     def _prefix_html(self) -> str:
-        if len(self.nodes) < 2:
-            return ""
+        if len(self.nodes) < 2:  # (a line all the same: the panel keeps its height)
+            return '<div class="lv-explore-prefix"><i>one text so far: click an alternative to branch</i></div>'
         root = as_trace(self.nodes[0])
         shared = min(fork_position(root, as_trace(n)) for n in self.nodes[1:])
         text = "".join(root.tokens[:shared])
         shown = text if len(text) <= 400 else "…" + text[-399:]
         return (
-            f'<div class="lv-explore-prefix" style="white-space:pre-wrap">'
-            f"<i>shared by every branch ({shared} tokens):</i> {html.escape(shown)}</div>"
+            f'<div class="lv-explore-prefix" title="{html.escape(shown)}">'
+            f"<i>shared by every branch (tokens 1–{shared}):</i> {html.escape(shown)}</div>"
         )
 
 
@@ -117,7 +177,9 @@ class BranchHere:
     """Branch from the pinned token: pick one of its alternatives (or type any token), press Branch."""
 
     def __init__(self) -> None:
-        self.where = w.HTML(value="<i>Pin a token (click it) to branch from there.</i>")
+        # One line of its own whatever it says, so pinning (which changes it) never moves the view below.
+        self.where = w.HTML(value=_one_line("<i>Pin a token (click it) to branch from there.</i>"),
+                            layout=w.Layout(width="100%"))
         self.alternative = w.Dropdown(
             options=[], description="alternative", style={"description_width": "initial"}, layout=w.Layout(width="22em")
         )
@@ -139,7 +201,7 @@ class BranchHere:
         if trace is None or not 0 <= at < len(trace) or at == 0:
             self.alternative.options = []
             self.branch.disabled = True
-            self.where.value = "<i>Pin a token (click it) to branch from there.</i>"
+            self.where.value = _one_line("<i>Pin a token (click it) to branch from there.</i>")
             return
         options = []
         for text, lp, token_id in zip(trace.top_tokens[at], trace.top_logprobs[at], trace.top_ids[at], strict=False):
@@ -149,9 +211,13 @@ class BranchHere:
             options.append((f"{visible(text)}  {np.exp(lp):.1%}{chosen}", int(token_id) if token_id >= 0 else text))
         self.alternative.options = options
         self.branch.disabled = False
-        self.where.value = f"at token {at} ({html.escape(visible(trace.tokens[at]))}):"
+        self.where.value = _one_line(f"at token {at + 1} ({html.escape(visible(trace.tokens[at]))}):")
 
     def token(self):
         """The token to branch with: the typed text if any, else the picked alternative's id (or text)."""
         typed = self.typed.value
         return typed if typed else self.alternative.value
+
+
+def _one_line(markup: str) -> str:
+    return f'<div style="white-space:nowrap;overflow:hidden;text-overflow:ellipsis">{markup}</div>'

@@ -13,7 +13,8 @@ from ...records.trace import Trace
 from ..whitespace import WHITESPACE_MARKS, control_glyph
 from ..whitespace import visible as marked
 
-__all__ = ["as_trace", "parents_of", "fork_position", "visible", "branch_label", "append_row"]
+__all__ = ["as_trace", "parents_of", "fork_position", "visible", "branch_label", "explored", "perplexity_words",
+           "append_row"]
 
 
 def as_trace(node) -> Trace:
@@ -68,16 +69,46 @@ def _words(trace: Trace, start: int, limit: int = 48) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def perplexity_words(trace: Trace, prompt_len: int) -> str:
+    """The perplexity of `trace` after the root's prompt (`prompt_len` tokens), saying over which tokens
+    (numbered from 1, as the view's chart numbers them): the same number for every branch of a tree."""
+    ppl = trace[prompt_len:].perplexity() if len(trace) > prompt_len else math.nan
+    if not math.isfinite(ppl):
+        return "ppl –"
+    return f"ppl {ppl:.2f} over tokens {prompt_len + 1}–{len(trace)}"
+
+
 def branch_label(number: int, trace: Trace, fork: int | None, prompt_len: int) -> str:
-    """One line of the branch list: its number, perplexity, and where and how it differs from its parent.
+    """One line of the tree's outline: its number (and name), the token it took where it forks from its
+    parent (token numbers from 1, as in the view's chart), its perplexity and first differing words.
 
     The perplexity is over everything after the root's prompt (`prompt_len`), so branches compare.
     """
-    ppl = trace[prompt_len:].perplexity() if len(trace) > prompt_len else math.nan
-    head = f"#{number}  ppl {ppl:.2f}" if math.isfinite(ppl) else f"#{number}  ppl –"
+    name = trace.meta.get("name")
+    if name:  # a person's words: spaces as spaces, anything unprintable (a bidi mark) left out
+        name = " ".join("".join(ch if ch.isprintable() else " " for ch in str(name)).split())
+        name = name if len(name) <= 30 else name[:29] + "…"
+    head = f"#{number}" + (f" “{name}”" if name else "")
+    ppl = perplexity_words(trace, prompt_len)
     if fork is None:
-        return f"{head}  root: {_words(trace, trace.prompt_len) or '(prompt only)'}"
-    return f"{head}  at {fork}: {_words(trace, fork)}"
+        return f"{head} root · {ppl} · {_words(trace, trace.prompt_len) or '(prompt only)'}"
+    taken = visible(trace.tokens[fork], 16) if fork < len(trace) else "(end)"
+    return f"{head} ↳ token {fork + 1} “{taken}” · {ppl} · {_words(trace, fork)}"
+
+
+def explored(nodes: list, node) -> dict[str, dict[str, int]]:
+    """Where `node`'s alternatives already have a branch: {position: {token id: node number}} over
+    every other node that agrees with `node` before that position and takes another token there."""
+    mine = as_trace(node)
+    marks: dict[str, dict[str, int]] = {}
+    for number, other in enumerate(nodes):
+        trace = as_trace(other)
+        if trace is mine:
+            continue
+        at = fork_position(mine, trace)
+        if at < min(len(mine), len(trace)) and trace.token_ids[at] >= 0:
+            marks.setdefault(str(at), {}).setdefault(str(int(trace.token_ids[at])), number)
+    return marks
 
 
 def append_row(trace: Trace, scored: Trace, index: int) -> Trace:
@@ -85,11 +116,16 @@ def append_row(trace: Trace, scored: Trace, index: int) -> Trace:
 
     Used when a person picks the next token by hand: the runner scores the text with the chosen
     token added, and its record of that token (logprob, rank, entropy, alternatives) is appended.
-    The appended row is generated, not prompt, and has no processed logprobs (nothing was sampled).
+    The appended row is completion, not prompt, chosen by hand (its position joins
+    ``meta["forced"]``), and has no processed logprobs (nothing was sampled).
     """
     row = scored[index : index + 1]
     row.prompt_len = 0
     row.processed_logprobs = row.processed_top_logprobs = None
     grown = Trace.concat(trace, row)
-    grown.meta = {**trace.meta, "manual_steps": int(trace.meta.get("manual_steps", 0)) + 1}
+    grown.meta = {
+        **trace.meta,
+        "manual_steps": int(trace.meta.get("manual_steps", 0)) + 1,
+        "forced": [*trace.meta.get("forced", ()), len(trace)],
+    }
     return grown

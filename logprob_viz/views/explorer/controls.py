@@ -10,14 +10,10 @@ import html
 
 import ipywidgets as w
 
+from .kernel_note import NO_KERNEL_NOTE, KernelNote
 from .settings import MIN_TOP_LOGPROBS, SETTING_NAMES, Settings, has_chat_template
 
 __all__ = ["Controls", "NO_KERNEL_NOTE"]
-
-NO_KERNEL_NOTE = (
-    "Generate, Next token, Stop and Branch run the model in this notebook's kernel: "
-    "in a copy without a running kernel they do nothing; run the cell again to use them."
-)
 
 _LABEL = {"description_width": "initial"}
 
@@ -54,16 +50,16 @@ class Controls:
             tooltip="wrap the prompt as [{'role': 'user', 'content': prompt}] with the model's chat template",
             layout=w.Layout(width="auto", margin="0 0 0 1em"),
         )
-        self._sampling_controls(settings)
+        self._sampling_controls(settings, runner)
         self._length_controls(settings, self.top_logprobs_limit[0])
         self._buttons()
         self.status = w.HTML(value=_status_html("Ready: type a prompt, then Generate or Next token.", "info"))
-        # Always there, so a saved copy reopened without a kernel says why its buttons do nothing.
-        self.note = w.HTML(value=f'<small class="lv-explore-note">{html.escape(NO_KERNEL_NOTE)}</small>')
+        # Shown only when no kernel answers it: a saved copy reopened without one says why its buttons do nothing.
+        self.note = KernelNote(NO_KERNEL_NOTE)
         self.box = w.VBox(
             [
                 w.HBox([self.prompt]),
-                w.HBox([self.temperature, self.top_p, self.top_k], layout=w.Layout(flex_flow="row wrap")),
+                w.HBox([self.temperature, self.top_p, self.min_p, self.top_k], layout=w.Layout(flex_flow="row wrap")),
                 w.HBox(
                     [self.max_new_tokens, self.top_logprobs, self.seed, self.chat],
                     layout=w.Layout(flex_flow="row wrap", align_items="center"),
@@ -74,10 +70,23 @@ class Controls:
             ]
         )
 
-    def _sampling_controls(self, settings: Settings) -> None:
+    def _sampling_controls(self, settings: Settings, runner) -> None:
         self.temperature = _slider(settings.temperature, 0.0, 2.0, "temperature", tooltip="0 is greedy",
                                    continuous_update=True)
         self.top_p = _slider(settings.top_p, 0.05, 1.0, "top-p")
+        # min-p: keep the tokens at least min_p times as likely as the most likely one. Only a runner
+        # that applies it gets it; a server runner would ignore it, so its slider is off and says why.
+        applies = bool(getattr(runner, "applies_min_p", False))
+        if settings.min_p > 0 and not applies:
+            raise ValueError(f"min_p={settings.min_p} was given, but {type(runner).__name__} does not send min_p to "
+                             "its server (it would be ignored): leave min_p out, or use lv.load() to run the model")
+        self.min_p = w.FloatSlider(
+            value=settings.min_p, min=0.0, max=1.0, step=0.01, description="min-p", style=_LABEL, readout_format=".2f",
+            disabled=not applies,
+            tooltip=("keep tokens with p >= min-p x p(most likely); 0 is off" if applies else
+                     f"min-p is off: {type(runner).__name__} does not send min_p to its server, so it would be "
+                     "ignored; lv.load() runs the model here and applies it"),
+        )
         self.top_k = w.BoundedIntText(
             value=settings.top_k, min=0, max=1_000_000, description="top-k", style=_LABEL, layout=w.Layout(width="9em")
         )
@@ -123,6 +132,7 @@ class Controls:
             temperature=float(self.temperature.value),
             top_p=float(self.top_p.value),
             top_k=int(self.top_k.value),
+            min_p=float(self.min_p.value),
             max_new_tokens=int(self.max_new_tokens.value),
             top_logprobs=int(self.top_logprobs.value),
             seed=int(self.seed.value),

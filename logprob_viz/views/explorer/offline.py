@@ -4,7 +4,7 @@
 show where no widget manager renders the live app; ``offline_page`` is the same as one standalone
 page (``app.to_html(path)``). Each branch is the view's own offline fragment
 (`logprob_viz.views.page.html_fragment`: hover and pinning work, nothing goes back to Python), with a
-note that generating and branching need the kernel.
+note that generating and branching need the live app.
 """
 
 from __future__ import annotations
@@ -13,16 +13,22 @@ import html
 from pathlib import Path
 
 from .branching import as_trace
-from .controls import NO_KERNEL_NOTE
 
-__all__ = ["offline_html", "offline_page"]
+__all__ = ["offline_html", "offline_page", "STATIC_NOTE"]
 
+# Where this HTML is shown no live app renders (nbconvert's page, a notebook viewer, a frontend
+# without Jupyter widgets), whether or not a kernel once ran it: say what works here and where
+# the rest does, not that a kernel is missing.
+STATIC_NOTE = (
+    "A static copy of the explorer: hover and pin tokens here. Generating and branching need the live app: "
+    "run lv.explore() where Jupyter widgets render (JupyterLab, Notebook 7, VS Code, Voilà) or in marimo."
+)
 PAGE_NOTE = (
     "A saved copy of the explorer: hover and pin tokens here; generating and branching need lv.explore() in a notebook."
 )
 
 
-def offline_html(app, max_branches: int | None = 8, note: str = NO_KERNEL_NOTE) -> str:
+def offline_html(app, max_branches: int | None = 8, note: str = STATIC_NOTE) -> str:
     """The app's branches (at most `max_branches`, None: all; root first) as HTML, labelled as in its list."""
     from ..page import html_fragment
 
@@ -33,7 +39,7 @@ def offline_html(app, max_branches: int | None = 8, note: str = NO_KERNEL_NOTE) 
         nodes = [app.current] if app.current is not None else []
     if not nodes:
         return f"<div class='lv-explore-offline'>{shown}<p>(nothing generated yet)</p></div>"
-    labels = [label for label, _ in app.branches.select.options]
+    labels = app.branches.labels
     limit = len(nodes) if max_branches is None else max_branches
     parts = [f"<div class='lv-explore-offline'>{shown}"]
     for i, node in enumerate(nodes[:limit]):

@@ -1,31 +1,52 @@
-"""Two small panels of the explorer: the next-token distribution for manual decoding, and the
-"what does the temperature do here" readout of the pinned token.
+"""Two small panels of the explorer, both below the view (so neither moves the text when it
+appears): the next token's distribution for manual decoding, drawn as the view's alternatives
+chart (a bar per choice, click or Tab + Enter to append it), and the pinned token's panel
+(`pinned.PinnedPanel`, exported here as `TemperatureReadout`, the name the app knows).
 
 Plain ipywidgets; token texts go into button descriptions and escaped HTML, never markup.
 """
 
 from __future__ import annotations
 
-import html
 import math
 
 import ipywidgets as w
-import numpy as np
 
 from ...records.trace import Trace
 from .branching import visible
-from .temperature import tempered_top_k
+from .pinned import PinnedPanel
 
-__all__ = ["NextTokenPanel", "TemperatureReadout"]
+__all__ = ["NextTokenPanel", "TemperatureReadout", "PinnedPanel"]
+
+TemperatureReadout = PinnedPanel  # the app's name for the pinned-token panel
+
+# The chart's look: the alternatives chart of the view (js/logprob/widget.css), in the theme's colours.
+CHART_STYLE = """<style>
+.lv-next-chart { font-size: 14px; max-width: 560px; }
+.lv-next-row { align-items: center; gap: 8px; margin: 1px 0 !important; }
+.lv-next-row .lv-next-choice { justify-content: flex-start; font-family: var(--jp-code-font-family, monospace);
+  white-space: pre; min-width: 8em; max-width: 14em; height: 26px; text-align: left; }
+.lv-next-row .lv-next-choice:hover, .lv-next-row .lv-next-choice:focus-visible {
+  outline: 2px solid var(--jp-brand-color1, #1976d2); }
+.lv-next-bar { position: relative; height: 14px; width: 220px; background: var(--jp-layout-color2, #eee);
+  border-radius: 2px; overflow: hidden; }
+.lv-next-fill { position: absolute; left: 0; top: 0; bottom: 0; background: var(--jp-brand-color1, #1976d2);
+  border-radius: 2px; }
+.lv-next-num { font-variant-numeric: tabular-nums; white-space: nowrap; color: var(--jp-ui-font-color1, #222);
+  min-width: 8em; text-align: right; }
+.lv-next-lp { color: var(--jp-ui-font-color2, #666); margin-left: 8px; }
+</style>"""
 
 
 class NextTokenPanel:
-    """The next token's distribution, before a token is chosen: one button per alternative."""
+    """The next token's distribution, before a token is chosen: the alternatives chart, one row per
+    choice (its token as a button, its probability as a bar); a click or Enter on a row appends it."""
 
     def __init__(self) -> None:
         self.title = w.HTML()
-        self.choices = w.HBox([], layout=w.Layout(flex_flow="row wrap"))
-        self.close = w.Button(description="Close", icon="times", layout=w.Layout(width="auto"))
+        self.choices = w.VBox([])
+        self.choices.add_class("lv-next-chart")
+        self.close = w.Button(description="Close", icon="times", layout=w.Layout(width="auto", align_self="flex-start"))
         self.box = w.VBox([self.title, self.choices, self.close], layout=w.Layout(display="none"))
         self.box.add_class("lv-explore-next")
         self.close.on_click(lambda _: self.hide())
@@ -48,18 +69,26 @@ class NextTokenPanel:
         entropy = float(step.entropy[row])
         shown = f", entropy {entropy:.2f} nats" if math.isfinite(entropy) else ""
         self.title.value = (
-            f"<b>Next token</b> after {len(step) - 1} tokens (top {len(self.options)}{shown}): choose one to append it"
+            f"{CHART_STYLE}<div class='lv-next-title'><b>Next token</b> after {len(step) - 1} tokens "
+            f"(top {len(self.options)}{shown}): click one (or Tab to it and press Enter) to append it</div>"
         )
-        self.buttons = []
+        self.buttons, rows = [], []
         for token_id, text, lp in self.options:
-            button = w.Button(
-                description=f"{visible(text)}  {math.exp(lp):.1%}",
-                tooltip=f"id {token_id}: {text!r}",
-                layout=w.Layout(width="auto"),
-            )
+            button = w.Button(description=visible(text), tooltip=f"append id {token_id}: {text!r}",
+                              layout=w.Layout(width="auto"))
+            button.add_class("lv-next-choice")
             button.on_click(lambda _, token_id=token_id: self._on_choose and self._on_choose(token_id))
+            p = math.exp(lp)
+            bar = w.HTML(
+                f"<div style='display:flex;align-items:center;gap:8px'><span class='lv-next-bar'>"
+                f"<span class='lv-next-fill' style='width:{p * 100:.2f}%'></span></span>"
+                f"<span class='lv-next-num' data-p='{p!r}'>{p:.1%}<span class='lv-next-lp'>{lp:.2f}</span></span></div>"
+            )
+            line = w.HBox([button, bar])
+            line.add_class("lv-next-row")
             self.buttons.append(button)
-        self.choices.children = self.buttons
+            rows.append(line)
+        self.choices.children = rows
         self.box.layout.display = "flex"
 
     def hide(self) -> None:
@@ -72,54 +101,3 @@ class NextTokenPanel:
             button.disabled = busy
 
 
-class TemperatureReadout:
-    """At the pinned token: each alternative's probability as the model gave it and under the slider's temperature."""
-
-    def __init__(self) -> None:
-        self.html = w.HTML()
-        self.exact = w.Button(
-            description="Exact",
-            icon="calculator",
-            layout=w.Layout(width="auto"),
-            disabled=True,
-            tooltip="recompute the pinned position under these settings with one forward pass",
-        )
-        self.box = w.VBox([self.html, self.exact], layout=w.Layout(display="none"))
-
-    def update(
-        self, trace: Trace | None, at: int, temperature: float, exact: np.ndarray | None = None, exact_label: str = ""
-    ) -> None:
-        """Show token `at` of `trace`; `exact`: processed top-K logprobs from a forward pass, else an approximation."""
-        if trace is None or not 0 < at < len(trace) or not np.isfinite(trace.top_logprobs[at]).any():
-            self.box.layout.display = "none"
-            self.exact.disabled = True
-            return
-        raw = trace.top_logprobs[at]
-        if exact is not None:
-            new = np.exp(np.asarray(exact, dtype=np.float64))
-            how = f"exact, one forward pass ({html.escape(exact_label)})"
-        else:
-            new = tempered_top_k(raw, temperature)
-            how = (
-                "approximation: softmax(logprob / T) over the top K only, the rest of the vocabulary left out; "
-                "press Exact for the real numbers"
-            )
-        label = "greedy" if temperature <= 0 and exact is None else f"T={temperature:.2f}"
-        rows = []
-        for j, (text, lp) in enumerate(zip(trace.top_tokens[at], raw, strict=False)):
-            if not math.isfinite(lp):
-                continue
-            chosen = trace.top_ids[at][j] >= 0 and trace.top_ids[at][j] == trace.token_ids[at]
-            mark = "<b>" if chosen else ""
-            end = "</b>" if chosen else ""
-            rows.append(
-                f"<tr><td>{mark}{html.escape(visible(text))}{end}</td><td>{math.exp(lp):.1%}</td>"
-                f"<td>{new[j]:.1%}</td></tr>"
-            )
-        self.html.value = (
-            f"<div class='lv-explore-readout'><b>At token {at}</b>: p(model) → p({html.escape(label)})"
-            f"<table><tr><th>token</th><th>p(model)</th><th>p({html.escape(label)})</th></tr>{''.join(rows)}</table>"
-            f"<small>{how}</small></div>"
-        )
-        self.exact.disabled = False
-        self.box.layout.display = "flex"

@@ -20,6 +20,7 @@ class Settings:
     temperature: float = 0.0  # 0: greedy, so a first Generate is reproducible
     top_p: float = 1.0
     top_k: int = 0
+    min_p: float = 0.0  # keep tokens with p >= min_p * p(most likely); 0: off. The local runner applies it
     max_new_tokens: int = 32
     top_logprobs: int = 5
     seed: int = 0
@@ -34,6 +35,8 @@ class Settings:
             args["top_p"] = float(self.top_p)
         if self.top_k > 0:
             args["top_k"] = int(self.top_k)
+        if self.min_p > 0:
+            args["min_p"] = float(self.min_p)
         return args
 
     def check(self, max_top_logprobs: int | None = None, where: str = "for this runner") -> None:
@@ -47,6 +50,9 @@ class Settings:
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p!r}")
         if self.top_k < 0:
             raise ValueError(f"top_k must be >= 0 (0 means no top-k), got {self.top_k!r}")
+        if not (math.isfinite(self.min_p) and 0 <= self.min_p <= 1):
+            raise ValueError(f"min_p must be in [0, 1] (a fraction of the most likely token's probability; "
+                             f"0 means off), got {self.min_p!r}")
         if self.max_new_tokens < 1:
             raise ValueError(f"max new tokens must be at least 1, got {self.max_new_tokens!r}")
         if self.top_logprobs < MIN_TOP_LOGPROBS:

@@ -1,53 +1,140 @@
-"""A pinned position at another temperature: the top-K approximation and the exact value."""
+"""A pinned position under other sampling settings, exactly: the distribution sampled from, computed
+from the model's whole next-token distribution (numpy, float64), and the band of settings over which
+a token stays sampleable.
+
+The order and the rules are the local runner's (`sources.local.distribution.process`, transformers'
+order): temperature, then top-k, then top-p, then min-p. None of them reorders the tokens, so the
+most likely token is the same under every setting; they only reshape the probabilities and cut the
+tail. That is what the band teaches.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from ...records.trace import Trace
 from .settings import Settings
 
-__all__ = ["tempered_top_k", "exact_at"]
+__all__ = ["sampled_from", "Band", "band_of", "TEMPERATURE_RANGE", "TOP_P_RANGE", "MIN_P_RANGE"]
+
+# The explorer sliders' ranges: the band is drawn over what the person can set.
+TEMPERATURE_RANGE = (0.0, 2.0)
+TOP_P_RANGE = (0.05, 1.0)
+MIN_P_RANGE = (0.0, 1.0)
 
 
-def tempered_top_k(top_logprobs, temperature: float) -> np.ndarray:
-    """Probabilities of the top-K tokens under `temperature`, renormalised over the top K.
+def sampled_from(logprobs: np.ndarray, settings: Settings) -> np.ndarray:
+    """Probabilities (V,) of the distribution `settings` sample from, given the model's logprobs (V,).
 
-    An approximation: the exact tempered distribution needs the whole vocabulary's logits,
-    which the trace does not keep (the tail outside the top K is left out). Temperature 0 is
-    greedy: all the mass on the most likely token.
+    Temperature 0 is greedy: all the mass on the most likely token.
     """
-    lp = np.asarray(top_logprobs, dtype=np.float64)
-    finite = np.isfinite(lp)
+    lp = np.asarray(logprobs, dtype=np.float64)
+    order = np.argsort(-lp, kind="stable")  # most likely first
+    weights, kept = _kept_prefix(lp[order], settings.temperature, settings.top_k, settings.top_p, settings.min_p)
     out = np.zeros_like(lp)
-    if not finite.any():
-        return out
-    if temperature <= 0:
-        out[int(np.argmax(np.where(finite, lp, -np.inf)))] = 1.0
-        return out
-    scaled = np.where(finite, lp / temperature, -np.inf)
-    scaled -= scaled[finite].max()
-    weights = np.where(finite, np.exp(scaled), 0.0)
-    return weights / weights.sum()
+    out[order[:kept]] = weights[:kept] / weights[:kept].sum()
+    return out
 
 
-def exact_at(runner, trace: Trace, at: int, settings: Settings) -> tuple[str, np.ndarray]:
-    """(label, logprobs): token `at`'s top-K alternatives under `settings`, exactly, by one forward pass.
-
-    The runner records the processed (sampled-from) distribution over the whole vocabulary; it is
-    read at the same token ids as the trace's alternatives (-inf where the settings cut one off).
+def _kept_prefix(desc: np.ndarray, temperature: float, top_k: int, top_p: float,
+                 min_p: float) -> tuple[np.ndarray, int]:
+    """(weights, m): exp((logprob - top) / T) of the tokens in descending order, and how many of them
+    the settings keep. Every rule keeps a most-likely-first prefix (none reorders), so m says it all.
     """
-    sampling = settings.sampling()
-    if settings.temperature <= 0:
-        return "greedy", np.where(np.arange(trace.k) == 0, 0.0, -np.inf)  # all the mass on the top token
-    step = runner.generate(
-        prompt_ids=trace.token_ids[:at].tolist(),
-        max_new_tokens=1,
-        top_logprobs=max(trace.k, 1),
-        progress=False,
-        **sampling,
-    )
-    processed = step.top_logprobs if step.processed_top_logprobs is None else step.processed_top_logprobs
-    by_id = dict(zip(step.top_ids[-1].tolist(), processed[-1].tolist(), strict=True))
-    label = ", ".join(f"{name}={value}" for name, value in sampling.items() if name != "seed")
-    return label, np.array([by_id.get(int(i), -np.inf) for i in trace.top_ids[at]])
+    if temperature <= 0:
+        return np.ones(1), 1  # greedy: the most likely token only
+    n = len(desc) if top_k <= 0 else min(top_k, len(desc))
+    weights = np.exp((desc[:n] - desc[0]) / temperature)  # (n,): the top token's weight is 1
+    kept = n
+    if top_p < 1.0:
+        cumulative = np.cumsum(weights)
+        above = (cumulative - weights) / cumulative[-1]  # mass of the tokens more likely than each one
+        kept = min(kept, max(1, int(np.count_nonzero(above < top_p))))  # the most likely token always stays
+    if min_p > 0.0:
+        # p >= min_p * p(top): the weight relative to the top token's, which is 1
+        kept = min(kept, max(1, int(np.count_nonzero(weights >= min_p))))
+    return weights, kept
+
+
+@dataclass
+class Band:
+    """Over which values of one setting (the others as they are) a token can be sampled.
+
+    ``values`` / ``probs``: the setting's grid and the token's probability there (drawn);
+    ``sampleable_from`` / ``sampleable_to``: the interval in which the token can be sampled
+    (None: at no value in the range); ``only_from`` / ``only_to``: where it is the only token left
+    (sampled for sure; None: nowhere in the range). ``rank``: the token's rank (1: the most likely),
+    the same under every setting.
+    """
+
+    setting: str
+    low: float
+    high: float
+    current: float
+    values: np.ndarray
+    probs: np.ndarray
+    sampleable_from: float | None
+    sampleable_to: float | None
+    only_from: float | None
+    only_to: float | None
+    rank: int
+
+
+def band_of(logprobs: np.ndarray, token_id: int, settings: Settings, points: int = 81) -> dict[str, Band]:
+    """The token's band over temperature, top-p and min-p (each swept with the others held).
+
+    The ends of each interval come from bisection on a condition that is monotone in the setting
+    (to ~1e-9), not from the grid; the grid only draws the probability.
+    """
+    lp = np.asarray(logprobs, dtype=np.float64)
+    order = np.argsort(-lp, kind="stable")
+    desc = lp[order]
+    rank = int(np.nonzero(order == token_id)[0][0])  # 0-based
+    s = settings
+
+    def state(temperature, top_p, min_p) -> tuple[float, int]:
+        """(the token's probability, how many tokens are kept) under these values."""
+        weights, kept = _kept_prefix(desc, temperature, s.top_k, top_p, min_p)
+        return (float(weights[rank] / weights[:kept].sum()) if rank < kept else 0.0), kept
+
+    knobs = {  # setting -> (range, current value, the state as a function of that setting alone)
+        "temperature": (TEMPERATURE_RANGE, max(s.temperature, 0.0), lambda v: state(v, s.top_p, s.min_p)),
+        "top_p": (TOP_P_RANGE, s.top_p, lambda v: state(s.temperature, v, s.min_p)),
+        "min_p": (MIN_P_RANGE, s.min_p, lambda v: state(s.temperature, s.top_p, v)),
+    }
+    if s.temperature <= 0:  # greedy: top-p and min-p change nothing; swept at T = 1 they would mislead
+        knobs["top_p"] = (TOP_P_RANGE, s.top_p, lambda v: state(0.0, v, s.min_p))
+        knobs["min_p"] = (MIN_P_RANGE, s.min_p, lambda v: state(0.0, s.top_p, v))
+    bands = {}
+    for name, ((low, high), current, at) in knobs.items():
+        grid = np.linspace(low, high, points)
+        probs = np.array([at(v)[0] for v in grid])
+        sampleable = _interval(lambda v, at=at: rank < at(v)[1], low, high)
+        alone = _interval(lambda v, at=at: at(v)[1] == 1, low, high) if rank == 0 else (None, None)
+        bands[name] = Band(name, low, high, current, grid, probs, *sampleable, *alone, rank + 1)
+    return bands
+
+
+def _bisect(condition, low: float, high: float, steps: int = 40) -> float:
+    """The value between `low` and `high` where `condition` changes (it holds at exactly one end)."""
+    at_low = condition(low)
+    for _ in range(steps):
+        mid = (low + high) / 2
+        if condition(mid) == at_low:
+            low = mid
+        else:
+            high = mid
+    return (low + high) / 2
+
+
+def _interval(condition, low: float, high: float) -> tuple[float | None, float | None]:
+    """Where in [low, high] `condition` holds, for one that changes at most once over the range
+    (temperature and top-p keep more tokens as they grow, min-p fewer); (None, None): nowhere."""
+    at_low, at_high = condition(low), condition(high)
+    if at_low and at_high:
+        return low, high
+    if not at_low and not at_high:
+        return None, None
+    edge = _bisect(condition, low, high)
+    return (edge, high) if at_high else (low, edge)

@@ -11,11 +11,15 @@ __all__ = ["ExplorerView", "empty_view"]
 
 
 class ExplorerView(LogprobView):
-    """The LogprobView with the explorer's fork points (token positions) marked in the text, and
-    branching on: a click on an alternative asks the explorer to branch there."""
+    """The LogprobView with the explorer's fork points (token positions) marked in the text, the
+    alternatives that have a branch marked in the chart, and branching on: a click on an
+    alternative asks the explorer to branch there (or shows its branch, when it has one)."""
 
     forks = t.List(t.Int()).tag(sync=True)
     branching = t.Bool(True).tag(sync=True)
+    # {position: {token id: node number}}: alternatives of the text on show that have a branch already
+    explored = t.Dict().tag(sync=True)
+    app_keys = t.Bool(True).tag(sync=True)  # pass the app's keys (Ctrl+Enter, n, s, u) to the kernel
 
 
 def empty_view() -> ExplorerView:

@@ -17,8 +17,9 @@ import threading
 
 from ...records.trace import Trace
 from ...sources.jobs import JobCancelled, jobs_of
+from .warmup import start_warm_up  # (started by the app with its worker)
 
-__all__ = ["Worker", "ending_of"]
+__all__ = ["Worker", "ending_of", "start_warm_up"]
 
 log = logging.getLogger(__name__)
 

@@ -322,3 +322,15 @@ def test_kl_to_final_equals_an_independent_float64_computation(reference_model, 
     assert full.kl_to_final.shape == full.shape and full.kl_to_final.dtype == np.float32
     # early layers are far from the final distribution, late ones close
     assert np.nanmean(full.kl_to_final[0]) > np.nanmean(full.kl_to_final[28]) > 0
+
+
+def test_the_lens_leaves_the_threads_denormal_setting_as_it_was(runner):
+    # The read-outs flush denormals to zero for speed; the caller's setting is theirs.
+    tiny = torch.tensor([1e-39], dtype=torch.float32)
+    for flush in (False, True):
+        torch.set_flush_denormal(flush)
+        try:
+            lens(runner, "Water boils", top_logprobs=2)
+            assert (float(tiny[0] * 2) == 0.0) == flush
+        finally:
+            torch.set_flush_denormal(False)

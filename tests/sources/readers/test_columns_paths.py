@@ -177,3 +177,24 @@ def test_vllm_prompt_logprobs_against_the_ranks_given(monkeypatch):
     given = [0] + [row[str(i)]["rank"] for row, i in zip(rows[1:], ids[1:], strict=True)]
     assert t.ranks.tolist() == given and [list(r) for r in t.top_tokens] == expected_tops
     assert [i for i, row in enumerate(t.flags) if "outside_top_k" in row] == [i for i, r in enumerate(given) if r > 3]
+
+
+@pytest.mark.parametrize("odd", [None, "token_id:7", "bytes:\\xe2\\x80", "\ud83e"])
+def test_strings_resolved_at_once_are_what_each_resolves_to_alone(odd):
+    """The assembler's bulk path for plain decoded strings (`assemble._plain_texts`) against `resolve`
+    on each string; a placeholder, a legacy bytes: string or a lone surrogate sends all of them the
+    per-string way, which must give the same as well."""
+    from logprob_viz.sources.readers.assemble import _interned, resolve
+    from logprob_viz.sources.readers.columns import Columns
+
+    strings = [" the", "", "\ufffd", "a\x00", " é🙂", "\n", "x\ufffdy"] + ([odd] if odd else [])
+    codes = np.arange(len(strings))
+    n = len(strings)
+    c = Columns(list(strings), np.full(n, -0.5), strings=strings, codes=codes, alt_codes=codes[::-1].copy(),
+                counts=np.ones(n, np.int64), alt_lp=np.full(n, -1.0))
+    texts, data, ids, alt_texts, _, flagged = _interned(c, "decoded")
+    alone = [resolve(s, None, -1, "decoded", None) for s in strings]
+    assert texts == [a[2] for a in alone] and alt_texts == [a[2] for a in alone][::-1]
+    assert data == [b"" if a[1] is None else a[1] for a in alone] and ids == [a[0] for a in alone]
+    assert dict(flagged) == {i: a[3] for i, a in enumerate(alone) if a[3]}
+    assert dict(flagged)[1] == ("no_bytes",) and dict(flagged)[2] == ("replacement_char",)

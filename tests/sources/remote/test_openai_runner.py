@@ -153,9 +153,12 @@ def test_requests_ask_vllm_for_prompt_logprobs_token_ids_and_explicit_greedy(fak
     s = fake({"/v1/completions": (200, body)})
     runner = lv.connect(s.url)
     t = runner.generate("a", max_new_tokens=1, top_logprobs=1)
-    sent = s.requests[-1][2]
-    assert sent["temperature"] == 0.0 and sent["echo"] is True
-    assert sent["prompt_logprobs"] == 1 and sent["return_token_ids"]
+    # generate streams (so a server that dies in the middle leaves what it sent): the prompt is scored
+    # first (vLLM refuses prompt_logprobs in a stream), then the completion streams
+    (_, _, scored), (_, _, streamed) = s.requests[-2:]
+    assert scored["echo"] is True and scored["max_tokens"] == 0
+    assert scored["prompt_logprobs"] == 1 and scored["return_token_ids"]
+    assert streamed["stream"] is True and streamed["temperature"] == 0.0 and streamed["return_token_ids"]
     assert t.tokens == ["a", "b"] and t.prompt_len == 1 and t.token_ids.tolist() == [7, 8]
     assert t.meta["source"] == "vllm" and t.meta["base_url"] == s.url and t.meta["do_sample"] is False
     runner.generate("a", temperature=0.7, seed=3, top_k=5, max_new_tokens=1, top_logprobs=1)

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import paths
+from logprob_viz.views.explorer.branching import visible
 
 PROMPT = "A robot may not injure a human being"
 JOB_TIMEOUT = 600  # s: 2 shared cores
@@ -139,20 +140,23 @@ def test_branch_from_an_alternative_and_switch_back(generated, reference_model):
     assert len(rest) > 0 and rest == ref_greedy(reference_model, prefix, len(rest))
     assert at in app.view.forks  # the fork point is marked on the branch
     # the list: two entries with perplexities; the root's text up to the fork shown once
-    labels = [label for label, _ in app.branches.select.options]
-    assert len(labels) == 2 and labels[1].startswith("#1") and f"at {at}:" in labels[1]
+    labels = app.branches.labels
+    # token numbers from 1, as the chart numbers them ("token 8 of 20")
+    assert len(labels) == 2 and labels[1].startswith("#1 ↳ token ") and f"token {at + 1} " in labels[1]
     ppl = math.exp(-np.mean(node.logprobs[root.prompt_len :].astype(np.float64)))  # after the prompt
-    assert f"ppl {ppl:.2f}" in labels[1]
-    assert f"({at} tokens)" in app.branches.prefix.value
-    # switching back shows the root, with its fork marked too
-    app.branches.select.value = 0
+    assert f"ppl {ppl:.2f} over tokens {root.prompt_len + 1}–{len(node)}" in labels[1]
+    assert f"(tokens 1–{at})" in app.branches.prefix.value
+    # the chart marks the alternative that has a branch now, on the root: {position: {id: node number}}
+    app.branches.rows[0].click()
     assert app.view.trace is root and app.current is root and at in app.view.forks
+    assert app.view.explored == {str(at): {str(alt): 1}}
+    assert "Showing #0 root" in status(app)  # the status line follows the switch
 
 
 def test_a_click_in_the_view_branches_like_the_fallback(generated):
     app = generated
     root = app.tree.nodes[0]
-    app.branches.select.value = 0
+    app.branches.rows[0].click()
     at = root.prompt_len + 4
     alt = int(root.top_ids[at][2])
     before = len(app.tree.nodes)
@@ -162,7 +166,12 @@ def test_a_click_in_the_view_branches_like_the_fallback(generated):
     assert app.last_error is None, status(app)
     assert len(app.tree.nodes) == before + 1 and int(app.current.token_ids[at]) == alt
     assert app.current.token_ids[:at].tolist() == root.token_ids[:at].tolist()
-    assert len(app.branches.select.options) == before + 1
+    assert len(app.branches.labels) == before + 1
+    # the same click again: that alternative has its branch now, so it is shown, not made again
+    node = app.current
+    app.branches.rows[0].click()
+    app._on_view_message(app.view, {"event": "alternative", "at": at, "token_id": alt, "token": "x"}, [])
+    assert not app.running and app.current is node and len(app.tree.nodes) == before + 1
 
 
 def test_the_top_logprobs_box_goes_up_to_what_the_runner_records(runner, generated, reference_model):
@@ -213,9 +222,11 @@ def test_next_token_shows_the_distribution_before_a_token_is_chosen(runner, refe
     top = np.argsort(-logp)[:5]
     offered = app.next_panel.options
     assert [i for i, _, _ in offered] == top.tolist()
-    for (token_id, _, lp), button in zip(offered, app.next_panel.buttons, strict=True):
+    for (token_id, text, lp), button, row in zip(offered, app.next_panel.buttons, app.next_panel.choices.children,
+                                                 strict=True):
         assert abs(lp - logp[token_id]) < 1e-4
-        assert button.description.endswith(f"{math.exp(logp[token_id]):.1%}")
+        assert button.description == visible(text)  # a row of the chart: the token, its bar and probability
+        assert f"{math.exp(logp[token_id]):.1%}" in row.children[1].value
     # choose the second: it is appended with the model's numbers, and the next distribution follows
     app.next_panel.buttons[1].click()
     finish(app)
@@ -234,28 +245,24 @@ def test_next_token_shows_the_distribution_before_a_token_is_chosen(runner, refe
     assert "Next token first" in app.last_error
 
 
-def test_temperature_readout_approximate_then_exact(generated, reference_model):
+def test_temperature_readout_is_exact(generated, reference_model):
     app = generated
-    app.branches.select.value = 0
+    app.branches.rows[0].click()
     root = app.view.trace
     at = root.prompt_len + 1
-    app.view.selected = at
     app.controls.temperature.value = 0.5
-    raw = root.top_logprobs[at].astype(np.float64)
-    approx = np.exp(raw / 0.5) / np.exp(raw / 0.5).sum()  # over the top K, as the readout says
-    readout = app.readout.html.value
-    assert "approximation" in readout
-    cells = re.findall(r"<td>([0-9.]+%)</td>", readout)
-    assert cells[1::2] == [f"{p:.1%}" for p in approx]
-    assert cells[0::2] == [f"{math.exp(lp):.1%}" for lp in raw]
-    app.readout.exact.click()
-    finish(app)
-    assert app.last_error is None, status(app)
+    app.view.selected = at
+    deadline = time.monotonic() + JOB_TIMEOUT
+    while app.readout.numbers is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # (the pinned panel's forward pass runs in its own thread)
     exact = np.exp(ref_logprobs(reference_model, root.token_ids[: at + 1].tolist(), temperature=0.5)[at - 1])
+    model = np.exp(ref_logprobs(reference_model, root.token_ids[: at + 1].tolist())[at - 1])
     readout = app.readout.html.value
-    assert "exact" in readout
+    assert "Exact" in readout and "approximation" not in readout
     cells = re.findall(r"<td>([0-9.]+%)</td>", readout)
-    assert cells[1::2] == [f"{exact[i]:.1%}" for i in root.top_ids[at]]
+    shown = [int(i) for i in root.top_ids[at]]
+    assert cells[0::2][: len(shown)] == [f"{model[i]:.1%}" for i in shown]
+    assert cells[1::2][: len(shown)] == [f"{exact[i]:.1%}" for i in shown]
     app.controls.temperature.value = 0.0
 
 
@@ -264,14 +271,15 @@ def test_offline_html_holds_every_branch(generated):
     data = app._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in data
     page = data["text/html"]
-    assert "kernel" in page  # the note that the controls need one
+    # where this HTML is shown no live app renders: the note says what works here and where the rest does
+    assert "static copy of the explorer" in page and "need the live app" in page
     assert page.count('class="lv-standalone"') == len(app.tree.nodes)
 
 
 def test_stop_ends_a_long_branch_and_keeps_it(generated):
     app = generated
     root = app.tree.nodes[0]
-    app.branches.select.value = 0
+    app.branches.rows[0].click()
     before = len(app.tree.nodes)
     app.controls.max_new_tokens.value = 300
     try:
@@ -298,7 +306,10 @@ def test_compare_shows_the_branches_aligned(generated):
     nodes = app.tree.nodes
     app.branches.compare_button.click()
     assert app.last_error is None, status(app)
-    (view,) = app.branches.comparison.children
+    (view,) = app.comparing.holder.children
+    # under the branch list, above the text (not below a long text, out of sight)
+    children = list(app.widget.children)
+    assert children.index(app.comparing.box) == children.index(app.view) - 1
     assert view.labels == [f"#{i}" for i in range(len(nodes))]
     assert view.n_tokens == [len(n) for n in nodes]
     assert view.same_text is False  # the branches differ after their forks

@@ -1,0 +1,131 @@
+"""The explorer's model work: the bodies of Generate, Next token, a chosen token and Branch.
+
+Each function here runs in the explorer's background thread (`worker.py` starts it) and talks
+to the app only through what a person sees: the view's trace, the tree panel, the next-token
+panel and the status line. `app.py` checks the input and starts the job; a job that raises
+leaves the tree as it was (the worker shows why).
+"""
+
+from __future__ import annotations
+
+import time
+
+from ...records.trace import Trace
+from .branching import append_row, as_trace
+from .worker import ending_of
+
+__all__ = ["generate_job", "next_token_job", "choose_job", "branch_job"]
+
+UPDATE_EVERY = 0.1  # s between view updates while streaming: smooth, and few messages
+
+
+def generate_job(app, settings, args: dict) -> None:
+    """Stream a generation from the prompt into the view; the whole trace becomes a new tree's root."""
+    started = time.perf_counter()
+    app.branches.say_tree(app.history.at, len(app.history.trees), generating=True)  # the others stay
+    shown = [None]  # the last snapshot on show: kept if the stream fails after it
+    stream = app.runner.stream(
+        **args,
+        max_new_tokens=settings.max_new_tokens,
+        top_logprobs=settings.top_logprobs,
+        stop=app._stop,
+        **settings.sampling(),
+    )
+    try:
+        snapshot = stream_into_view(app, stream, started, shown)
+    except Exception:
+        if shown[0] is not None:  # what the view shows stays, as the tree's root
+            app._new_tree(shown[0], args)
+        else:
+            app._refresh()
+        raise
+    app._new_tree(snapshot, args)
+    new = len(snapshot) - snapshot.prompt_len
+    seconds = time.perf_counter() - started
+    ending, kind = ending_of(snapshot, app._stop.is_set())
+    if kind == "error":
+        app.worker.last_error = f"ServerError: {snapshot.meta.get('error')}"
+    app._say(
+        f"Generated {new} tokens in {seconds:.1f} s ({new / max(seconds, 1e-9):.1f} tokens/s){ending}. "
+        "Pin a token to branch from it.",
+        kind,
+    )
+
+
+def stream_into_view(app, stream, started: float, shown: list) -> Trace:
+    """Show the stream's snapshots (about every UPDATE_EVERY s); returns the last, the whole trace."""
+    shown_at, snapshot = 0.0, None
+    for snapshot in stream:
+        now = time.perf_counter()
+        if now - shown_at >= UPDATE_EVERY:
+            shown_at = now
+            app._show(snapshot, forks=[])
+            shown[0] = snapshot
+            new = len(snapshot) - snapshot.prompt_len
+            app._say(f"Generating… {new} tokens, {new / max(now - started, 1e-9):.1f} tokens/s")
+    if snapshot is None:
+        raise RuntimeError("the runner's stream gave no trace")
+    return snapshot
+
+
+def next_token_job(app, settings, args: dict) -> None:
+    """Show the distribution of the token after the text on show (or after the prompt, if it changed)."""
+    base = app.current if app.current is not None and app._tree_input == args else None
+    if base is None:
+        step = app.runner.generate(progress=False, **args, max_new_tokens=1, top_logprobs=settings.top_logprobs)
+        base = step[: len(step) - 1]
+        app._new_tree(base, args)
+    else:
+        step = app.runner.generate(
+            progress=False,
+            prompt_ids=base.token_ids.tolist(),
+            max_new_tokens=1,
+            top_logprobs=settings.top_logprobs,
+        )
+    app._base, app._step = base, step
+    app.next_panel.show(step)
+    app._say("Next-token distribution shown above the text: choose a token to append it.")
+
+
+def choose_job(app, settings, token_id: int) -> None:
+    """Manual decoding: append `token_id` to the text on show, then show the following distribution."""
+    ids = app._base.token_ids.tolist() + [int(token_id)]
+    step = app.runner.generate(progress=False, prompt_ids=ids, max_new_tokens=1, top_logprobs=settings.top_logprobs)
+    grown = append_row(app._base, step, len(step) - 2)
+    app._replace_current(grown)
+    app._base, app._step = grown, step
+    app.next_panel.show(step)
+    app._say(
+        f"Appended {grown.tokens[-1]!r}, chosen by hand, as token {len(grown)}: {len(grown)} tokens "
+        f"({grown.prompt_len} prompt, {len(grown) - grown.prompt_len} completion)."
+    )
+
+
+def branch_job(app, settings, parent: Trace, at: int, token) -> None:
+    """A new branch of the tree from `parent` at `at` with `token`; shown when it is made."""
+    started = time.perf_counter()
+    app.history.remember()
+    try:
+        node = app.tree.branch(
+            at=int(at),
+            token=token,
+            max_new_tokens=settings.max_new_tokens,
+            parent=parent,
+            stop=app._stop,
+            progress=False,
+            **settings.sampling(),
+        )
+    except Exception:
+        app.history.forget()  # the tree is as it was: nothing to undo
+        raise
+    app.current = as_trace(node)
+    app._refresh()
+    app._show(app.current)
+    ending, kind = ending_of(app.current, app._stop.is_set())
+    if kind == "error":
+        app.worker.last_error = f"ServerError: {app.current.meta.get('error')}"
+    app._say(
+        f"Branch #{len(app.tree.nodes) - 1} from token {at + 1} with {app.current.tokens[at]!r}: "
+        f"{len(app.current) - at} tokens in {time.perf_counter() - started:.1f} s{ending}.",
+        kind,
+    )

@@ -1,0 +1,200 @@
+"""The explorer's pinned-token panel: at the pinned token, each alternative's probability as the
+model gave it and under the controls' sampling settings — exactly, from the model's whole next-token
+distribution — and the band of temperatures / top-p / min-p values over which the token stays
+sampleable.
+
+The distribution at a position costs one forward pass; it is computed in a background thread
+(under the runner's job lock, so it waits for a running stream) and kept per position, so moving
+a slider afterwards is numpy only. The panel sits below the view: pinning never moves the text.
+A server runner returns only the top K, from which no exact number under other settings follows:
+the panel then says so rather than show an approximation a class would read as true.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+from collections import OrderedDict
+
+import ipywidgets as w
+import numpy as np
+
+from ...records.trace import Trace
+from .pinned_html import panel_html, unavailable_html, waiting_html
+from .settings import Settings
+from .temperature import band_of, sampled_from
+
+__all__ = ["PinnedPanel", "Distributions", "has_full_distribution"]
+
+log = logging.getLogger(__name__)
+
+CACHED_POSITIONS = 32  # distributions kept (each is the vocabulary in float64: ~0.4 MB for 49k tokens)
+
+
+def has_full_distribution(runner) -> bool:
+    """Whether `runner` can give the whole next-token distribution: the local runner (it has the model)."""
+    local = sys.modules.get("logprob_viz.sources.local.runner")  # not imported: no local runner exists
+    return local is not None and isinstance(runner, local.TransformersRunner)
+
+
+class Distributions:
+    """The model's full next-token distributions, one per token prefix, computed in the background."""
+
+    def __init__(self, size: int = CACHED_POSITIONS) -> None:
+        self.size = size
+        self._cache: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        self._pending: set[tuple] = set()
+        self.errors: dict[tuple, str] = {}
+        self._wanted: tuple | None = None
+        self._lock = threading.Lock()
+        self._one_at_a_time = threading.Lock()
+
+    def get(self, prefix: tuple) -> np.ndarray | None:
+        with self._lock:
+            found = self._cache.get(prefix)
+            if found is not None:
+                self._cache.move_to_end(prefix)
+            return found
+
+    def request(self, runner, prefix: tuple, done) -> None:
+        """Compute the distribution after `prefix` in a thread (once), then call `done()`."""
+        with self._lock:
+            self._wanted = prefix  # arrowing through tokens asks for many: only the last one is computed
+            if prefix in self._cache or prefix in self._pending:
+                return
+            self._pending.add(prefix)
+            self.errors.pop(prefix, None)
+        threading.Thread(target=self._compute, args=(runner, prefix, done), name="lv-pinned", daemon=True).start()
+
+    def compute(self, runner, prefix: tuple) -> np.ndarray:
+        """The distribution after `prefix`, now (in this thread)."""
+        from ...sources.local.next_token import next_logprobs  # torch: only with a local runner
+
+        found = self.get(prefix)
+        if found is None:
+            found = next_logprobs(runner, list(prefix))
+            with self._lock:
+                self._cache[prefix] = found
+                while len(self._cache) > self.size:
+                    self._cache.popitem(last=False)
+        return found
+
+    def _compute(self, runner, prefix: tuple, done) -> None:
+        try:
+            with self._one_at_a_time:
+                if prefix != self._wanted:  # the pin moved on while this one waited: skip it
+                    return
+                self.compute(runner, prefix)
+        except Exception as error:  # shown in the panel; the explorer goes on
+            log.debug("the pinned distribution failed", exc_info=True)
+            self.errors[prefix] = f"{type(error).__name__}: {error}"
+        finally:
+            with self._lock:
+                self._pending.discard(prefix)
+        done()
+
+
+class PinnedPanel:
+    """Below the view: the pinned token's numbers under the sampling settings, and its band.
+
+    ``show(app)`` follows the app's view (trace, pinned token), controls and runner; ``numbers`` holds
+    what is on show (for tests and notebooks): per row token id, text, p(model), p(settings).
+    """
+
+    def __init__(self) -> None:
+        self.html = w.HTML()
+        self.box = w.VBox([self.html], layout=w.Layout(display="none", width="100%"))
+        self.box.add_class("lv-explore-pinned")
+        self.distributions = Distributions()
+        self.numbers: dict | None = None
+        self._app = None
+        self._followed: set[int] = set()
+        self._lock = threading.RLock()
+
+    def show(self, app) -> None:
+        """Show the app's pinned token under its controls' settings (hidden when nothing is pinned)."""
+        self._app = app
+        self._follow(app.controls)
+        trace = app.view.trace if app.current is not None else None
+        at = app.view.selected
+        with self._lock:
+            if trace is None or not 0 < at < len(trace):
+                self.numbers = None
+                self.box.layout.display = "none"
+                return
+            self._render(app, trace, at)
+            self.box.layout.display = "flex"
+
+    def _follow(self, controls) -> None:
+        """Re-render when a setting changes (the app itself observes only the temperature)."""
+        if id(controls) in self._followed:
+            return
+        self._followed.add(id(controls))
+        for name in ("top_p", "top_k", "min_p"):
+            control = getattr(controls, name, None)
+            if control is not None:
+                control.observe(lambda _: self._app is not None and self.show(self._app), names="value")
+
+    def _render(self, app, trace: Trace, at: int) -> None:
+        settings = _settings_of(app.controls)
+        prefix = tuple(int(i) for i in trace.token_ids[:at])
+        if settings is None:
+            self.html.value = unavailable_html(trace, at, "a setting is out of range: see the status line")
+            return
+        if not has_full_distribution(app.runner) or min(prefix, default=-1) < 0:
+            self.numbers = None
+            self.html.value = unavailable_html(
+                trace, at,
+                "exact numbers under other settings need the model's whole next-token distribution, which "
+                "this runner does not give (a server returns only the top K); lv.load() runs the model here "
+                "and shows them",
+            )
+            return
+        logprobs = self.distributions.get(prefix)
+        if logprobs is None:
+            error = self.distributions.errors.get(prefix)
+            if error is not None:
+                self.html.value = unavailable_html(trace, at, f"the forward pass failed: {error}")
+                return
+            self.numbers = None
+            self.html.value = waiting_html(trace, at)
+            self.distributions.request(app.runner, prefix, lambda: self.show(app))
+            return
+        self.numbers = numbers_at(trace, at, logprobs, settings)
+        self.html.value = panel_html(trace, at, self.numbers)
+
+
+def _settings_of(controls) -> Settings | None:
+    try:
+        settings = controls.settings()
+        settings.check()
+    except (ValueError, TypeError):
+        return None
+    return settings
+
+
+def numbers_at(trace: Trace, at: int, logprobs: np.ndarray, settings: Settings) -> dict:
+    """What the panel shows at token `at`: the rows (the trace's alternatives, then the chosen token
+    when it is not among them), the kept count, and the chosen token's band."""
+    model = np.exp(logprobs)
+    new = sampled_from(logprobs, settings)
+    chosen = int(trace.token_ids[at])
+    ids = [int(i) for i in trace.top_ids[at] if i >= 0] if trace.top_ids is not None else []
+    texts = list(trace.top_tokens[at][: len(ids)])
+    if chosen not in ids:
+        ids.append(chosen)
+        texts.append(trace.tokens[at])
+    rank = int(np.count_nonzero(logprobs > logprobs[chosen])) + 1
+    rows = [{"id": i, "text": text, "model": float(model[i]), "new": float(new[i]), "chosen": i == chosen,
+             "rank": int(np.count_nonzero(logprobs > logprobs[i])) + 1} for i, text in zip(ids, texts, strict=True)]
+    return {
+        "at": at,
+        "settings": settings,
+        "rows": rows,
+        "kept": int(np.count_nonzero(new > 0)),
+        "vocab": len(logprobs),
+        "chosen": chosen,
+        "rank": rank,
+        "bands": band_of(logprobs, chosen, settings),
+    }

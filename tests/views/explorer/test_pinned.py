@@ -1,0 +1,221 @@
+"""The explorer's pinned-token numbers and band, on the real default model.
+
+The independent computation: the model loaded a second time with plain transformers
+(`reference_model`), its logits filtered by transformers' own logits warpers (temperature, top-k,
+top-p, min-p: the order `generate` applies them), then a softmax — none of it the package's code.
+The band is checked against a dense sweep of those warpers.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+PROMPT = "The largest planet in the solar system is"
+JOB_TIMEOUT = 600  # s: 2 shared cores
+
+
+def warped(model, ids: list[int], temperature: float, top_k: int = 0, top_p: float = 1.0, min_p: float = 0.0):
+    """p (V,) of the distribution transformers samples from after `ids`, with these settings."""
+    import torch
+    from transformers import (
+        LogitsProcessorList,
+        MinPLogitsWarper,
+        TemperatureLogitsWarper,
+        TopKLogitsWarper,
+        TopPLogitsWarper,
+    )
+
+    with torch.inference_mode():
+        logits = model(torch.tensor([ids])).logits[:, -1].double()  # (1, V)
+    if temperature == 0:
+        return torch.nn.functional.one_hot(logits.argmax(-1), logits.shape[-1])[0].double().numpy()
+    warpers = [TemperatureLogitsWarper(temperature)]
+    if top_k:
+        warpers.append(TopKLogitsWarper(top_k))
+    if top_p < 1:
+        warpers.append(TopPLogitsWarper(top_p))
+    if min_p > 0:
+        warpers.append(MinPLogitsWarper(min_p))
+    scores = LogitsProcessorList(warpers)(torch.tensor([ids]), logits)
+    return torch.softmax(scores, dim=-1)[0].numpy()
+
+
+@pytest.fixture(scope="module")
+def prompt_ids():
+    from transformers import AutoTokenizer
+
+    from logprob_viz.sources.local.default_model import default_model_path
+
+    return AutoTokenizer.from_pretrained(default_model_path())(PROMPT)["input_ids"]
+
+
+@pytest.fixture(scope="module")
+def logprobs(runner, prompt_ids):
+    from logprob_viz.views.explorer.pinned import Distributions
+
+    return Distributions().compute(runner, tuple(prompt_ids))
+
+
+SETTINGS = [
+    dict(temperature=0.8),
+    dict(temperature=1.5),
+    dict(temperature=0.0),
+    dict(temperature=1.2, top_p=0.9),
+    dict(temperature=0.7, top_k=20, top_p=0.95),
+    dict(temperature=1.0, min_p=0.05),
+    dict(temperature=1.5, top_k=50, top_p=0.8, min_p=0.02),
+]
+
+
+@pytest.mark.parametrize("args", SETTINGS, ids=lambda a: ",".join(f"{k}={v}" for k, v in a.items()))
+def test_sampled_from_is_the_distribution_transformers_samples_from(logprobs, reference_model, prompt_ids, args):
+    from logprob_viz.views.explorer.settings import Settings
+    from logprob_viz.views.explorer.temperature import sampled_from
+
+    expected = warped(reference_model, prompt_ids, **args)
+    got = sampled_from(logprobs, Settings(**args))
+    assert got.shape == expected.shape
+    assert np.abs(got - expected).max() < 2e-6
+    assert np.array_equal(got > 0, expected > 0), "the same tokens are cut off"
+    assert math.isclose(got.sum(), 1.0, abs_tol=1e-9)
+
+
+def first_change(values, condition) -> float | None:
+    """The first value of a sweep at which `condition` differs from its value at the start."""
+    start = condition(values[0])
+    for v in values[1:]:
+        if condition(v) != start:
+            return v
+    return None
+
+
+def test_the_band_agrees_with_an_independent_sweep(logprobs, reference_model, prompt_ids):
+    from logprob_viz.views.explorer.settings import Settings
+    from logprob_viz.views.explorer.temperature import band_of
+
+    order = np.argsort(-logprobs)
+    third, top = int(order[2]), int(order[0])
+    held = dict(temperature=1.0, top_p=0.9, min_p=0.05)
+    step = 0.01
+
+    # temperature, with top-p 0.9 and min-p 0.05 held: the third token is cut at low T, kept from a threshold
+    band = band_of(logprobs, third, Settings(**held))["temperature"]
+    temps = np.arange(step, 2.0 + step / 2, step)
+    kept = first_change(temps, lambda t: warped(reference_model, prompt_ids, t, 0, 0.9, 0.05)[third] > 0)
+    assert band.rank == 3
+    assert kept is not None and band.sampleable_from is not None
+    assert kept - step <= band.sampleable_from <= kept + 1e-9
+    assert band.sampleable_to == 2.0
+
+    # top-p at T = 1: kept once top-p passes the mass of the two tokens above it
+    band = band_of(logprobs, third, Settings(**held))["top_p"]
+    tops = np.arange(0.05, 1.0 + step / 2, step)
+    kept = first_change(tops, lambda p: warped(reference_model, prompt_ids, 1.0, 0, p, 0.05)[third] > 0)
+    model = np.exp(logprobs)
+    assert kept - step <= band.sampleable_from <= kept + 1e-9
+    assert math.isclose(band.sampleable_from, model[order[:2]].sum(), abs_tol=1e-6)
+
+    # min-p at T = 1, top-p 1: kept up to p(third) / p(top)
+    band = band_of(logprobs, third, Settings(temperature=1.0))["min_p"]
+    mins = np.arange(0.0, 1.0 + step / 2, step)
+    cut = first_change(mins, lambda m: warped(reference_model, prompt_ids, 1.0, 0, 1.0, m)[third] > 0)
+    assert band.sampleable_from == 0.0
+    assert cut - step <= band.sampleable_to <= cut + 1e-9
+    assert math.isclose(band.sampleable_to, model[third] / model[top], rel_tol=1e-6)
+
+    # the most likely token: sampleable everywhere, and alone (sampled for sure) at low T / low top-p / high min-p
+    bands = band_of(logprobs, top, Settings(**held))
+    assert all(b.sampleable_from == b.low and b.sampleable_to == b.high for b in bands.values())
+    assert bands["temperature"].rank == 1
+    alone = first_change(temps, lambda t: warped(reference_model, prompt_ids, t, 0, 0.9, 0.05)[top] < 1)
+    assert bands["temperature"].only_from == 0.0
+    assert alone - step <= bands["temperature"].only_to <= alone + 1e-9
+    alone = first_change(mins, lambda m: warped(reference_model, prompt_ids, 1.0, 0, 0.9, m)[top] == 1)
+    assert alone - step <= bands["min_p"].only_from <= alone + 1e-9
+    # the drawn probabilities are the warpers' at the grid's values
+    t_band = bands["temperature"]
+    for v, p in list(zip(t_band.values, t_band.probs, strict=True))[1::20]:
+        assert abs(p - warped(reference_model, prompt_ids, float(v), 0, 0.9, 0.05)[top]) < 2e-6
+
+
+def test_the_panel_shows_the_pinned_token_exactly_and_follows_the_sliders(runner, reference_model):
+    from logprob_viz.views.explorer import explore
+
+    app = explore(PROMPT, runner=runner, max_new_tokens=4, top_logprobs=5)
+    app.controls.generate.click()
+    assert app.wait(JOB_TIMEOUT) and app.last_error is None, app.controls.status.value
+    trace = app.view.trace
+    at = trace.prompt_len + 1
+    app.controls.temperature.value = 1.5
+    app.controls.top_p.value = 0.9
+    app.view.selected = at
+    deadline = JOB_TIMEOUT
+    import time
+
+    started = time.monotonic()
+    while app.readout.numbers is None and time.monotonic() - started < deadline:
+        time.sleep(0.05)  # (the forward pass runs in the panel's thread)
+    numbers = app.readout.numbers
+    assert numbers is not None, app.readout.html.value
+    ids = trace.token_ids[:at].tolist()
+    expected = warped(reference_model, ids, 1.5, 0, 0.9)
+    model = warped(reference_model, ids, 1.0)
+    shown = {row["id"]: row for row in numbers["rows"]}
+    assert set(shown) >= {int(i) for i in trace.top_ids[at]}
+    for token_id, row in shown.items():
+        assert abs(row["new"] - expected[token_id]) < 2e-6
+        assert abs(row["model"] - model[token_id]) < 2e-6
+        assert f"{row['new']:.1%}" in app.readout.html.value or row["new"] == 0
+    assert numbers["kept"] == int(np.count_nonzero(expected > 0))
+    # a slider moved afterwards: numpy only, at once, still exact
+    app.controls.min_p.value = 0.1
+    expected = warped(reference_model, ids, 1.5, 0, 0.9, 0.1)
+    assert all(abs(r["new"] - expected[r["id"]]) < 2e-6 for r in app.readout.numbers["rows"])
+    # nothing pinned: no panel
+    app.view.selected = -1
+    assert app.readout.box.layout.display == "none"
+
+
+def test_a_server_runner_gets_no_min_p_and_no_pretend_numbers(runner):
+    from logprob_viz.sources.remote.vllm import VLLMRunner
+    from logprob_viz.views.explorer.controls import Controls
+    from logprob_viz.views.explorer.pinned import has_full_distribution
+    from logprob_viz.views.explorer.settings import Settings
+
+    # a real runner class, told the server's model list up front (no request is made here)
+    server = VLLMRunner("http://127.0.0.1:9/v1", listed=[{"id": "smollm2"}])
+    controls = Controls("hi", Settings(), server)
+    assert controls.min_p.disabled and "does not send min_p" in controls.min_p.tooltip
+    with pytest.raises(ValueError, match="does not send min_p"):
+        Controls("hi", Settings(min_p=0.1), server)
+    local = Controls("hi", Settings(temperature=1.0, min_p=0.1), runner)
+    assert not local.min_p.disabled and local.settings().sampling()["min_p"] == 0.1
+    assert has_full_distribution(runner) and not has_full_distribution(server)
+    with pytest.raises(ValueError, match="min_p must be in"):
+        Settings(min_p=1.5).check()
+
+
+def test_at_t0_the_band_says_greedy_and_the_table_puts_all_mass_on_the_top_token(logprobs, prompt_ids):
+    from logprob_viz.records.trace import Trace
+    from logprob_viz.views.explorer.pinned import numbers_at
+    from logprob_viz.views.explorer.pinned_html import band_words, panel_html
+    from logprob_viz.views.explorer.settings import Settings
+
+    order = np.argsort(-logprobs)
+    top3 = [int(i) for i in order[:3]]
+    # a trace whose token 1 is the model's third choice, with the top 3 as its alternatives
+    inf = float("-inf")
+    trace = Trace(tokens=["<a>", "b & c"], token_ids=[prompt_ids[-1], top3[2]],
+                  top_tokens=[["", "", ""], ["x", "y", "<z>"]], top_logprobs=[[inf] * 3, logprobs[top3].tolist()],
+                  top_ids=[[-1, -1, -1], top3])
+    numbers = numbers_at(trace, 1, logprobs, Settings())
+    assert [r["new"] for r in numbers["rows"]] == [1.0, 0.0, 0.0] and numbers["kept"] == 1 and numbers["rank"] == 3
+    words = [band_words(b) for b in numbers["bands"].values()]
+    assert words[0] == "sampleable at every T above 0 (T = 0 is greedy: the most likely token only)"
+    assert words[1].startswith("cut off at every top-p") and words[2].startswith("cut off at every min-p")
+    page = panel_html(trace, 1, numbers)
+    assert "T = 0 is greedy" in page and "Rank 3 at every setting" in page
+    assert "<z>" not in page and "&lt;z&gt;" in page and "&amp;" in page and "b & c" not in page  # data, not markup
