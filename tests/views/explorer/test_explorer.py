@@ -69,8 +69,10 @@ def eos_cut(tokens: list[int], eos: int) -> list[int]:
     return tokens[: tokens.index(eos) + 1] if eos in tokens else tokens
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def generated(runner):
+    # a fresh app per test (10 greedy tokens take seconds): no test depends on what another did to
+    # the tree, so the suite passes in any order (--reverse, --shuffle)
     app = make_app(runner, max_new_tokens=10)
     app.controls.generate.click()
     finish(app)
@@ -303,7 +305,11 @@ def test_stop_ends_a_long_branch_and_keeps_it(generated):
 
 def test_compare_shows_the_branches_aligned(generated):
     app = generated
+    root = app.tree.nodes[0]
+    app.branch(at=root.prompt_len + 2, token=int(root.top_ids[root.prompt_len + 2][1]))
+    finish(app)
     nodes = app.tree.nodes
+    assert len(nodes) == 2
     app.branches.compare_button.click()
     assert app.last_error is None, status(app)
     (view,) = app.comparing.holder.children

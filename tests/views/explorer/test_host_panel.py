@@ -67,6 +67,7 @@ def test_a_press_generates_and_the_status_and_branches_follow(app_and_panel, ref
 
 def test_next_token_choices_reach_the_panel_and_a_choice_appends(app_and_panel):
     app, panel = app_and_panel
+    panel.prompt = PROMPT  # (each test types its prompt: the suite may run them in any order)
     panel._pressed(panel, {"type": "press", "name": "next_token"}, [])
     assert app.wait(JOB_TIMEOUT)
     assert [i for i, _ in panel.choices] == [i for i, _, _ in app.next_panel.options]
