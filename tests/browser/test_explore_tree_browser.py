@@ -236,7 +236,7 @@ def test_the_tree_as_a_class_sees_it(page, lab_server):
     page.locator(f"{APP} .lv-root .lv-header").click()  # focus in the app, nothing else
     page.keyboard.press("n")
     for step in range(3):
-        choice = page.locator(f"{APP} .lv-explore-next button", has_text="%").nth(1)
+        choice = page.locator(f"{APP} .lv-explore-next .lv-next-choice").nth(1)  # the chart's second row
         choice.wait_for(state="visible", timeout=MODEL_TIMEOUT * 1000)
         wait_until(page, lambda s: s["idle"], "the next-token distribution")
         choice.click()
@@ -257,7 +257,7 @@ def test_the_tree_as_a_class_sees_it(page, lab_server):
     wait_until(page, lambda s: s["idle"] and len(s["tokens"]) == m + 2, "undo")
 
     # 6. Generate on a new prompt: the earlier tree stays (earlier tree), and the view does not move.
-    # (Esc releases the pin first: the pinned token's own panel beside the tree is another matter)
+    # (Esc releases the pin first, so the pinned token's panel below the view closes)
     page.locator(f"{APP} .lv-root").press("Escape")
     panel = page.locator(f"{APP} .lv-tree-panel")
     page.locator(f"{APP} textarea").fill("The capital of France is")

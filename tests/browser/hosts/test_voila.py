@@ -86,8 +86,18 @@ def test_the_explorer_and_a_view_in_voila(page, voila_server, tokenizer, referen
 
 def hover_and_shoot(page, view, name: str, at: int = 12) -> None:
     """A picture of the page with the alternatives of token `at` of `view` shown."""
-    view.locator(f".lv-token[data-index='{at}']").hover()
-    view.locator(f".lv-chart[data-index='{at}']").wait_for(state="visible", timeout=20_000)
+    # Mid-stream, the text's next block can replace the hovered span before the chart is drawn (the
+    # hover is then on an element that is gone): hover again, up to a minute, until the chart shows.
+    chart = view.locator(f".lv-chart[data-index='{at}']")
+    deadline = time.monotonic() + 60
+    while True:
+        view.locator(f".lv-token[data-index='{at}']").hover()
+        try:
+            chart.wait_for(state="visible", timeout=5_000)
+            break
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / name), full_page=True)
 
