@@ -47,7 +47,8 @@ STYLE = """<style>
 
 
 def _title(trace: Trace, at: int) -> str:
-    return (f"<div class='lv-pin-title'><b>Pinned token {at}</b> "
+    # numbered from 1, as the chart, the tree and the status line number tokens
+    return (f"<div class='lv-pin-title'><b>Pinned token {at + 1}</b> "
             f"<span class='lv-pin-tok'>{html.escape(visible(trace.tokens[at]))}</span>")
 
 
