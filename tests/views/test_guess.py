@@ -174,6 +174,9 @@ def test_svg_table_without_plotly_escapes_tokens():
 
 
 def test_a_missing_build_names_the_file_and_the_command(monkeypatch, tmp_path):
+    import logprob_viz.views.guess  # noqa: F401  (loaded with the real build first: in any test order,
+    # the game's class keeps its frontend files for the tests after this one)
+
     trace = lv.Trace(tokens=["Hello", " world"], logprobs=[np.nan, -1.0])
     monkeypatch.setattr(page, "STATIC", tmp_path)  # a checkout whose js/ was never built
     with pytest.raises(FileNotFoundError, match=r"guess\.js is missing.*`npm install && npm run build` in js/"):

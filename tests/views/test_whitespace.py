@@ -74,6 +74,8 @@ def test_the_branch_list_labels_mark_a_newline_and_a_tab_with_the_views_marks():
     tokens = ["Once", " upon", "\n", "a\ttime", "\u202e", " end"]
     trace = lv.Trace(tokens=tokens, logprobs=np.full(len(tokens), -0.5, dtype=np.float32), prompt_len=1)
     line = branch_label(1, trace, fork=1, prompt_len=1)
-    assert line.endswith("at 1: upon \u21b5 a \u2192 time[RLO] end"), line
+    # the row says where it forks (numbered from 1, as the chart numbers tokens), then its first words
+    assert line.startswith("#1 \u21b3 token 2 ") and line.endswith(" · upon \u21b5 a \u2192 time[RLO] end"), line
     assert "\u23ce" not in line, "not the explorer's old newline mark"
-    assert branch_label(0, trace, fork=None, prompt_len=1).endswith("root: upon \u21b5 a \u2192 time[RLO] end")
+    root = branch_label(0, trace, fork=None, prompt_len=1)
+    assert root.startswith("#0 root") and root.endswith(" · upon \u21b5 a \u2192 time[RLO] end"), root

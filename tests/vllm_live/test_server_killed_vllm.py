@@ -40,7 +40,7 @@ def generated(trace) -> list[int]:
 
 @pytest.fixture(scope="module")
 def own(tmp_path_factory):
-    """(url, kill, restart) of a vLLM server of our own, from the suite's install."""
+    """(up, kill, restart) of a vLLM server of our own, from the suite's install; up() -> its url."""
     from logprob_viz.servers import process
     from logprob_viz.servers import vllm as vllm_server
 
@@ -57,14 +57,21 @@ def own(tmp_path_factory):
     def restart() -> None:
         assert vllm_server.start(port=port, state=state, install_if_needed=False, timeout=600) == url
 
+    def up() -> str:
+        # each test starts from a running server, whichever test ran (and killed it) before: any order
+        if not vllm_server.is_running(state=state):
+            restart()
+        return url
+
     try:
-        yield url, kill, restart
+        yield up, kill, restart
     finally:
         vllm_server.stop(state=state)
 
 
 def test_a_vllm_stream_whose_server_is_killed_keeps_what_arrived_and_the_restarted_server_goes_on(vllm_url, own):
-    url, kill, restart = own
+    up, kill, restart = own
+    url = up()
     runner = lv.connect(url)
     seen, killed = [], False
     with pytest.warns(RuntimeWarning, match="server failure"):
@@ -86,9 +93,10 @@ def test_a_vllm_stream_whose_server_is_killed_keeps_what_arrived_and_the_restart
 
 
 def test_a_vllm_generate_whose_server_is_killed_returns_the_partial_trace_with_a_warning(vllm_url, own):
-    url, kill, _ = own
+    up, kill, _ = own
+    url = up()
     runner = lv.connect(url)
-    runner.generate(ROBOT, max_new_tokens=2, top_logprobs=3)  # the server answers (restarted by the test above)
+    runner.generate(ROBOT, max_new_tokens=2, top_logprobs=3)  # the server answers
     steps = []
 
     def kill_at_the_fifth_step() -> bool:  # called by the runner between steps: a real kill at a known point
