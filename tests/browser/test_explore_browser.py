@@ -234,7 +234,7 @@ def flow(page, lab_server) -> None:
     page.wait_for_function(f"() => ({PAGE_JS})().tokens[{at_b}] === {json.dumps(expected)}", timeout=30_000)
     assert page.locator(".jp-NotebookPanel:visible .jp-Cell").count() == 3  # "b" was not JupyterLab's "cell below"
 
-    # Compare: the branches aligned by bytes, one row each, under the branch list.
+    # Compare: the branches aligned by bytes, one row each, above the tree panel.
     click_button(page, "Compare")
     compared = page.locator(f"{APP} .lvc-root")
     compared.wait_for(state="visible", timeout=60_000)

@@ -79,7 +79,7 @@ class Explorer(TreeActions, MarimoDisplay):  # (marimo renders no ipywidgets con
         self.branches.earlier.on_click(lambda _: self.show_tree(-1))
         self.branches.later.on_click(lambda _: self.show_tree(1))
         self.branches.name.observe(lambda change: self.rename(change["new"]), names="value")
-        self.comparing = BranchComparison(self)  # the Compare button's view, under the branch list
+        self.comparing = BranchComparison(self)  # the Compare button's view, above the tree panel
         self.view.observe(self._pinned, names="selected")
         c.temperature.observe(lambda _: self._update_readout(), names="value")
         self.view.on_msg(self._on_view_message)

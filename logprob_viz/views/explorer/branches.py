@@ -72,7 +72,7 @@ class BranchList:
             description="Compare",
             icon="columns",
             layout=w.Layout(width="auto"),
-            tooltip=f"the branches (up to {MAX_COMPARED}) aligned by bytes, one row each, under the branch list",
+            tooltip=f"the branches (up to {MAX_COMPARED}) aligned by bytes, one row each, above the tree panel",
         )
         notes = w.HTML(f'<div class="lv-tree-note">{html.escape(FORK_LEGEND)}<br>{html.escape(KEYS)}</div>')
         self.box = w.VBox(

@@ -1,5 +1,6 @@
 """The explorer's Compare: the branches aligned by bytes, in a compare view that opens right under
-the branch list (in sight, not below a long text) and follows the tree as it grows.
+the controls, above the tree panel (in sight: the outline, its buttons and key list are taller than
+a screen's remaining height, and a long text is taller still) and follows the tree as it grows.
 
 Which branches it shows: all of them while there are at most `MAX_COMPARED`; beyond that the root
 and the newest. A tick box per branch changes that; once the person has picked, new branches are
@@ -69,7 +70,7 @@ class BranchComparison:
         app.branches.compare_button.on_click(lambda _: self._open_or_say())
         # The view on show changes after every branch, switch and generation: the moment to follow the tree.
         app.view.observe(lambda _: self.follow(), names=["_payload", "n_tokens"])
-        _insert_before(app.widget, self.box, app.view)
+        _insert_before(app.widget, self.box, app.branches.box)  # above the tree panel (see the docstring)
 
     @property
     def is_open(self) -> bool:
@@ -91,7 +92,7 @@ class BranchComparison:
     def _open_or_say(self) -> None:
         try:
             self.open()
-            self.app.controls.say("The branches, aligned by bytes, are under the branch list; hover a row's own "
+            self.app.controls.say("The branches, aligned by bytes, are above the tree panel; hover a row's own "
                                   "continuation for its numbers.")
         except (ValueError, TypeError) as error:
             self.app.worker.fail(error)

@@ -1,5 +1,5 @@
 """The explorer's Compare (`logprob_viz.views.explorer.comparing`) driven from the kernel side on the
-real default model: it opens under the branch list, follows the tree as branches are made, says which
+real default model: it opens above the tree panel, follows the tree as branches are made, says which
 branches it shows, and every row's own continuation is scored (numbers checked against sums written here).
 """
 
@@ -52,7 +52,9 @@ def test_compare_opens_in_sight_and_follows_the_branches(runner):
     app.branches.compare_button.click()
     assert app.last_error is None, app.controls.status.value
     children = list(app.widget.children)
-    assert children.index(app.comparing.box) == children.index(app.view) - 1  # under the branch list, above the text
+    # right under the controls, above the tree panel and the text: in sight without scrolling
+    assert children.index(app.comparing.box) == children.index(app.controls.box) + 1
+    assert children.index(app.comparing.box) < children.index(app.view)
     assert app.comparing.view.labels == ["#0", "#1"]
     for k in range(1, 5):  # branches #2-#5, made while the comparison is open
         branch(app, k)

@@ -313,9 +313,11 @@ def test_compare_shows_the_branches_aligned(generated):
     app.branches.compare_button.click()
     assert app.last_error is None, status(app)
     (view,) = app.comparing.holder.children
-    # under the branch list, above the text (not below a long text, out of sight)
+    # above the tree panel, above the text (not below a long text, out of sight)
     children = list(app.widget.children)
-    assert children.index(app.comparing.box) == children.index(app.view) - 1
+    # right under the controls, above the tree panel and the text: in sight without scrolling
+    assert children.index(app.comparing.box) == children.index(app.controls.box) + 1
+    assert children.index(app.comparing.box) < children.index(app.view)
     assert view.labels == [f"#{i}" for i in range(len(nodes))]
     assert view.n_tokens == [len(n) for n in nodes]
     assert view.same_text is False  # the branches differ after their forks
