@@ -131,11 +131,8 @@ def _run(model, ids: list[int], rows: list[int], k: int, positions=None) -> dict
             work = torch.empty(logits.shape, dtype=torch.float32, device=device)  # (T, V) scratch
             part, final = summarize(logits, chosen[at], k, work)
             results[last].append(part)
-            weights = readout.final_weights(final[0]) if len(rows) > 1 else None
             for b in rows[:-1]:
-                normed = readout.norm(hidden[b][s : s + CHUNK])
-                dot = readout.final_dot(weights, normed)
-                results[b].append(summarize(readout.logits(normed), chosen[at], k, work, final, dot)[0])
+                results[b].append(summarize(readout(hidden[b][s : s + CHUNK]), chosen[at], k, work, final)[0])
     out = {}
     for b, parts in results.items():
         if parts:
