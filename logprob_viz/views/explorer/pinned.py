@@ -7,7 +7,8 @@ The distribution at a position costs one forward pass; it is computed in a backg
 (under the runner's job lock, so it waits for a running stream) and kept per position, so moving
 a slider afterwards is numpy only. The panel sits below the view: pinning never moves the text.
 A server runner returns only the top K, from which no exact number under other settings follows:
-the panel then says so rather than show an approximation a class would read as true.
+the panel then shows for each of them the range its probability certainly lies in, whatever the
+unknown rest holds (temperature_bounds.py), rather than an approximation a class would read as true.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ import ipywidgets as w
 import numpy as np
 
 from ...records.trace import Trace
-from .pinned_html import panel_html, unavailable_html, waiting_html
+from .pinned_html import panel_html, ranges_html, unavailable_html, waiting_html
 from .settings import Settings
 from .temperature import band_of, sampled_from
+from .temperature_bounds import probability_ranges
 
 __all__ = ["PinnedPanel", "Distributions", "has_full_distribution"]
 
@@ -143,13 +145,12 @@ class PinnedPanel:
             self.html.value = unavailable_html(trace, at, "a setting is out of range: see the status line")
             return
         if not has_full_distribution(app.runner) or min(prefix, default=-1) < 0:
-            self.numbers = None
-            self.html.value = unavailable_html(
-                trace, at,
-                "exact numbers under other settings need the model's whole next-token distribution, which "
-                "this runner does not give (a server returns only the top K); lv.load() runs the model here "
-                "and shows them",
-            )
+            self.numbers = ranges_at(trace, at, settings)
+            if self.numbers is None:
+                why = "the response holds no alternatives at this token, so nothing follows for other settings"
+                self.html.value = unavailable_html(trace, at, why)
+            else:
+                self.html.value = ranges_html(trace, at, self.numbers)
             return
         logprobs = self.distributions.get(prefix)
         if logprobs is None:
@@ -198,3 +199,22 @@ def numbers_at(trace: Trace, at: int, logprobs: np.ndarray, settings: Settings) 
         "rank": rank,
         "bands": band_of(logprobs, chosen, settings),
     }
+
+
+def ranges_at(trace: Trace, at: int, settings: Settings) -> dict | None:
+    """What the panel shows at token `at` of a server's trace: each alternative's p(model) and the range
+    of its probability under `settings` (None: the response holds no alternatives there)."""
+    if trace.top_logprobs is None:
+        return None
+    lps = np.asarray(trace.top_logprobs[at], dtype=np.float64)
+    known = np.isfinite(lps)
+    if not known.any():
+        return None
+    texts = [text for text, ok in zip(trace.top_tokens[at], known, strict=False) if ok]
+    ranges = probability_ranges(lps[known], settings)
+    chosen = trace.tokens[at]
+    rows = [{"text": text, "model": float(np.exp(lp)), "low": low, "high": high, "chosen": text == chosen}
+            for text, lp, (low, high) in zip(texts, lps[known], ranges, strict=True)]
+    return {"at": at, "settings": settings, "rows": rows, "known": len(rows),
+            "rest": max(0.0, 1.0 - float(np.exp(lps[known]).sum())),
+            "chosen_p": float(np.exp(trace.logprobs[at])), "chosen_listed": any(r["chosen"] for r in rows)}

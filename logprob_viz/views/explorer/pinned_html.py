@@ -15,7 +15,7 @@ from ...records.trace import Trace
 from .branching import visible
 from .temperature import Band
 
-__all__ = ["panel_html", "waiting_html", "unavailable_html", "STYLE"]
+__all__ = ["panel_html", "ranges_html", "waiting_html", "unavailable_html", "STYLE"]
 
 NAMES = {"temperature": "temperature", "top_p": "top-p", "min_p": "min-p"}
 SYMBOL = {"temperature": "T", "top_p": "top-p", "min_p": "min-p"}
@@ -170,3 +170,38 @@ def band_html(band: Band) -> str:
             f"<line class='lv-pin-now' x1='{now:.2f}' x2='{now:.2f}' y1='0' y2='{HEIGHT}'/></svg>"
             f"<div class='lv-pin-ends'><span>{band.low:g}</span><span>tallest bar: {top:.1%}</span>"
             f"<span>{band.high:g}</span></div></div>")
+
+
+def _range_words(low: float, high: float) -> str:
+    if high == 0:
+        return "cut off"
+    if high - low < 5e-4:  # a point: exact (to the shown digit)
+        return f"{low:.1%}"
+    return f"{low:.1%} – {high:.1%}"
+
+
+def ranges_html(trace: Trace, at: int, numbers: dict) -> str:
+    """The panel for a server's trace (see `pinned.ranges_at`): p(model) and a certain range under the
+    settings per alternative, and why it is a range."""
+    label = html.escape(settings_words(numbers["settings"]))
+    rows = []
+    for row in numbers["rows"]:
+        cls = " class='lv-pin-chosen'" if row["chosen"] else ""
+        cut = " class='lv-pin-cut'" if row["high"] == 0 else ""
+        rows.append(
+            f"<tr{cls} data-p-model='{row['model']!r}' data-low='{row['low']!r}' data-high='{row['high']!r}'>"
+            f"<td><span class='lv-pin-tok'>{html.escape(visible(row['text']))}</span></td>"
+            f"<td>{row['model']:.1%}</td><td{cut}>{_range_words(row['low'], row['high'])}</td></tr>"
+        )
+    table = (f"<table class='lv-pin-table'><tr><th>token</th><th>p(model)</th>"
+             f"<th title='the distribution sampled from under {label}'>p(sampled)</th></tr>{''.join(rows)}</table>")
+    outside = ("" if numbers["chosen_listed"] else
+               f" The chosen token (p {numbers['chosen_p']:.1%}) is not among them: no range for it.")
+    note = (f"<div class='lv-pin-note' data-rest='{numbers['rest']!r}'>The server returned the {numbers['known']} most "
+            f"likely tokens; the other {numbers['rest']:.1%} of the probability lies in tokens it did not list, "
+            f"each no more likely than the last of them. How that rest is spread changes the numbers under "
+            f"{label}, so each is a range that holds for every spread (a single number where it is exact)."
+            f"{html.escape(outside)} lv.load() runs the model here and gives exact numbers and the bands.</div>")
+    return (f"{STYLE}<div class='lv-pin' data-state='ranges' data-at='{at}'>{_title(trace, at)}: "
+            f"p(model) → p({label})</div><div class='lv-pin-body'><div class='lv-pin-numbers'>{table}{note}</div>"
+            "</div></div>")
