@@ -100,6 +100,12 @@ def lab_server(tmp_path_factory):
         TRANSFORMERS_OFFLINE="1",
         PYTHONUNBUFFERED="1",
     )
+    # JupyterLab asks "get notified about official Jupyter news?" in a toast that covers a corner of
+    # every picture, and answering it while it animates raced (a click on a detached button, a
+    # page error from the toast's removal): told here that the answer is no, it never asks
+    notification = private / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    notification.parent.mkdir(parents=True, exist_ok=True)
+    notification.write_text('{"fetchNews": "false"}')
     cmd = [
         str(jupyter_lab),
         "--no-browser",
@@ -115,6 +121,7 @@ def lab_server(tmp_path_factory):
         "--LabApp.news_url=None",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         f"--LabApp.workspaces_dir={private / 'workspaces'}",
+        f"--LabApp.user_settings_dir={private / 'settings'}",
         # window.jupyterapp in the page, in JupyterLab and in Notebook 7: the tests read the page's
         # kernel state and switch themes through it
         "--LabApp.expose_app_in_browser=True",
@@ -179,7 +186,8 @@ def page(browser):
     pg = context.new_page()
     pg.set_default_timeout(60_000)
     errors: list[str] = []
-    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    # the message, and where it was thrown (a library's or ours: the message alone does not say)
+    pg.on("pageerror", lambda exc: errors.append(f"{exc}\n{getattr(exc, 'stack', '') or ''}".strip()))
     pg.page_errors = errors
     try:
         yield pg

@@ -243,13 +243,6 @@ PROJECTOR = {"width": 853, "height": 480}  # CSS pixels of a 1280x720 screen at 
 PROJECTOR_SCALE = 1.5
 
 
-def dismiss_news(page) -> None:
-    """JupyterLab's "get notified about news?" toast covers a corner of the picture: answer it."""
-    no = page.get_by_role("button", name="No", exact=True)
-    if no.count():
-        no.first.click()
-
-
 def set_theme(page, dark: bool) -> None:
     """Switch JupyterLab's theme (its own command, as the Settings menu does) and wait until it applies."""
     name, light = ("JupyterLab Dark", "false") if dark else ("JupyterLab Light", "true")
@@ -285,7 +278,6 @@ def projector_page(browser, server, notebook: str):
     small = context.new_page()
     try:
         open_notebook(small, server, notebook)
-        dismiss_news(small)
         yield small
     finally:
         context.close()

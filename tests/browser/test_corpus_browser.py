@@ -24,7 +24,6 @@ from browser.expected import expected_marks, js_to_fixed
 from browser.lab import (
     MODEL_TIMEOUT,
     dark_theme,
-    dismiss_news,
     open_notebook,
     projector_page,
     python_prints,
@@ -170,7 +169,6 @@ def test_sort_filter_and_a_row_opens_its_trace_below(page, lab_server, corpus_no
     in_range = want[(want["perplexity"] >= _f32(float(f"{low:.4f}"))) & (want["perplexity"] <= float(f"{high:.4f}"))]
     wait_rows(root, in_range.sort_values("tokens", ascending=False, kind="stable")["item"].tolist())
     assert root.locator(".lvx-count").first.inner_text() == f"{len(in_range)} of {len(TEXTS)} traces"
-    dismiss_news(page)
     save_screenshot(page, "corpus-view.png", ".jp-NotebookPanel:visible .jp-OutputArea-output .widget-vbox")
     root.locator(".lvx-f-min").fill("")
     root.locator(".lvx-f-max").fill("")
@@ -254,7 +252,6 @@ def projector_screenshot(browser, lab_server) -> None:
         run_cell(small, 2)  # the same view again, in this page
         small.locator(ROOT).locator(".lvx-data").first.wait_for(timeout=60_000)
         small.locator(ROOT).scroll_into_view_if_needed()
-        dismiss_news(small)
         save_screenshot(small, "corpus-150.png", ROOT)
 
 

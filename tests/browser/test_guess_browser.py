@@ -18,7 +18,6 @@ from browser.lab import (
     MODEL_TIMEOUT,
     cell,
     dark_screenshot,
-    dismiss_news,
     open_notebook,
     projector_page,
     python_prints,
@@ -162,7 +161,6 @@ def projector_screenshot(browser, lab_server) -> None:
         run_cell(small, 3)
         wait_for_output(small, lab_server, 3, ".lvg-root .lvg-hidden", 120)
         root = cell(small, 3).locator(".lvg-root")
-        dismiss_news(small)  # (the toast covers the screen)
         root.scroll_into_view_if_needed()
         width = root.evaluate("el => el.getBoundingClientRect().width")
         assert root.evaluate("el => el.scrollWidth <= el.clientWidth + 1"), "nothing overflows sideways"

@@ -24,7 +24,6 @@ from browser.lab import (
     PROJECTOR,
     cell,
     dark_theme,
-    dismiss_news,
     next_frames,
     open_notebook,
     projector_page,
@@ -363,6 +362,5 @@ def test_lesson_2_shows_temperature_as_a_picture(page, lab_server):
         first = chart.locator(".lv-alt-row").first
         assert first.locator(".lv-alt-token").inner_text().replace("\u00b7", " ") in favourite
     cell(page, temperature).scroll_into_view_if_needed()
-    dismiss_news(page)
     save_screenshot(page, "lesson-02-temperature.png", f".jp-NotebookPanel:visible .jp-Cell >> nth={temperature}")
     assert not page.page_errors, page.page_errors

@@ -189,16 +189,8 @@ def test_pinned_token_numbers_are_exact_the_page_stays_and_the_band_matches_a_sw
     assert not page.page_errors, page.page_errors
 
 
-def dismiss_news(page) -> None:
-    """JupyterLab's "get notified about news?" toast covers the app's corner in a picture: answer it."""
-    no = page.get_by_role("button", name="No", exact=True)
-    if no.count():
-        no.first.click()
-
-
 def picture(page, name: str) -> None:
     """The whole app in tests/artifacts/, in a page tall enough that it is not cut by the window."""
-    dismiss_news(page)
     size = page.viewport_size
     page.set_viewport_size({"width": size["width"], "height": 2400})
     try:
@@ -235,7 +227,6 @@ def projector(browser, lab_server, at: int) -> None:
         token.click()  # pinned from before: unpins
         app.locator(".lv-explore-pinned .lv-pin").wait_for(state="hidden", timeout=30_000)
         pin_without_moving(small, at, app)
-        dismiss_news(small)
         small.evaluate("() => window.jupyterapp.commands.execute('application:toggle-left-area')")  # the room
         next_frames(small, 3)
         app.locator(".lv-explore-pinned .lv-pin").scroll_into_view_if_needed()

@@ -20,7 +20,6 @@ from browser.lab import (
     MODEL_TIMEOUT,
     cell,
     dark_screenshot,
-    dismiss_news,
     open_notebook,
     projector_page,
     run_cell,
@@ -168,7 +167,6 @@ def projector_screenshot(browser, lab_server) -> None:
         run_cell(small, 1)
         wait_for_output(small, lab_server, 1, ".lv-root .lv-why-legend", 120)
         root = cell(small, 1).locator(".lv-root")
-        dismiss_news(small)
         assert root.evaluate("el => el.scrollWidth <= el.clientWidth + 1"), "nothing overflows sideways"
         root.scroll_into_view_if_needed()
         screen_shot(small, "why-projector-screen.png")
