@@ -248,6 +248,10 @@ def set_theme(page, dark: bool) -> None:
     name, light = ("JupyterLab Dark", "false") if dark else ("JupyterLab Light", "true")
     page.evaluate(f"() => window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{name}'}})")
     page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{light}'", timeout=30_000)
+    # JupyterLab shows its splash screen for a theme change and removes it 200 ms after; a second
+    # change inside that time has both removals run and the second throws (a removeChild page
+    # error from JupyterLab's own code). A person does not switch twice in 200 ms: wait it out.
+    page.wait_for_function("() => !document.getElementById('jupyterlab-splash')", timeout=30_000)
 
 
 @contextlib.contextmanager
