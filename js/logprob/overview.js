@@ -6,7 +6,7 @@
 // Built once per change of the trace (panel.js keeps it), not on every hover.
 
 import { h } from "../toolkit/dom.js";
-import { formatPercent, formatStat } from "../toolkit/format.js";
+import { formatLogprob, formatPercent, formatStat } from "../toolkit/format.js";
 import { overviewOf } from "./stats.js";
 import { appendText } from "./text.js";
 
@@ -27,16 +27,22 @@ export function summaryText(o) {
   return `mean p ${formatPercent(o.meanP)} \u00b7 perplexity ${ppl}, ${overWhich(o)}`;
 }
 
-/** A row of the list: the token (as the chart's title shows it), its probability, its position. */
+/**
+ * A row of the list: the token (as the chart's title shows it), its probability and logprob (as
+ * the chart's rows show them: the logprob tells apart the tokens a percent shows as "<0.1%"), and
+ * its position (numbered from 1, as the chart's title numbers it).
+ */
 function row(data, i, style) {
   const el = h("button", "lv-overview-row");
   el.type = "button";
   el.dataset.index = String(i);
-  el.title = `pin token ${i + 1}`;
+  el.title = `pin token ${i + 1}: ${JSON.stringify(data.tokens[i])}`; // (a property: plain text; the chip may be cut short)
   const chip = h("span", "lv-chip");
   appendText(chip, data.tokens[i]); // text nodes and marks, never HTML: a token can be `<img onerror>`
   if (style) Object.assign(chip.style, { background: style.background, color: style.color });
-  el.append(chip, h("span", "lv-overview-p", formatPercent(Math.exp(data.logprobs[i]))), h("span", "lv-overview-where", `token ${i + 1}`));
+  const lp = data.logprobs[i];
+  el.append(chip, h("span", "lv-overview-p", formatPercent(Math.exp(lp))), h("span", "lv-overview-logprob", formatLogprob(lp)));
+  el.appendChild(h("span", "lv-overview-where", `token ${i + 1}`));
   return el;
 }
 
