@@ -46,7 +46,7 @@ CELLS = [
 import json, pathlib
 import logprob_viz as lv
 runner = lv.load()
-t = runner.generate({PROMPT!r}, max_new_tokens=200, top_logprobs=5, temperature=1.0, seed=7)
+t = runner.generate({PROMPT!r}, max_new_tokens=200, top_logprobs=5, temperature=0.7, seed=7)
 pathlib.Path("overview.json").write_text(json.dumps(t.to_dict()))
 v = lv.LogprobView(t[:t.prompt_len + {FIRST}])
 v""",
