@@ -172,8 +172,10 @@ def test_the_overview_lists_where_the_model_hesitated_and_a_row_pins_its_token(p
     save_screenshot(page, "overview.png")
     dark_screenshot(page, view, "overview-dark.png")
 
-    # Hovering shows a chart in the same box; leaving the text shows the overview again, same size.
+    # Hovering shows a chart in the same box; leaving the text shows the overview again, same size,
+    # and the same element (it is not rebuilt for each hover: a trace of 100,000 tokens hovers fast).
     size = view.evaluate(BOXES_JS)["panel"]
+    view.evaluate("root => { root.querySelector('.lv-overview').lvKept = true; }")
     rows, _ = expected_overview(trace, n)
     view.locator(f".lv-token[data-index='{rows[1]}']").hover()
     view.locator(f".lv-panel .lv-chart[data-index='{rows[1]}']").wait_for(timeout=10_000)
@@ -181,6 +183,7 @@ def test_the_overview_lists_where_the_model_hesitated_and_a_row_pins_its_token(p
     view.locator(".lv-header").hover()
     view.locator(".lv-panel .lv-overview").wait_for(timeout=10_000)
     left = view.evaluate(BOXES_JS)["panel"]
+    assert view.evaluate("root => root.querySelector('.lv-overview').lvKept === true"), "rebuilt on a hover"
     for got in (hovered, left):
         assert abs(got["w"] - size["w"]) < 1 and abs(got["h"] - size["h"]) < 1, f"panel resized: {size} -> {got}"
 
