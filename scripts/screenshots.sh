@@ -20,6 +20,7 @@ look-projector.png         projector.png            tests/browser/test_look_brow
 mode-rank.png              color-mode-rank.png      tests/browser/test_logprob_view_browser.py::test_color_modes_palettes_and_legend_range_from_python_and_the_legend
 mode-logprob.png           color-mode-surprisal.png tests/browser/test_logprob_view_browser.py::test_color_modes_palettes_and_legend_range_from_python_and_the_legend
 chart-ids.png              chart.png                tests/browser/test_logprob_view_browser.py::test_chart_other_bar_outside_top_k_ids_and_processed_side_by_side
+overview.png               overview.png             tests/browser/test_overview_browser.py::test_the_overview_lists_where_the_model_hesitated_and_a_row_pins_its_token
 explore-mid-stream.png     explorer-stream.png      tests/browser/test_explore_browser.py::test_type_generate_stream_stop_branch_switch_and_step
 explore-three-branches.png explorer-branches.png    tests/browser/test_explore_browser.py::test_type_generate_stream_stop_branch_switch_and_step
 explore-tree.png           explorer-tree.png        tests/browser/test_explore_tree_browser.py::test_the_tree_as_a_class_sees_it

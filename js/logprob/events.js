@@ -2,6 +2,7 @@
 // tokens. Hover shows a token's chart, click pins it, arrows move the pin, Escape releases it.
 // With the `branching` trait on, a click on an alternative (or `b` on a pinned token) asks the
 // kernel to branch there: a custom message {event: "alternative", at, token_id, token}.
+// A click on a row of the panel's overview (overview.js) pins that row's token.
 
 import { leastConfident } from "./stats.js";
 
@@ -27,9 +28,23 @@ function jump(view, count) {
   view.setSelected(view.jumps[view.jumpAt]);
 }
 
+/**
+ * A row of the overview: pin its token as a click on it in the text does, scrolling the text box
+ * (never the page) to it. The row goes away with the overview (the pinned chart takes its place):
+ * the focus goes to the view, where it stays for ← → and Escape, as after a click on a token.
+ */
+function pinFromOverview(view, i) {
+  view.root.focus({ preventScroll: true });
+  view.reveal(i);
+  if (view.pinned() === i) view.markPinned(); // (pinned already: its chart again, as a click would not unpin it here)
+  else view.setSelected(i);
+}
+
 function onClick(view, e, jumps) {
   if (!view.data) return;
   if (e.target === view.jumpBtn) return jump(view, jumps);
+  const row = e.target instanceof Element ? e.target.closest(".lv-overview-row") : null;
+  if (row && view.panel.el.contains(row)) return pinFromOverview(view, Number(row.dataset.index));
   if (view.strip.el.contains(e.target)) {
     const i = view.strip.indexAt(e, view.data.n);
     view.reveal(i);

@@ -1,9 +1,11 @@
 // The LogprobView's chart panel: the alternatives chart of the token on show (hovered or
-// pinned), the hover box that outlines that token in the text, and the panel's fixed height
-// (measured once, so hovering never changes the widget's size).
+// pinned), or the trace's overview while none is (overview.js); the hover box that outlines that
+// token in the text, and the panel's fixed height (measured once, so hovering never changes the
+// widget's size).
 
 import { h } from "../toolkit/dom.js";
 import { buildChart, Chart, ROW_PX, tallest } from "./chart.js";
+import { buildOverview } from "./overview.js";
 
 export class ChartPanel {
   /**
@@ -25,12 +27,19 @@ export class ChartPanel {
     textEl.appendChild(layer);
     this.el = h("div", "lv-panel");
     this.el.style.height = `${estimate}px`; // hovering never changes the widget's size: see `size`
-    this.placeholder = h("div", "lv-chart-empty", "Hover a token to see what the model was choosing between. Click to pin it.");
-    this.el.appendChild(this.placeholder);
+    this.overview = null; // the overview of the trace as it is now (built when first shown, see `invalidate`)
     this.chart = new Chart(); // one chart, updated in place for each token shown
   }
 
-  /** Show token i's chart (-1: the placeholder); again only when `force`. */
+  /**
+   * The trace changed (it grew, or was recoloured): the overview is built again when next shown.
+   * (Not on every hover: leaving the text shows the overview again, the same element.)
+   */
+  invalidate() {
+    this.overview = null;
+  }
+
+  /** Show token i's chart (-1: the trace's overview); again only when `force`. */
   show(data, i, force = false) {
     if (i === this.shown && !force) return;
     this.shown = i;
@@ -42,7 +51,8 @@ export class ChartPanel {
     // Hovered tokens share one chart updated in place; the pinned token's chart is a chart of its
     // own, which "why?" (why.js) decorates without leaving its buttons in the shared one.
     const decorated = i >= 0 && pinned && ask.decorate;
-    const shownEl = i < 0 ? this.placeholder : decorated ? buildChart(data, i, opts) : this.chart.show(data, i, opts).el;
+    if (i < 0 && !this.overview) this.overview = buildOverview(data, ask.style);
+    const shownEl = i < 0 ? this.overview : decorated ? buildChart(data, i, opts) : this.chart.show(data, i, opts).el;
     if (decorated) ask.decorate(shownEl, i);
     if (this.el.firstChild !== shownEl || this.el.childNodes.length !== 1) this.el.replaceChildren(shownEl);
     ask.strip.mark(i, data.n);

@@ -10,6 +10,7 @@
 
 import "./widget.css";
 import "./explorer.css";
+import "./overview.css";
 import { h } from "../toolkit/dom.js";
 import { panelEstimate } from "./chart.js";
 import { listen } from "./events.js";
@@ -132,6 +133,7 @@ export class LogprobRender {
     this.cancelPaint = inSlices(text.built, 4 * SLICE, (start, end) => {
       for (let i = start; i < end; i++) paint(text.spans[i], tokenStyle(sc, data, i));
     });
+    this.panel.invalidate(); // (the overview's tokens wear the text's colours)
     this.showChart(this.shown, true);
   }
 
@@ -223,6 +225,7 @@ export class LogprobRender {
     });
     body.append(this.textEl, this.panel.el);
     this.root.appendChild(body);
+    this.panel.show(this.data, -1, true); // the trace's overview, until a token is hovered or pinned
     // Long texts: a block is laid out only while near the text box's view (content-visibility).
     if (this.visibility) this.visibility.disconnect();
     this.visibility =
@@ -272,10 +275,12 @@ export class LogprobRender {
   /** New tokens from `start` on (a stream): keep the spans before it, add the rest. */
   grow(start) {
     if (!this.data || this.data !== this.store.data) return this.build();
+    this.panel.invalidate(); // the overview is of the trace as it is now
     if (start < this.text.built) {
       this.text.truncate(start);
       if (this.shown >= start) this.showChart(-1, true);
     }
+    if (this.shown < 0) this.showChart(-1, true); // the overview on screen follows the stream
     if (this.data.n > 0) this.textEl.querySelector(".lv-empty-trace")?.remove();
     this.jumps = null;
     this.jumpBtn.hidden = this.data.n === 0;
