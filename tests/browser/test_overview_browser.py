@@ -23,7 +23,6 @@ from browser.lab import (
     MODEL_TIMEOUT,
     cell,
     dark_screenshot,
-    dismiss_news,
     next_frames,
     open_notebook,
     projector_page,
@@ -151,7 +150,6 @@ def test_the_overview_lists_where_the_model_hesitated_and_a_row_pins_its_token(p
     trace = json.loads((lab_server.root / "overview.json").read_text())
     n, prompt_len = len(trace["tokens"]), trace["prompt_len"]
     view = cell(page, 0).locator(".lv-root")
-    dismiss_news(page)
     page.mouse.move(1, 1)  # (off the view: nothing hovered)
     view.locator(".lv-panel .lv-overview").wait_for(timeout=10_000)
     check_overview(view, trace, prompt_len + FIRST)
