@@ -33,6 +33,7 @@ _LAZY = {
     "Tree": ".records.tree",
     "compare": ".records.comparison",
     "Comparison": ".records.comparison",
+    "ComparisonWarning": ".records.comparison",
     "Lens": ".records.lens",
     "Attribution": ".records.attribution",
     "Corpus": ".records.corpus",

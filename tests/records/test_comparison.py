@@ -18,7 +18,7 @@ import pytest
 import logprob_viz as lv
 import paths
 import wire
-from logprob_viz.records.comparison import ComparisonWarning, compare
+from logprob_viz import ComparisonWarning, compare
 
 FIXTURES = paths.FIXTURES / "vllm"
 TEXT = "Größe, café — naïve 東京 日本 🙂🦀. A robot may not injure a human being, or allow harm.\n"
