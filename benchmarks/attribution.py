@@ -30,7 +30,7 @@ from importlib.metadata import version
 
 import numpy as np
 
-from benchmarks.common import alternate, machine, median, parse_args, table
+from benchmarks.common import alternate_with_cpu, machine, median, parse_args, table
 
 PROMPT = "Q: What is the largest planet in the solar system?\nA:"
 SENTENCE = "A robot may not injure a human being, or, through inaction, allow a human being to come to harm. "
@@ -142,22 +142,6 @@ def bench_ig_floor(runner, n_tokens: int, steps: int, repeats: int) -> str:
         f"### Integrated gradients: {len(ids) - 1} tokens, {steps} steps, median of {repeats} alternating runs\n\n"
         + table(["route", "ms", "ratio to the floor", "ratio, CPU time"], rows)
     )
-
-
-def alternate_with_cpu(candidates: dict, repeats: int, warmup: int = 1) -> tuple[dict, dict]:
-    """`alternate`'s wall times, and each run's CPU time of this process (single-threaded torch: the
-    work done, which other processes on a shared machine disturb less than the wall clock)."""
-    cpu: dict[str, list[float]] = {name: [] for name in candidates}
-
-    def timed(name, fn):
-        def run():
-            start = time.process_time()
-            fn()
-            cpu[name].append(time.process_time() - start)
-        return run
-
-    times = alternate({name: timed(name, fn) for name, fn in candidates.items()}, repeats, warmup=warmup)
-    return times, {name: values[warmup:] for name, values in cpu.items()}
 
 
 def main() -> None:

@@ -30,6 +30,22 @@ def alternate(candidates: dict[str, Callable[[], object]], repeats: int, warmup:
     return times
 
 
+def alternate_with_cpu(candidates: dict, repeats: int, warmup: int = 1) -> tuple[dict, dict]:
+    """`alternate`'s wall times, and each run's CPU time of this process (single-threaded torch: the
+    work done, which other processes on a shared machine disturb less than the wall clock)."""
+    cpu: dict[str, list[float]] = {name: [] for name in candidates}
+
+    def timed(name, fn):
+        def run():
+            start = time.process_time()
+            fn()
+            cpu[name].append(time.process_time() - start)
+        return run
+
+    times = alternate({name: timed(name, fn) for name, fn in candidates.items()}, repeats, warmup=warmup)
+    return times, {name: values[warmup:] for name, values in cpu.items()}
+
+
 def parse_args(parser: argparse.ArgumentParser, quick: dict[str, object]) -> argparse.Namespace:
     """`parser.parse_args()` with a `--quick` flag: the defaults in `quick` (fewer repeats, smaller
     sizes) replace the full run's, so a change can be checked to run in seconds; the tables then

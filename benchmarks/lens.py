@@ -20,8 +20,7 @@ import sys
 import tracemalloc
 from pathlib import Path
 
-from benchmarks.attribution import alternate_with_cpu
-from benchmarks.common import machine, median, parse_args, rss_kib, rss_peak_reset, table
+from benchmarks.common import alternate_with_cpu, machine, median, parse_args, rss_kib, rss_peak_reset, table
 
 ROOT = Path(__file__).resolve().parent.parent  # the memory children run `-m benchmarks.lens` from here
 
