@@ -13,6 +13,8 @@ import math
 import numpy as np
 import pytest
 
+from warpers import warp
+
 PROMPT = "The largest planet in the solar system is"
 JOB_TIMEOUT = 600  # s: 2 shared cores
 
@@ -20,27 +22,10 @@ JOB_TIMEOUT = 600  # s: 2 shared cores
 def warped(model, ids: list[int], temperature: float, top_k: int = 0, top_p: float = 1.0, min_p: float = 0.0):
     """p (V,) of the distribution transformers samples from after `ids`, with these settings."""
     import torch
-    from transformers import (
-        LogitsProcessorList,
-        MinPLogitsWarper,
-        TemperatureLogitsWarper,
-        TopKLogitsWarper,
-        TopPLogitsWarper,
-    )
 
     with torch.inference_mode():
         logits = model(torch.tensor([ids])).logits[:, -1].double()  # (1, V)
-    if temperature == 0:
-        return torch.nn.functional.one_hot(logits.argmax(-1), logits.shape[-1])[0].double().numpy()
-    warpers = [TemperatureLogitsWarper(temperature)]
-    if top_k:
-        warpers.append(TopKLogitsWarper(top_k))
-    if top_p < 1:
-        warpers.append(TopPLogitsWarper(top_p))
-    if min_p > 0:
-        warpers.append(MinPLogitsWarper(min_p))
-    scores = LogitsProcessorList(warpers)(torch.tensor([ids]), logits)
-    return torch.softmax(scores, dim=-1)[0].numpy()
+    return warp(logits, temperature, top_k, top_p, min_p)
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,7 @@ import pytest
 
 from logprob_viz.views.explorer.settings import Settings
 from logprob_viz.views.explorer.temperature_bounds import probability_ranges
+from warpers import warp
 
 K = 5
 TEMPERATURES = (0.0, 0.3, 0.7, 1.0, 1.5, 2.0)
@@ -27,26 +28,8 @@ MIN_PS = (0.0, 0.02, 0.3)
 
 def warped(logprobs: np.ndarray, temperature: float, top_k: int, top_p: float, min_p: float) -> np.ndarray:
     import torch
-    from transformers import (
-        LogitsProcessorList,
-        MinPLogitsWarper,
-        TemperatureLogitsWarper,
-        TopKLogitsWarper,
-        TopPLogitsWarper,
-    )
 
-    scores = torch.tensor(logprobs, dtype=torch.float64)[None]
-    if temperature == 0:
-        return torch.nn.functional.one_hot(scores.argmax(-1), scores.shape[-1])[0].double().numpy()
-    warpers = [TemperatureLogitsWarper(temperature)]
-    if top_k:
-        warpers.append(TopKLogitsWarper(top_k))
-    if top_p < 1:
-        warpers.append(TopPLogitsWarper(top_p))
-    if min_p > 0:
-        warpers.append(MinPLogitsWarper(min_p))
-    scores = LogitsProcessorList(warpers)(torch.zeros((1, 1), dtype=torch.long), scores)
-    return torch.softmax(scores, dim=-1)[0].numpy()
+    return warp(torch.tensor(logprobs, dtype=torch.float64)[None], temperature, top_k, top_p, min_p)
 
 
 def with_tail(known_p: np.ndarray, spread: str, rng) -> np.ndarray:
