@@ -237,6 +237,20 @@ def save_screenshot(page, name: str, root_selector: str = ".lv-root:visible") ->
     return path
 
 
+
+def tall_screenshot(page, name: str, selector: str, height: int = 2200) -> Path:
+    """`selector`'s picture in a page `height` px tall, so that nothing of it is cut by the window
+    or overlapped (the window's size as it was afterwards)."""
+    size = page.viewport_size
+    page.set_viewport_size({"width": size["width"], "height": height})
+    try:
+        next_frames(page)
+        page.locator(selector).first.scroll_into_view_if_needed()
+        return save_screenshot(page, name, selector)
+    finally:
+        page.set_viewport_size(size)
+
+
 # -- the pictures every view is looked at in: the dark theme, a projector -------------------------
 
 PROJECTOR = {"width": 853, "height": 480}  # CSS pixels of a 1280x720 screen at 150 % zoom

@@ -15,12 +15,11 @@ import pytest
 
 from browser.lab import (
     MODEL_TIMEOUT,
-    next_frames,
     open_notebook,
     output_text,
     python_prints,
     run_cell,
-    save_screenshot,
+    tall_screenshot,
     wait_cell_done,
     wait_for_output,
     wait_widgets_restored,
@@ -127,21 +126,6 @@ def branch_from_pinned(page, at: int, option: int) -> str:
     return text
 
 
-def screenshot(page, name: str) -> None:
-    """A picture of the whole app in tests/artifacts/: a page tall enough that nothing overlaps it."""
-    no = page.locator(".Toastify button", has_text="No")  # JupyterLab's "news?" toast
-    if no.count():
-        no.first.click()
-    size = page.viewport_size
-    page.set_viewport_size({"width": size["width"], "height": 2200})
-    try:
-        next_frames(page)
-        page.locator(APP).scroll_into_view_if_needed()
-        save_screenshot(page, name, APP)
-    finally:
-        page.set_viewport_size(size)
-
-
 def test_type_generate_stream_stop_branch_switch_and_step(page, lab_server):
     write_notebook(lab_server, "explore.ipynb", [APP_CELL, STATE_CELL, SAVE_CELL])
     open_notebook(page, lab_server, "explore.ipynb")
@@ -166,7 +150,7 @@ def flow(page, lab_server) -> None:
     click_button(page, "Generate")
     mid = wait_until(page, lambda s: s and s["stopEnabled"] and len(s["tokens"]) >= 14, "tokens arriving")
     assert "tokens/s" in mid["status"], mid["status"]
-    screenshot(page, "explore-mid-stream.png")
+    tall_screenshot(page, "explore-mid-stream.png", APP)
     click_button(page, "Stop")
     stopped = wait_until(page, idle, "Stop ending the generation", timeout=120)
     kernel = kernel_state(page)
@@ -204,7 +188,7 @@ def flow(page, lab_server) -> None:
         f"() => [...document.querySelectorAll('{APP} .lv-token.lv-fork')].map((e) => Number(e.dataset.index))"
     )
     assert forks == [root["prompt_len"] + 6], forks  # this branch forks from the root there
-    screenshot(page, "explore-three-branches.png")
+    tall_screenshot(page, "explore-three-branches.png", APP)
 
     # Next token: the distribution shows, and no token is appended until one is chosen.
     before = page_state(page)["tokens"]

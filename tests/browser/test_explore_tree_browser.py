@@ -18,12 +18,13 @@ import pytest
 from browser.lab import (
     ARTIFACTS,
     MODEL_TIMEOUT,
+    dark_theme,
     next_frames,
     open_notebook,
     output_text,
     prompt_of,
     run_cell,
-    save_screenshot,
+    tall_screenshot,
     wait_cell_done,
     wait_for_output,
     write_notebook,
@@ -123,15 +124,10 @@ def chart(page, i: int) -> dict:
 
 def screenshots(page, name: str) -> None:
     """The app at its normal size, then as a 1280x720 screen at 150 % shows it (853x480 CSS pixels)."""
-    no = page.locator(".Toastify button", has_text="No")  # JupyterLab's "news?" toast
-    if no.count():
-        no.first.click()
+    tall_screenshot(page, f"{name}.png", APP, height=2000)
     size = page.viewport_size
-    page.set_viewport_size({"width": size["width"], "height": 2000})
+    page.set_viewport_size({"width": 853, "height": 480})
     try:
-        next_frames(page)
-        save_screenshot(page, f"{name}.png", APP)
-        page.set_viewport_size({"width": 853, "height": 480})
         next_frames(page)
         page.locator(f"{APP} .lv-tree-panel").evaluate("el => el.scrollIntoView({block: 'start'})")
         next_frames(page)
@@ -141,21 +137,8 @@ def screenshots(page, name: str) -> None:
 
 
 def dark_screenshot(page, name: str) -> None:
-    root = page.locator(f"{APP} .lv-root")
-    light = root.evaluate("el => getComputedStyle(el).color")
-    try:
-        page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
-        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
-        page.wait_for_function("([el, light]) => getComputedStyle(el).color !== light",
-                               arg=[root.element_handle(), light], timeout=30_000)
-        size = page.viewport_size
-        page.set_viewport_size({"width": size["width"], "height": 2000})
-        next_frames(page)
-        save_screenshot(page, f"{name}-dark.png", APP)
-        page.set_viewport_size(size)
-    finally:
-        page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
-        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'", timeout=30_000)
+    with dark_theme(page, page.locator(f"{APP} .lv-root"), prop="color"):
+        tall_screenshot(page, f"{name}-dark.png", APP, height=2000)
 
 
 def test_the_tree_as_a_class_sees_it(page, lab_server):
