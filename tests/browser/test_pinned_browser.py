@@ -126,6 +126,11 @@ def pin_without_moving(page, at: int, app=None) -> None:
     assert not moved, f"pinning moved the token: {before} -> {after}"
 
 
+def as_chart_writes(p: float) -> str:
+    """One decimal, and "<0.1%" where that would read 0.0 % for a probability that is not 0."""
+    return "<0.1%" if 100 * p < 0.05 else f"{100 * p:.1f}%"
+
+
 def check_numbers(page, reference: dict) -> None:
     panel = page.locator(PANEL).first
     rows = panel.evaluate(ROWS_JS)
@@ -135,8 +140,8 @@ def check_numbers(page, reference: dict) -> None:
         assert abs(r["p"] - want) < 2e-6, (r, want)
         assert abs(r["model"] - reference["model"][str(r["id"])]) < 2e-6
         shown = r["shown"][3]  # token, rank, p(model), p(sampled)
-        assert shown == ("cut off" if want == 0 else f"{100 * want:.1f}%"), (shown, want)
-        assert r["shown"][2] == f"{100 * reference['model'][str(r['id'])]:.1f}%"
+        assert shown == ("cut off" if want == 0 else as_chart_writes(want)), (shown, want)
+        assert r["shown"][2] == as_chart_writes(reference["model"][str(r["id"])])
     assert int(panel.locator("[data-kept]").get_attribute("data-kept")) == reference["kept"]
     band = panel.evaluate(BAND_JS)["temperature"]
     if reference["rank"] == 1:  # the most likely: sampleable at every T, alone at low T

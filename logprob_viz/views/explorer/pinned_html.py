@@ -46,6 +46,11 @@ STYLE = """<style>
 </style>"""
 
 
+def percent(p: float) -> str:
+    """A probability as the chart writes it: one decimal, and "<0.1%" for what would read 0.0 % but is not 0."""
+    return "<0.1%" if 0 < p < 0.0005 else f"{p:.1%}"
+
+
 def _title(trace: Trace, at: int) -> str:
     # numbered from 1, as the chart, the tree and the status line number tokens
     return (f"<div class='lv-pin-title'><b>Pinned token {at + 1}</b> "
@@ -83,11 +88,11 @@ def panel_html(trace: Trace, at: int, numbers: dict) -> str:
     for row in numbers["rows"]:
         cls = " class='lv-pin-chosen'" if row["chosen"] else ""
         cut = " class='lv-pin-cut'" if row["new"] == 0 else ""
-        new = "cut off" if row["new"] == 0 else f"{row['new']:.1%}"
+        new = "cut off" if row["new"] == 0 else percent(row["new"])
         rows.append(
             f"<tr{cls} data-token-id='{row['id']}' data-p-model='{row['model']!r}' data-p-new='{row['new']!r}'>"
             f"<td><span class='lv-pin-tok'>{html.escape(visible(row['text']))}</span></td><td>{row['rank']}</td>"
-            f"<td>{row['model']:.1%}</td><td{cut}>{new}</td></tr>"
+            f"<td>{percent(row['model'])}</td><td{cut}>{new}</td></tr>"
         )
     table = (f"<table class='lv-pin-table'><tr><th>token</th><th>rank</th><th>p(model)</th>"
              f"<th title='the distribution sampled from under {label}'>p(sampled)</th></tr>{''.join(rows)}</table>")
@@ -176,8 +181,8 @@ def _range_words(low: float, high: float) -> str:
     if high == 0:
         return "cut off"
     if high - low < 5e-4:  # a point: exact (to the shown digit)
-        return f"{low:.1%}"
-    return f"{low:.1%} – {high:.1%}"
+        return percent(low)
+    return f"{percent(low)} – {percent(high)}"
 
 
 def ranges_html(trace: Trace, at: int, numbers: dict) -> str:
@@ -191,7 +196,7 @@ def ranges_html(trace: Trace, at: int, numbers: dict) -> str:
         rows.append(
             f"<tr{cls} data-p-model='{row['model']!r}' data-low='{row['low']!r}' data-high='{row['high']!r}'>"
             f"<td><span class='lv-pin-tok'>{html.escape(visible(row['text']))}</span></td>"
-            f"<td>{row['model']:.1%}</td><td{cut}>{_range_words(row['low'], row['high'])}</td></tr>"
+            f"<td>{percent(row['model'])}</td><td{cut}>{_range_words(row['low'], row['high'])}</td></tr>"
         )
     table = (f"<table class='lv-pin-table'><tr><th>token</th><th>p(model)</th>"
              f"<th title='the distribution sampled from under {label}'>p(sampled)</th></tr>{''.join(rows)}</table>")
