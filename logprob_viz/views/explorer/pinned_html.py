@@ -180,9 +180,8 @@ def band_html(band: Band) -> str:
 def _range_words(low: float, high: float) -> str:
     if high == 0:
         return "cut off"
-    if high - low < 5e-4:  # a point: exact (to the shown digit)
-        return percent(low)
-    return f"{percent(low)} – {percent(high)}"
+    low_text, high_text = percent(low), percent(high)
+    return low_text if low_text == high_text else f"{low_text} – {high_text}"  # one number: exact to the digit shown
 
 
 def ranges_html(trace: Trace, at: int, numbers: dict) -> str:
