@@ -14,7 +14,7 @@ declare -A TITLE=(
   [adapters]="Reading server responses" [compare]="Compare view (headless chromium)" [lens]="Logit lens"
   [corpus]="Corpus: batched scoring and generation, the surprise index"
   [corpus_view]="Corpus view (headless chromium)"
-  [attribution]="Attribution (inseq: see benchmarks/attribution.py for its benchmark-only install)" [gpu]="GPU"
+  [attribution]="Attribution (side by side with inseq 0.7.1, installed by this script beside the project)" [gpu]="GPU"
 )
 # Why some sections run smaller than their script's defaults: the lens over 512 tokens and 30 layers
 # takes most of a minute a round; 1,000 texts through the corpus's five routes take most of an hour.
@@ -31,6 +31,14 @@ bash scripts/setup.sh --browser
 .venv/bin/pip install -q importlib-metadata 2> >(grep -v "is ignored" >&2)
 # The corpus scorer's peer, the same way (benchmarks/corpus.py names what it imports).
 .venv/bin/pip install -q --no-deps minicons==0.3.39 pillow wonderwords 2> >(grep -v "is ignored" >&2)
+# The attribution benchmark's peer, inseq 0.7.1, into a folder of its own in the cache (its
+# requirements pin a torch and a transformers; found through INSEQ_PATH, see benchmarks/attribution.py).
+INSEQ_PATH="${LOGPROB_VIZ_CACHE:-$HOME/.cache/logprob_viz}/bench-peers/inseq-0.7.1"
+if [ ! -d "$INSEQ_PATH/inseq" ]; then
+  .venv/bin/pip install -q --no-deps --target "$INSEQ_PATH" inseq==0.7.1 captum jaxtyping "typeguard==2.13.3" \
+    matplotlib pillow pyparsing kiwisolver contourpy fonttools cycler treescope 2> >(grep -v "is ignored" >&2)
+fi
+export INSEQ_PATH
 export OMP_NUM_THREADS=1
 
 gpu_section() {
