@@ -88,11 +88,11 @@ def panel_html(trace: Trace, at: int, numbers: dict) -> str:
     for row in numbers["rows"]:
         cls = " class='lv-pin-chosen'" if row["chosen"] else ""
         cut = " class='lv-pin-cut'" if row["new"] == 0 else ""
-        new = "cut off" if row["new"] == 0 else percent(row["new"])
+        new = "cut off" if row["new"] == 0 else html.escape(percent(row["new"]))
         rows.append(
             f"<tr{cls} data-token-id='{row['id']}' data-p-model='{row['model']!r}' data-p-new='{row['new']!r}'>"
             f"<td><span class='lv-pin-tok'>{html.escape(visible(row['text']))}</span></td><td>{row['rank']}</td>"
-            f"<td>{percent(row['model'])}</td><td{cut}>{new}</td></tr>"
+            f"<td>{html.escape(percent(row['model']))}</td><td{cut}>{new}</td></tr>"
         )
     table = (f"<table class='lv-pin-table'><tr><th>token</th><th>rank</th><th>p(model)</th>"
              f"<th title='the distribution sampled from under {label}'>p(sampled)</th></tr>{''.join(rows)}</table>")
@@ -192,10 +192,11 @@ def ranges_html(trace: Trace, at: int, numbers: dict) -> str:
     for row in numbers["rows"]:
         cls = " class='lv-pin-chosen'" if row["chosen"] else ""
         cut = " class='lv-pin-cut'" if row["high"] == 0 else ""
+        sampled = html.escape(_range_words(row["low"], row["high"]))
         rows.append(
             f"<tr{cls} data-p-model='{row['model']!r}' data-low='{row['low']!r}' data-high='{row['high']!r}'>"
             f"<td><span class='lv-pin-tok'>{html.escape(visible(row['text']))}</span></td>"
-            f"<td>{percent(row['model'])}</td><td{cut}>{_range_words(row['low'], row['high'])}</td></tr>"
+            f"<td>{html.escape(percent(row['model']))}</td><td{cut}>{sampled}</td></tr>"
         )
     table = (f"<table class='lv-pin-table'><tr><th>token</th><th>p(model)</th>"
              f"<th title='the distribution sampled from under {label}'>p(sampled)</th></tr>{''.join(rows)}</table>")
