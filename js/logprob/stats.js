@@ -44,7 +44,6 @@ export function overviewOf(data, count = 5) {
   }
   return {
     scored,
-    from,
     known, // the tokens the numbers are over
     unknown: n - from - known,
     meanP: known ? sumP / known : NaN,
