@@ -201,10 +201,10 @@ def ranges_html(trace: Trace, at: int, numbers: dict) -> str:
     table = (f"<table class='lv-pin-table'><tr><th>token</th><th>p(model)</th>"
              f"<th title='the distribution sampled from under {label}'>p(sampled)</th></tr>{''.join(rows)}</table>")
     outside = ("" if numbers["chosen_listed"] else
-               f" The chosen token (p {numbers['chosen_p']:.1%}) is not among them: no range for it.")
+               f" The chosen token (p {percent(numbers['chosen_p'])}) is not among them: no range for it.")
     note = (f"<div class='lv-pin-note' data-rest='{numbers['rest']!r}'>The server returned the {numbers['known']} most "
-            f"likely tokens; the other {numbers['rest']:.1%} of the probability lies in tokens it did not list, "
-            f"each no more likely than the last of them. How that rest is spread changes the numbers under "
+            f"likely tokens; the other {html.escape(percent(numbers['rest']))} of the probability lies in tokens it "
+            f"did not list, each no more likely than the last of them. How that rest is spread changes the numbers under "
             f"{label}, so each is a range that holds for every spread (a single number where it is exact)."
             f"{html.escape(outside)} lv.load() runs the model here and gives exact numbers and the bands.</div>")
     return (f"{STYLE}<div class='lv-pin' data-state='ranges' data-at='{at}'>{_title(trace, at)}: "
