@@ -204,8 +204,8 @@ def ranges_html(trace: Trace, at: int, numbers: dict) -> str:
                f" The chosen token (p {percent(numbers['chosen_p'])}) is not among them: no range for it.")
     note = (f"<div class='lv-pin-note' data-rest='{numbers['rest']!r}'>The server returned the {numbers['known']} most "
             f"likely tokens; the other {html.escape(percent(numbers['rest']))} of the probability lies in tokens it "
-            f"did not list, each no more likely than the last of them. How that rest is spread changes the numbers under "
-            f"{label}, so each is a range that holds for every spread (a single number where it is exact)."
+            f"did not list, each no more likely than the last of them. How that rest is spread changes the numbers "
+            f"under {label}, so each is a range that holds for every spread (a single number where it is exact)."
             f"{html.escape(outside)} lv.load() runs the model here and gives exact numbers and the bands.</div>")
     return (f"{STYLE}<div class='lv-pin' data-state='ranges' data-at='{at}'>{_title(trace, at)}: "
             f"p(model) → p({label})</div><div class='lv-pin-body'><div class='lv-pin-numbers'>{table}{note}</div>"
