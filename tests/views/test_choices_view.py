@@ -49,3 +49,15 @@ def test_a_bin_of_the_reliability_diagram_opens_its_items(choices):
     plain = lv.calibration([0.3, 0.9], [False, True], bins=2).plot(widget=True)
     plain.select(1)
     assert "<td>1</td><td>0.900</td><td>right</td>" in plain.items_view.value
+
+
+def test_a_corpus_of_choices_carries_gold_predicted_and_right_or_wrong_to_the_table(choices):
+    corpus = choices.to_corpus()
+    assert corpus.labels == [" positive", " negative", " positive"]  # the gold options
+    best = choices.prob_table.argmax(axis=1)
+    assert [m["predicted"] for m in corpus.metadata] == [OPTIONS[j] for j in best]
+    assert [t is choices.traces[r][best[r]] for r, t in enumerate(corpus.traces)] == [True] * 3
+    answers = corpus.view().table._payload["answers"]
+    assert read_array(answers["correct"]).tolist() == [int(b == g) for b, g in zip(best, [0, 1, 0], strict=True)]
+    plain = lv.Corpus(list(corpus.traces))
+    assert "answers" not in plain.view().table._payload  # a corpus without choices sends none
