@@ -201,7 +201,8 @@ def speed_table(runner, n_prompts: int, repeats: int) -> str:
              f"{median(cpu[name]) / floor_cpu:.2f}x"] for name in candidates]
     return (f"{n_prompts} prompts ({min(prompt_tokens)}–{max(prompt_tokens)} tokens) x {len(SPEED_OPTIONS)} options "
             f"({', '.join(f'{o!r}: {n}' for o, n in zip(SPEED_OPTIONS, lengths, strict=True))} tokens), "
-            f"top_logprobs=5, {repeats} rounds alternating (after a warm-up), medians. Target: choose ≤ 1.3x the floor.\n\n"
+            f"top_logprobs=5, {repeats} rounds alternating (after a warm-up), medians. "
+            "Target: choose ≤ 1.3x the floor.\n\n"
             + table(["route", "wall s", "CPU s", "wall vs floor", "CPU vs floor"], rows))
 
 
