@@ -27,10 +27,11 @@ function optionBar(data, r, j, onPick) {
   fill.style.background = rgb(paletteColor("viridis", p));
   track.appendChild(fill);
   const pct = h("span", "lvch-pct", words.percent);
-  bar.append(label, track, pct);
-  if (data.gold[r] === j) bar.appendChild(h("span", "lvch-mark lvch-gold", "gold"));
-  else if (data.gold[r] >= 0 && predictedOption(data, r) === j) bar.appendChild(h("span", "lvch-mark lvch-wrong", "predicted"));
-  if (data.flagged(r, j)) bar.appendChild(h("span", "lvch-mark lvch-flag", "flag"));
+  const marks = h("span", "lvch-marks");
+  if (data.gold[r] === j) marks.appendChild(h("span", "lvch-mark lvch-gold", "gold"));
+  else if (data.gold[r] >= 0 && predictedOption(data, r) === j) marks.appendChild(h("span", "lvch-mark lvch-wrong", "predicted"));
+  if (data.flagged(r, j)) marks.appendChild(h("span", "lvch-mark lvch-flag", "flag"));
+  bar.append(label, track, pct, marks);
   bar.addEventListener("click", () => onPick(r, j));
   return bar;
 }

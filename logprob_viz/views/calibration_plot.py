@@ -15,7 +15,6 @@ the figure's click callback sets ``selected_bin``, which shows the bin's items.
 from __future__ import annotations
 
 import html
-import math
 
 import ipywidgets
 import numpy as np
@@ -35,7 +34,8 @@ def reliability_figure(cal, *, widget: bool = False, title: str | None = None):
     centres = (cal.edges[:-1] + cal.edges[1:]) / 2
     accuracy = [None if n == 0 else float(a) for n, a in zip(cal.count, cal.accuracy, strict=True)]
     confidence = [None if n == 0 else float(c) for n, c in zip(cal.count, cal.mean_confidence, strict=True)]
-    custom = [[int(n), c if c is not None else math.nan, float(lo), float(hi)]
+    # (None, not NaN, for an empty bin: a FigureWidget's state is JSON, which has no NaN)
+    custom = [[int(n), c, float(lo), float(hi)]
               for n, c, lo, hi in zip(cal.count, confidence, cal.edges[:-1], cal.edges[1:], strict=True)]
     fig = go.Figure()
     fig.add_bar(x=centres.tolist(), y=accuracy, width=width * 0.94, customdata=custom, name="accuracy",
