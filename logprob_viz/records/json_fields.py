@@ -52,6 +52,8 @@ class FieldRow:
     alternatives: tuple  # ((token text, p), ...) at `at`, most likely first: what else it weighed there
     call: int | None = None  # the tool call whose arguments hold the value (None: a JSON in the text)
     function: str | None = None  # that tool call's function name
+    start: int = 0  # the value's bytes: b"".join(trace.token_bytes)[start:end]
+    end: int = 0
 
     @property
     def tokens(self) -> range:
@@ -124,6 +126,14 @@ class Fields(Viewable):
         frame["alternatives"] = [list(r.alternatives) for r in self.rows]
         return frame
 
+    def what_else(self, row, runner, *, k: int = 5, max_new_tokens: int | None = None) -> dict:
+        """What the model would have written in `row` (index or path) after each of the top `k`
+        alternatives at its first content token, continued greedily by `runner` (a local runner, or a
+        server that continues from token ids): see `logprob_viz.records.json_alternatives`."""
+        from .json_alternatives import what_else
+
+        return what_else(self, row, runner, k=k, max_new_tokens=max_new_tokens)
+
     def view(self, **traits):
         """The fields view: the JSON by key, each value coloured by its probability, beside the trace."""
         from ..views.fields_view import FieldsView
@@ -166,7 +176,7 @@ def _row(trace, offsets, data: bytes, base: int, span: Span, path: str, call=Non
         path=path, value=display_token(data[span.start:span.end]), first=first, last=last, straddles=straddles,
         logprob=logprob, prob=math.exp(logprob) if not math.isnan(logprob) else math.nan, at=at,
         weakest=weakest, weakest_token=trace.tokens[weakest], weakest_prob=float(np.exp(trace.logprobs[weakest])),
-        alternatives=alternatives, call=call, function=function)
+        alternatives=alternatives, call=call, function=function, start=b0, end=b1)
 
 
 def _break(result: Scan, offsets, base: int, n_tokens: int, where: str, call=None) -> JSONBreak:

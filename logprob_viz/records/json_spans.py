@@ -17,7 +17,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["Span", "Scan", "scan", "scans", "find_json", "child_path"]
+__all__ = ["Span", "Scan", "scan", "scan_value", "scans", "find_json", "child_path"]
 
 _WS = b" \t\n\r"
 _NUMBER = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
@@ -199,6 +199,14 @@ def scan(data: bytes, start: int) -> Scan:
     except _Break as e:
         out.break_at, out.reason = e.at, e.reason
     return out
+
+
+def scan_value(data: bytes, start: int) -> tuple[int | None, str | None]:
+    """(end, None) of the one JSON value (any kind) that starts at byte ``start``, or (None, why not)."""
+    try:
+        return _Scanner(data, Scan(start)).value(start, "", 0), None
+    except _Break as e:
+        return None, e.reason
 
 
 def scans(data: bytes, pos: int = 0):

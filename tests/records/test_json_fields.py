@@ -145,3 +145,29 @@ def test_no_json_is_a_clear_error(runner):
     with pytest.raises(ValueError, match="holds no JSON object or array"):
         runner.score("No braces here at all.").fields()
     assert lv.Fields is type(runner.score("[1]").fields())
+
+
+def test_what_else_branches_each_alternative_to_the_end_of_the_value(person, runner, reference_model):
+    import torch
+
+    fields = person.fields()
+    row = fields["age"] if "age" in [r.path for r in fields] else fields[0]
+    result = fields.what_else(row.path, runner, k=3)
+    items = result["items"]
+    assert sum(item["chosen"] for item in items) == 1
+    assert [i["logprob"] for i in items] == sorted((i["logprob"] for i in items), reverse=True)
+    alternatives = list(person.top_tokens[row.at])[:3]
+    assert sorted(i["token"] for i in items) == sorted(alternatives)
+    chosen = next(i for i in items if i["chosen"])
+    assert chosen["value"] == row.value and chosen["tokens"] == [row.at, row.last]
+    prefix = person.token_ids[:row.at].tolist()
+    for item in items:
+        assert item["tokens"][0] == row.at and str(row.at) in result["over"]
+        if item["complete"]:
+            json.loads(item["value"])  # a whole JSON value
+        # its probability, recomputed by plain transformers over the same tokens after the same prefix
+        ids = torch.tensor([prefix + item["token_ids"]])
+        with torch.inference_mode():
+            logp = torch.log_softmax(reference_model(input_ids=ids).logits[0].double(), dim=-1)
+        expected = math.fsum(float(logp[len(prefix) + j - 1, t]) for j, t in enumerate(item["token_ids"]))
+        assert item["logprob"] == pytest.approx(expected, abs=2e-4)
