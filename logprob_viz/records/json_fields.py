@@ -140,6 +140,13 @@ class Fields(Viewable):
 
         return FieldsView(self, **traits)
 
+    def to_html(self, path=None, *, title: str | None = None, selected: int = -1):
+        """The values (a static list, least confident marked) over the trace's LogprobView, as one offline
+        page: written to `path` (and the path returned), or returned as a string."""
+        from ..views.fields_view import fields_html
+
+        return fields_html(self, path, title=title, selected=selected)
+
 
 # -- building -------------------------------------------------------------------------------
 
