@@ -45,6 +45,7 @@ _LAZY = {
     "CompareView": ".views.compare_view",
     "LensView": ".views.lens_view",
     "CorpusView": ".views.corpus_view",
+    "FieldsView": ".views.fields_view",
     "link": ".views.plot_link",
     "to_html": ".views.page",
     "settings": ".views.settings",
