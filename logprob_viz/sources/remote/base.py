@@ -114,7 +114,7 @@ class RemoteRunner(Runner):
             return super().generate(prompt, messages=messages, prompt_ids=prompt_ids, **kwargs)
         from .corpus import DEFAULT_CONCURRENCY, generate_corpus
 
-        check_keywords("generate", kwargs, generate_corpus, extra=("prompt", "messages", "prompt_ids"))
+        check_keywords("generate", kwargs, generate_corpus, Runner.generate, extra=("concurrency",))
 
         width = DEFAULT_CONCURRENCY if concurrency is None else concurrency
         # one job for the whole corpus: the workers use the per-item path, which takes no lock
