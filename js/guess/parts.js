@@ -5,7 +5,7 @@
 
 import { buildChart } from "../logprob/chart.js";
 import { tokenStyle } from "../logprob/modes.js";
-import { appendText } from "../logprob/text.js";
+import { appendText, breaksBefore, longClass } from "../logprob/text.js";
 import { h } from "../toolkit/dom.js";
 import { formatPercent } from "../toolkit/format.js";
 import { classGuesses, modelGuesses, RESULT_HEADS, rowCells } from "./feedback.js";
@@ -67,7 +67,7 @@ export function textSpans(data, { start, rowAt, sc, pinned, playing }) {
   const spans = [];
   for (let i = 0; i < data.n; i++) {
     const played = i >= start;
-    const span = h("span", `lv-token lvg-token ${played ? "lvg-played" : "lvg-context"}`);
+    const span = h("span", `lv-token lvg-token ${played ? "lvg-played" : "lvg-context"}${longClass(data.tokens[i])}`);
     span.setAttribute("data-index", String(i));
     appendText(span, data.tokens[i]);
     const row = played ? rowAt(i) : null;
@@ -80,6 +80,7 @@ export function textSpans(data, { start, rowAt, sc, pinned, playing }) {
       if (row.revealed) span.classList.add("lvg-was-revealed");
     }
     if (i === pinned) span.classList.add("lv-pinned");
+    if (breaksBefore(data.tokens[i], i)) spans.push(h("wbr")); // a line breaks before the token's space, not after it
     spans.push(span);
   }
   if (playing) spans.push(h("span", "lvg-hidden", "?"));
