@@ -34,8 +34,8 @@ export function feedbackParts(last, rows) {
   if (!last) return [{ text: "Type the next token and press Enter, or pick a button." }];
   const row = (rows || []).find((r) => r.token === last.token);
   if (last.guess == null) {
-    const tried = `after ${plural(last.n_guesses, "wrong guess")}: more than ${last.n_guesses}`;
-    return [{ text: "It was " }, { token: last.text }, { text: ` ${tried}${modelSays(row)}` }];
+    const when = last.n_guesses ? `after ${plural(last.n_guesses, "wrong guess")}` : "before any guess";
+    return [{ text: "It was " }, { token: last.text }, { text: `, revealed ${when} (counts as more than ${last.n_guesses})${modelSays(row)}` }];
   }
   if (last.correct) {
     return [{ text: "Right: " }, { token: last.text }, { text: ` in ${plural(last.n_guesses, "guess")}${modelSays(row)}` }];
@@ -50,8 +50,11 @@ export function progressText(position, nTokens, stats) {
   return `Guess token ${position + 1} of ${nTokens} \u00b7 ${s.found ?? 0} found, ${s.revealed ?? 0} revealed, ${s.to_play ?? nTokens - position} to go`;
 }
 
-const bounds = (lower, upper) =>
-  lower == null || upper == null ? "? bits/token" : `${formatFixed(lower, 2)} to ${formatFixed(upper, 2)} bits/token`;
+const known = (x) => x != null && Number.isFinite(x);
+function bounds(lower, upper) {
+  if (!known(upper)) return "? bits/token";
+  return known(lower) ? `${formatFixed(lower, 2)} to ${formatFixed(upper, 2)} bits/token` : `at most ${formatFixed(upper, 2)} bits/token`;
+}
 
 /** The totals under the results table: Shannon's bounds for the class and the model, over n tokens
  * (the words of Python's guess_chart.summary_line); plainly "too few" under 20 found tokens. */
@@ -62,6 +65,8 @@ export function summaryText(stats) {
     `Shannon's bounds over ${n} tokens (${s.found ?? 0} found, ${s.revealed ?? 0} revealed): ` +
     `class ${bounds(s.class_lower, s.class_upper)}, model ${bounds(s.model_lower, s.model_upper)} (its ranks as guesses`;
   line += s.model_n === n ? ")" : `, ${s.model_n ?? 0} tokens with a rank)`;
+  // Shannon's lower bound is an ideal guesser's: right most often at the first guess, then the second...
+  if (!known(s.class_lower) || !known(s.model_lower)) line += "; a lower bound only where 1 guess was the most common, then 2, and so on";
   if (s.few) line += `. Only ${s.found ?? 0} found tokens: too few for these bounds to mean much (play ${FEW_TOKENS} or more)`;
   return `${line}.`;
 }

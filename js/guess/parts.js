@@ -56,8 +56,10 @@ export function chip(text, style) {
 }
 
 /** How a played row was settled, class beside model, for a tooltip and the chart's heading. */
-const settled = (row) =>
-  `${row.revealed ? "revealed" : "found"}: class ${classGuesses(row)} guesses, model ${modelGuesses(row)} (its rank)`;
+const settled = (row) => {
+  const guesses = `${classGuesses(row)} guess${row.class_guesses === 1 && !row.revealed ? "" : "es"}`;
+  return `${row.revealed ? "revealed" : "found"}: class ${guesses}, model ${modelGuesses(row)} (its rank)`;
+};
 
 /**
  * The text's spans: the context before `start` plain, each played token in the model's colour

@@ -19,6 +19,7 @@ import { choiceButtons, chip, gameLayout, resultsTable, textSpans, tokenChart, t
 const NO_KERNEL_MS = 6000; // no change of state this long after a guess: say the kernel is not answering
 const MAX_TEXT_LINES = 6; // the text's box is never taller: a longer text scrolls inside it, to the "?"
 const ROOM_FOR_WRAPS = 1.15; // words wrap before the line is full: room for 15 % more characters
+const HIDDEN_BOX_CHARS = 3; // the "?" box of the token to guess is about 3 characters wide
 const TRAITS = "change:_payload change:guesses change:last change:rows change:position";
 
 /** One output of the game: its text, controls, feedback, chart and results. */
@@ -52,7 +53,7 @@ export class GuessRender {
     const perLine = Math.max(1, Math.floor(width / (probe.getBoundingClientRect().width / 20)));
     probe.remove();
     const lineHeight = parseFloat(getComputedStyle(box).lineHeight);
-    const lines = Math.ceil((shape.chars * ROOM_FOR_WRAPS) / perLine) + shape.lines + 1; // (+1: the "?")
+    const lines = Math.ceil((shape.chars * ROOM_FOR_WRAPS + HIDDEN_BOX_CHARS) / perLine) + shape.lines;
     box.style.height = `${Math.min(lines, MAX_TEXT_LINES) * lineHeight}px`;
   }
 

@@ -37,16 +37,24 @@ def _model_cell(row: dict) -> str:
     return str(row["model_guesses"]) if row["model_guesses"] > 0 else "?"
 
 
+def _known(x) -> bool:
+    return x is not None and math.isfinite(x)
+
+
 def summary_line(s: dict) -> str:
-    """Shannon's bounds for the class and for the model, over how many tokens; plain words when few."""
+    """Shannon's bounds for the class and for the model, over how many tokens; plain words where a
+    bound is not given and when there are few tokens (the words of the widget's summaryText)."""
     def bounds(lower, upper):
-        ok = lower is not None and upper is not None and math.isfinite(lower) and math.isfinite(upper)
-        return f"{lower:.2f} to {upper:.2f} bits/token" if ok else "? bits/token"
+        if not _known(upper):
+            return "? bits/token"
+        return f"{lower:.2f} to {upper:.2f} bits/token" if _known(lower) else f"at most {upper:.2f} bits/token"
 
     line = (f"Shannon's bounds over {s['n']} tokens ({s['found']} found, {s['revealed']} revealed): "
             f"class {bounds(s['class_lower'], s['class_upper'])}, "
             f"model {bounds(s['model_lower'], s['model_upper'])} (its ranks as guesses")
     line += ")" if s["model_n"] == s["n"] else f", {s['model_n']} tokens with a rank)"
+    if not (_known(s["class_lower"]) and _known(s["model_lower"])):
+        line += "; a lower bound only where 1 guess was the most common, then 2, and so on"
     if s["few"]:
         line += (f". Only {s['found']} found tokens: too few for these bounds to mean much "
                  f"(play {FEW_TOKENS} or more)")

@@ -10,7 +10,8 @@ text as that guesser predicts it:
 The upper bound is the entropy of the guess-number sequence: a guesser who guesses the same way
 given the same past turns the text into that sequence and back, so the text carries no more
 information than it. The lower bound is Shannon's for an ideal guesser (one whose i-th guess is
-the i-th likeliest); for a person it is an estimate.
+the i-th likeliest, so that q_1 >= q_2 >= ...): where a game's q is not so ordered it is not given;
+for a person it is an estimate.
 
 Class and model are scored the same way, on the same tokens: the class's guess number of a
 token is how many guesses it took; the model's is the token's rank, the number of guesses a
@@ -55,9 +56,14 @@ def _entropy(outcomes: list) -> float:
 
 
 def _lower(numbers: list[int]) -> float:
-    """sum_i i (q_i - q_{i+1}) log2 i over the frequencies q of the guess numbers (each >= 1)."""
+    """sum_i i (q_i - q_{i+1}) log2 i over the frequencies q of the guess numbers (each >= 1); NaN
+    unless q_1 >= q_2 >= ...: Shannon's bound is an ideal guesser's, whose first guess is right most
+    often, its second next most often, and so on (a short game's seldom are, a model's ranks neither:
+    one rank of 120 among ten 1s would give a "lower bound" above the upper one)."""
     counts = Counter(numbers)
     q = [counts.get(i, 0) / len(numbers) for i in range(max(numbers) + 2)]  # q[0] unused, q[top + 1] = 0
+    if any(q[i] < q[i + 1] for i in range(1, len(q) - 1)):
+        return math.nan
     return sum(i * (q[i] - q[i + 1]) * math.log2(i) for i in range(1, len(q) - 1))
 
 
@@ -65,7 +71,8 @@ def shannon_bounds(numbers: list[int], revealed_after: list[int] = ()) -> tuple[
     """(lower, upper) bound in bits per token, after Shannon 1951 (see the module's docstring).
 
     `numbers`: the guess number of each token found (each >= 1); `revealed_after`: for each token
-    revealed, the wrong guesses made before (k >= 0: it took more than k). Both NaN for no tokens.
+    revealed, the wrong guesses made before (k >= 0: it took more than k). Both NaN for no tokens;
+    the lower one NaN where the guess numbers are not most often 1, then 2, ... (see `_lower`).
     """
     revealed_after = list(revealed_after)
     if not numbers and not revealed_after:

@@ -18,7 +18,9 @@ test("a wrong guess is shown as text, never markup, with its number", () => {
 
 test("a reveal counts as more than the wrong guesses", () => {
   const parts = feedbackParts({ token: 10, guess: null, correct: false, text: " over", n_guesses: 1 }, [{ ...row, revealed: true, class_guesses: 1 }]);
-  assert.equal(parts[2].text, " after 1 wrong guess: more than 1 \u2014 the model needed 1 (its rank; it gave the token 63.2%).");
+  assert.equal(parts[2].text, ", revealed after 1 wrong guess (counts as more than 1) \u2014 the model needed 1 (its rank; it gave the token 63.2%).");
+  const none = feedbackParts({ token: 10, guess: null, correct: false, text: " over", n_guesses: 0 }, []);
+  assert.equal(none[2].text, ", revealed before any guess (counts as more than 0).");
 });
 
 test("progress, totals and cells", () => {
@@ -31,6 +33,7 @@ test("progress, totals and cells", () => {
       "(its ranks as guesses). Only 3 found tokens: too few for these bounds to mean much (play 20 or more).",
   );
   assert.doesNotMatch(summaryText({ ...stats, few: false }), /too few/);
+  assert.match(summaryText({ ...stats, model_lower: null }), /model at most 1.00 bits\/token \(its ranks as guesses\); a lower bound only where 1 guess/);
   assert.deepEqual(rowCells({ ...row, revealed: true, class_guesses: 2 }), ["> 2", "1", "63.2%"]);
   assert.deepEqual(rowCells({ ...row, model_guesses: 0 }), ["2", "?", "63.2%"]);
 });
