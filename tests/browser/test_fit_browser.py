@@ -130,3 +130,38 @@ def test_names_whole_and_tokens_on_one_line_at_projector_size(page, lab_server, 
             check_names(root, trace["top_tokens"][i])
             save_screenshot(small, "fit-projector-dark.png")
         assert not small.evaluate("() => window.__pwned")
+
+
+# Where the clicked group row is and the notebook's scroll (the group row's index in the table given).
+GROUP_JS = """([root, row]) => {
+  const nb = root.closest('.jp-NotebookPanel');
+  const scroller = nb.querySelector('.jp-WindowedPanel-outer') || nb.querySelector('.jp-Notebook');
+  const r = root.querySelectorAll('.lvx-index .lvx-data')[row].getBoundingClientRect();
+  const below = nb.querySelectorAll('.jp-Cell')[1].getBoundingClientRect();
+  return {row: [r.left, r.top], scroll: scroller.scrollTop, below: below.top};
+}"""
+
+
+def test_a_surprise_index_group_moves_nothing(page, lab_server):
+    """A click on a group lists its occurrences in the room kept for them: the row clicked, the page's
+    scroll and the cell below stay where they were (they moved 220 px when the list pushed them)."""
+    from browser.test_corpus_browser import CORPUS_CELL, STATE_CELL, open_view  # (the corpus suite's texts)
+
+    write_notebook(lab_server, "corpus-fit.ipynb", [CORPUS_CELL, STATE_CELL])
+    root, _ = open_view(page, lab_server, "corpus-fit.ipynb")
+    root.locator(".lvx-tab[data-tab='index']").click()
+    index = root.locator(".lvx-index")
+    index.locator(".lvx-data").nth(2).wait_for(timeout=10_000)
+    index.scroll_into_view_if_needed()
+    next_frames(page)
+    for row in (2, 0):
+        before = page.evaluate(GROUP_JS, [root.element_handle(), row])
+        index.locator(".lvx-data").nth(row).click()
+        page.wait_for_function("el => el.querySelector('.lvx-occ-title').textContent.includes('most surprising')",
+                               arg=index.element_handle(), timeout=60_000)
+        next_frames(page)
+        after = page.evaluate(GROUP_JS, [root.element_handle(), row])
+        for name in ("row", "scroll", "below"):
+            was, now = (before[name], after[name]) if name != "row" else (before[name][1], after[name][1])
+            assert abs(now - was) < 2, f"a click on group row {row} moved the {name}: {was} -> {now}"
+    assert not page.page_errors, page.page_errors
