@@ -103,19 +103,42 @@ class TransformersRunner(Runner):
 
     # -- many inputs at once: batched forward passes (batch.py) -------------------------
 
-    def score(self, text=None, *, messages=None, prompt_ids=None, batch_tokens=None, **kwargs):
+    def score(self, text=None, *, messages=None, prompt_ids=None, batch_tokens=None, labels=None, metadata=None,
+              **kwargs):
         """`Runner.score`; given a list (of texts, of ``messages`` lists, of ``prompt_ids`` lists), an
-        `lv.Corpus` scored in batches of at most ``batch_tokens`` padded tokens (see `batch.score_batch`)."""
+        `lv.Corpus` scored in batches of at most ``batch_tokens`` padded tokens (see `batch.score_batch`),
+        with a label (``labels=[...]``) and a metadata dict (``metadata=[...]``) per item when given."""
         items = batch_items(text, messages, prompt_ids)
         if items is None:
             check_keywords("score", kwargs, Runner.score, extra=("batch_tokens",))
+            if labels is not None or metadata is not None:
+                raise ValueError("labels= and metadata= label the items of a list (a corpus); one text has none")
             return super().score(text, messages=messages, prompt_ids=prompt_ids, **kwargs)
         from .batch import score_batch
 
         check_keywords("score", kwargs, score_batch, extra=("text", "messages", "prompt_ids"))
 
         run = functools.partial(score_batch, self, items, batch_tokens=batch_tokens, **kwargs)
-        return jobs_of(self).call("runner.score", run)
+        corpus = jobs_of(self).call("runner.score", run)
+        return corpus.labelled(labels, metadata)
+
+    def choose(self, prompt=None, options=None, *, messages=None, top_logprobs: int = 5, length: str = "sum",
+               gold=None, batch_tokens: int | None = None, progress: bool = True):
+        """The probability of each given option after the prompt: an `lv.Choices`.
+
+        Every option (one token or several) is scored teacher-forced after the prompt, tokenized as
+        lm-eval does (`logprob_viz.sources.choose`); ``probs`` is a softmax over the options of their
+        logprob sums (``length="sum"``), or of the sums per token (``"per_token"``) or per byte
+        (``"per_byte"``, lm-eval's acc_norm). A list of prompts (or of ``messages`` lists) gives a row
+        per prompt; ``gold`` (an option's text or index per prompt) marks the right answers, for
+        ``choices.calibration()``. The prompt goes through the model once for all its options
+        (`local.choose`: one packed row per prompt, in batches of at most ``batch_tokens`` tokens).
+        """
+        from .choose import choose
+
+        run = functools.partial(choose, self, prompt, options, messages=messages, top_logprobs=top_logprobs,
+                                length=length, gold=gold, batch_tokens=batch_tokens, progress=progress)
+        return jobs_of(self).call("runner.choose", run)
 
     def generate(self, prompt=None, *, messages=None, prompt_ids=None, batch_tokens=None, **kwargs):
         """`Runner.generate`; given a list, an `lv.Corpus` decoded in batches (see `batch.generate_batch`;
