@@ -157,6 +157,13 @@ class Corpus:
 
         return read_parquet(path, on_error=on_error)
 
+    @staticmethod
+    def surprise_index_parquet(path, by: str = "token", *, prompt: bool = True, on_error: str = "raise"):
+        """`surprise_index` of a Parquet corpus streamed part by part, never loaded whole (`corpus_scan`)."""
+        from .corpus_scan import surprise_index_parquet
+
+        return surprise_index_parquet(path, by=by, prompt=prompt, on_error=on_error)
+
     # -- sequence --------------------------------------------------------------------------
 
     def __len__(self) -> int:

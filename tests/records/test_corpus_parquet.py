@@ -211,3 +211,23 @@ def test_on_error_and_missing_paths(out):
 def test_save_with_a_parquet_name_writes_parquet(corpus, out):
     back = lv.Corpus.read_parquet(corpus.save(out / "saved.parquet"))
     assert math.isnan(back[3].logprobs[0]) and list(back.labels) == corpus.labels
+
+
+def test_the_streamed_index_equals_the_loaded_one(corpus, out):
+    folder = out / "scan"
+    folder.mkdir(exist_ok=True)
+    corpus[:2].to_parquet(folder / "part-0.parquet")
+    corpus[2:].to_parquet(folder / "part-1.parquet")
+    for by in ("token", "class"):
+        for prompt in (True, False):
+            # batches of 1 row: the sums of many batches, and of two parts, add up to the whole corpus's
+            from logprob_viz.records.corpus_scan import surprise_index_parquet
+
+            streamed = surprise_index_parquet(folder, by=by, prompt=prompt, batch_rows=1)
+            whole = corpus.surprise_index(by=by, prompt=prompt)
+            a = streamed.sort_values("group").reset_index(drop=True)
+            b = whole.sort_values("group").reset_index(drop=True)
+            assert a["group"].tolist() == b["group"].tolist() and a["count"].tolist() == b["count"].tolist()
+            for name in ("mean_surprisal", "max_surprisal", "mean_rank", "share_rank_over_10"):
+                np.testing.assert_allclose(a[name], b[name], rtol=1e-12, err_msg=f"{by} {prompt} {name}")
+    assert lv.Corpus.surprise_index_parquet(folder)["group"].tolist() == corpus.surprise_index()["group"].tolist()
