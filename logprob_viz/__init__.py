@@ -59,10 +59,15 @@ _LAZY = {
     "Explorer": ".views.explorer",
 }
 
-__all__ = ["Trace", *_LAZY]
+# submodules reached as attributes, imported on first use (lv.ray imports ray: never at import time)
+_SUBMODULES = ("ray",)
+
+__all__ = ["Trace", *_LAZY, *_SUBMODULES]
 
 
 def __getattr__(name: str):
+    if name in _SUBMODULES:
+        return import_module(f".{name}", __name__)
     if name in _LAZY:
         return getattr(import_module(_LAZY[name], __name__), name)
     raise AttributeError(f"module 'logprob_viz' has no attribute {name!r}")
