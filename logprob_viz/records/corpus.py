@@ -203,21 +203,10 @@ class Corpus:
 
     def labelled(self, labels=None, metadata=None) -> Corpus:
         """This corpus with `labels` (one per item) and/or `metadata` (a dict per item, added to each
-        item's own) given; itself when neither is. Items dropped by an interrupt keep their own by index."""
-        if labels is None and metadata is None:
-            return self
-        n_asked = int(self.meta.get("items_asked", len(self)))
-        kept = [int(m.get("index", i)) for i, m in enumerate(self.metadata)]
-        for name, values in (("labels", labels), ("metadata", metadata)):
-            if values is not None and (isinstance(values, (str, dict)) or len(values) != n_asked):
-                given = "one value" if isinstance(values, (str, dict)) else f"{len(values)}"
-                raise ValueError(f"{name}= needs one entry per item: {n_asked} items, {given} given")
-        if metadata is not None and not all(isinstance(m, dict) for m in metadata):
-            raise TypeError("metadata= is a list of dicts, one per item (e.g. [{'source': 'a'}, ...])")
-        new_labels = self.labels if labels is None else [str(list(labels)[i]) for i in kept]
-        new_metadata = [dict(own, **({} if metadata is None else list(metadata)[i]))
-                        for own, i in zip(self.metadata, kept, strict=True)]
-        return Corpus(self.traces, new_labels, new_metadata, self.meta)
+        item's own) given; itself when neither is (`corpus_labels.labelled`)."""
+        from .corpus_labels import labelled
+
+        return labelled(self, labels, metadata)
 
     def _subset(self, positions) -> Corpus:
         positions = list(positions)
