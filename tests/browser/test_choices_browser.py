@@ -23,11 +23,14 @@ from browser.lab import (
     MODEL_TIMEOUT,
     cell,
     dark_screenshot,
+    next_frames,
     open_notebook,
     projector_page,
     python_prints,
     run_cell,
     save_screenshot,
+    screen_shot,
+    tall_screenshot,
     wait_for_output,
     write_notebook,
 )
@@ -57,6 +60,14 @@ STATE_CELL = "print('shown', v.bars.selected_row, v.bars.selected_option, v.logp
 DIAGRAM_CELL = f"d = ch.calibration(bins={BINS}).plot(widget=True)\nd"
 BIN_CELL = "print('bin', d.selected_bin, None if d.items_view is None else d.items_view.choices.prompts)"
 ROOT = ".jp-NotebookPanel:visible .jp-OutputArea-output .lvch-root"
+# Where the page's parts are: the notebook's scroll, the bars, the clicked bar, the LogprobView's top.
+BOXES_JS = """target => {
+  const scroller = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer');
+  const out = target.closest('.jp-OutputArea-output');
+  const at = (e) => { const r = e.getBoundingClientRect(); return [r.top, r.left]; };
+  return {scroll: scroller ? scroller.scrollTop : null, bars: at(out.querySelector('.lvch-root')),
+          bar: at(target), view: at(out.closest('.jp-OutputArea').querySelector('.lv-root'))};
+}"""
 
 
 def expected(traces):
@@ -107,20 +118,26 @@ def test_bars_show_the_probabilities_and_a_click_opens_that_options_tokens(page,
 
     # a click on prompt 1's " negative": its trace below, pinned at the option's first token
     target = root.locator(".lvch-bar[data-row='1'][data-option='1']")
+    before = target.evaluate(BOXES_JS)
     target.click()
-    python_prints(page, lab_server, 1, f"shown 1 1 {traces[1][1]['prompt_len']} True")
-    assert target.get_attribute("aria-pressed") == "true"
     view = cell(page, 0).locator(".lv-root")
     view.locator(f".lv-token[data-index='{traces[1][1]['prompt_len']}'].lv-pinned").wait_for(timeout=30_000)
     assert "worst meal" in view.locator(".lv-text").first.inner_text()
+    assert target.get_attribute("aria-pressed") == "true"
+    next_frames(page)
+    after = target.evaluate(BOXES_JS)  # nothing the user did not ask for moves (before running a cell scrolls)
+    for name in ("bars", "bar", "view"):
+        assert max(abs(a - b) for a, b in zip(after[name], before[name], strict=True)) < 2, (name, before, after)
+    assert after["scroll"] == before["scroll"]
+    python_prints(page, lab_server, 1, f"shown 1 1 {traces[1][1]['prompt_len']} True")
     save_screenshot(page, "choices.png",
                     ".jp-NotebookPanel:visible .jp-Cell:first-child .jp-OutputArea-output:has(.lvch-root)")
     dark_screenshot(page, root, "choices-dark.png", ROOT)
     with projector_page(browser, lab_server, choices_notebook) as small:
         run_cell(small, 4)  # the same view again, in this page
         small.locator(ROOT).locator(".lvch-bar").first.wait_for(timeout=60_000)
-        save_screenshot(small, "choices-150.png",
-                        ".jp-NotebookPanel:visible .jp-Cell:nth-child(5) .jp-OutputArea-output:has(.lvch-root)")
+        small.locator(ROOT).first.scroll_into_view_if_needed()
+        screen_shot(small, "choices-150.png")  # what the class sees on a 1280x720 screen at 150 %
     assert page.page_errors == []
 
 
@@ -154,6 +171,7 @@ def test_a_bin_of_the_reliability_diagram_opens_the_prompts_in_it(page, lab_serv
     items.locator(".lvch-bar").first.wait_for(timeout=60_000)
     assert items.locator(".lvch-prompt").all_inner_texts() == members
     assert f"{len(members)} items" in cell(page, 2).locator(".lvcal-caption").inner_text()
-    save_screenshot(page, "calibration.png",
+    # the diagram and the items it opened, in a page tall enough that neither is cut by the window
+    tall_screenshot(page, "calibration.png",
                     ".jp-NotebookPanel:visible .jp-Cell:nth-child(3) .jp-OutputArea-output:has(.js-plotly-plot)")
     assert page.page_errors == []
