@@ -82,6 +82,21 @@ LINES_JS = ("el => new Set("
             "[...el.querySelectorAll('.lvg-token')].map(s => Math.round(s.getBoundingClientRect().top))).size")
 
 
+# Tokens on one line, names whole (the chart, the chips), the text within its box, buttons inside the game.
+FIT_JS = """root => {
+  const text = root.querySelector('.lvg-text'), g = root.getBoundingClientRect();
+  const split = [...text.querySelectorAll('.lvg-token')]
+    .filter(s => !s.textContent.includes('\\n') && !s.classList.contains('lv-token-long'))
+    .filter(s => s.getClientRects().length !== 1)
+    .map(s => s.textContent);
+  const cut = [...root.querySelectorAll('.lv-alt-token, .lv-chip')].filter(e => e.scrollWidth > e.clientWidth)
+    .map(e => e.textContent);
+  const outside = [...root.querySelectorAll('button')].filter(b => {
+    const r = b.getBoundingClientRect(); return r.left < g.left || r.right > g.right; }).map(b => b.textContent);
+  return {split, cut, outside, text: [text.scrollWidth, text.clientWidth]};
+}"""
+
+
 def assert_unmoved(root, before: dict, action: str) -> None:
     after = root.evaluate(WHERE_JS)
     for name in ("input", "reveal", "choices"):
@@ -275,4 +290,9 @@ def reveals_move_nothing_in_a_long_text(small, lab_server) -> None:
         assert_unmoved(root, before, f"reveal ({n + 1} tokens played)")
     grown = root.locator(".lvg-text").evaluate(LINES_JS)
     assert grown >= lines + 2, f"the text grew from {lines} to {grown} lines while it was played"
+    fit = root.evaluate(FIT_JS)
+    assert not fit["split"], f"tokens whose box lies on two lines: {fit['split']}"
+    assert not fit["cut"], f"names cut: {fit['cut']}"
+    assert fit["text"][0] <= fit["text"][1], f"the text overflows its box: {fit['text']}"
+    assert not fit["outside"], f"buttons outside the game: {fit['outside']}"
     visible_part(small, root, "guess-projector-long.png")
