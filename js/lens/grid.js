@@ -5,6 +5,7 @@
 // wide as its longest text (columns.js), so every name shows whole.
 
 import { h as el } from "../toolkit/dom.js";
+import { fontFamilyOf, textMeasure } from "../toolkit/measure.js";
 import { visible } from "../toolkit/whitespace.js";
 import { columnAt, columnLefts, estimateWidth } from "./columns.js";
 import { cellStyle, tokenAt } from "./data.js";
@@ -54,25 +55,6 @@ function fillAxis(axis, d) {
   axis.append(el("div", "lvl-axis-token", "token"));
 }
 
-/** The font family of the grid's cells (lens.css: the code font), read from a cell made for the purpose. */
-function codeFont(content) {
-  const probe = el("div", "lvl-cell", "x");
-  content.append(probe);
-  const family = getComputedStyle(probe).fontFamily;
-  probe.remove();
-  return family;
-}
-
-/** measure(text, role) in px for `family`: a canvas, bold (a layer's top-1 cell is bold; never narrower). */
-function canvasMeasure(family) {
-  const context = document.createElement("canvas").getContext("2d");
-  if (!context) return estimateWidth;
-  return (text, role) => {
-    context.font = `bold ${FONT_PX[role]}px ${family}`;
-    return context.measureText(text).width;
-  };
-}
-
 /** Scroll the grid sideways so that the column from `left` to `right` px is in view (centred when it was not). */
 function bringIntoView(scroll, left, right) {
   if (left < scroll.scrollLeft || right > scroll.scrollLeft + scroll.clientWidth) {
@@ -120,7 +102,8 @@ export function createGrid(d, on) {
   function layOut() {
     if (lefts && (measured || !scroll.isConnected)) return;
     measured = scroll.isConnected;
-    lefts = columnLefts(d, measured ? canvasMeasure(codeFont(content)) : estimateWidth);
+    const measure = measured ? textMeasure(fontFamilyOf(content, "lvl-cell")) : null;
+    lefts = columnLefts(d, measure ? (text, role) => measure(text, FONT_PX[role]) : estimateWidth);
     content.style.width = `${lefts[d.n]}px`;
     for (const col of columns.values()) col.remove(); // drawn at the estimate: redraw at the measure
     columns.clear();
