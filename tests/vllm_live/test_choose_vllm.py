@@ -12,6 +12,7 @@ import pytest
 import logprob_viz as lv
 from choose_reference import independent_sum, softmax
 from logprob_viz.sources.remote import OpenAIRunner
+from logprob_viz.views.codec import read_array
 from vllm_live.test_vllm_live import TOL  # server vs local, per token (its comment says why)
 
 PROMPT = "Review: The plot was dull and the actors looked bored. Sentiment:"
@@ -81,6 +82,11 @@ def test_a_list_of_prompts_a_row_each_with_gold_and_the_straddling_token_flagged
     assert straddling.text == "See http://x" and straddling.flags[n_prompt] == ["straddles_prompt"]
     assert any("begin in the prompt" in w for w in straddling.warnings)
     assert not any("straddles_prompt" in codes for codes in ch.traces[1][0].flagged().values())  # " yes": its own
+    # the server's choices open in the choices view as the local runner's do: bars, then the option's tokens
+    view = ch.view()
+    np.testing.assert_allclose(read_array(view.bars._payload["probs"]), ch.prob_table.astype(np.float32))
+    view.bars.selected_row, view.bars.selected_option = 1, 2  # as a click in the browser sets them
+    assert view.logprob_view.trace is straddling and view.logprob_view.selected == n_prompt
 
 
 def test_chat_messages_go_through_the_servers_template(vllm_url, runner, reference):
