@@ -42,18 +42,18 @@ def load():
     return lv.load()
 
 
-def short_texts(tokenizer, n: int, seed: int = 0) -> list[str]:
-    """N texts of 10-60 tokens, cut at random places from Python's help topics (offline everywhere)."""
+def short_texts(tokenizer, n: int, seed: int = 0, lengths: tuple[int, int] = (10, 60)) -> list[str]:
+    """N texts of 10-60 tokens (``lengths``), cut at random places from Python's help topics (offline everywhere)."""
     from pydoc_data.topics import topics
 
     ids = tokenizer("\n\n".join(topics[k] for k in sorted(topics)), add_special_tokens=False)["input_ids"]
     rng = np.random.default_rng(seed)
     texts = []
     while len(texts) < n:
-        length = int(rng.integers(10, 61))
+        length = int(rng.integers(lengths[0], lengths[1] + 1))
         start = int(rng.integers(0, len(ids) - length))
         text = tokenizer.decode(ids[start : start + length]).strip()
-        if text and 10 <= len(tokenizer(text)["input_ids"]) <= 60:
+        if text and lengths[0] <= len(tokenizer(text)["input_ids"]) <= lengths[1]:
             texts.append(text)
     return texts
 

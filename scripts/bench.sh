@@ -7,13 +7,14 @@
 #   scripts/bench.sh frontend adapters those sections only; the others are kept as they were
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SECTIONS=(runner trace_memory frontend frontend_click adapters compare lens corpus corpus_view attribution choices gpu)
+SECTIONS=(runner trace_memory frontend frontend_click adapters compare lens corpus corpus_view scale attribution choices gpu)
 declare -A TITLE=(
   [runner]="Runner" [trace_memory]="Trace memory" [frontend]="Frontend (headless chromium)"
   [frontend_click]="The explorer's first click (JupyterLab + chromium)"
   [adapters]="Reading server responses" [compare]="Compare view (headless chromium)" [lens]="Logit lens"
   [corpus]="Corpus: batched scoring and generation, the surprise index"
   [corpus_view]="Corpus view (headless chromium)"
+  [scale]="Scale: 1M traces from Parquet in the view, the surprise index over 100M tokens, a corpus through vLLM against vLLM offline"
   [attribution]="Attribution (side by side with inseq 0.7.1, installed by this script beside the project)"
   [choices]="Choices: runner.choose side by side with lm-eval 0.4.13 (installed by this script beside the project), and its speed"
   [gpu]="GPU"

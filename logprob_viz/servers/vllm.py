@@ -179,7 +179,7 @@ def _ready(port: int) -> bool:
 
 def start(
     port: int | None = None, root: Path | None = None, timeout: float = 300, install_if_needed: bool = True,
-    state: Path | None = None,
+    state: Path | None = None, serve_args: tuple = (), env: dict | None = None,
 ) -> str:
     """Start the server in the background (installing first if needed); return its base URL.
 
@@ -187,6 +187,8 @@ def start(
     started. Raises `VLLMServerError` with the server log's last lines when it exits or is not
     ready within `timeout` seconds (startup takes ~1 min on 2 CPU cores). `state`: a folder for
     the pid, port and log files instead of `root`, so a second server runs from the same install.
+    `serve_args`: more ``vllm serve`` options (e.g. ``("--max-num-seqs", "4")``); `env`: more
+    environment variables for the server (e.g. ``{"VLLM_SERVER_DEV_MODE": "1"}``).
     """
     p = _paths(root)
     if not is_installed(p["root"]):
@@ -203,6 +205,7 @@ def start(
         "VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE", "2"),
         "VLLM_NO_USAGE_STATS": "1",
         "DO_NOT_TRACK": "1",
+        **(env or {}),
     }
     cmd = [
         p["vllm"], "serve", p["model"],
@@ -211,6 +214,7 @@ def start(
         "--max-model-len", "2048",
         "--served-model-name", SERVED_NAME,
         "--enforce-eager",  # no graph capture: faster start on CPU
+        *serve_args,
     ]
     port = process.launch(_files(state or root), cmd, port, _ready, timeout, env=env,
                           stop_hint=" (python -m logprob_viz.servers.vllm stop)")

@@ -72,6 +72,11 @@ class _Progress:
         if self.bar is not None and n > self.bar.n:
             self.bar.update(n - self.bar.n)  # tqdm shows tokens so far and tokens/s
 
+    def describe(self, desc: str) -> None:
+        """A new label for the bar (a corpus on a server: how many requests are in flight)."""
+        if self.bar is not None:
+            self.bar.set_description(desc, refresh=False)
+
     def finish(self) -> None:
         """The work ended as it should, before the total (a generation's end of sequence, a stop
         string): the total becomes the count, so the bar closes as done. Otherwise tqdm's notebook

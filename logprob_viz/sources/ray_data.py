@@ -4,9 +4,10 @@
 ``Dataset.map_batches`` with a callable class: Ray starts ``concurrency`` actors, each builds its
 runner in ``__init__`` (``lv.load(model)``) and turns every batch of rows into a table of traces
 (`corpus_parquet.trace_table`). Ray does the rest: scheduling, back-pressure, and retries — an
-actor that dies is restarted (``max_restarts``) and the batch it held re-run (``max_task_retries``),
-so every row comes out once. ``dataset.write_parquet(folder)`` writes the parts as they are made,
-so an interrupted run leaves the parts already written readable by `lv.Corpus.read_parquet`.
+actor that dies is restarted and the batch it held re-run (Ray Data's own actor defaults,
+``max_restarts=-1`` and ``max_task_retries=-1``: without limit), so every row comes out once.
+``dataset.write_parquet(folder)`` writes the parts as they are made, so an interrupted run leaves
+the parts already written readable by `lv.Corpus.read_parquet`.
 
 The other columns of an input row go into the trace's ``metadata`` (JSON); ``label`` comes from a
 "label", "id" or "index" column, the first there is (a list of texts gets an "index" column).
@@ -17,9 +18,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-__all__ = ["score", "generate", "as_dataset", "RESTARTS"]
-
-RESTARTS = 4  # an actor that dies is restarted this often, and its batch retried as often; not forever (OOM)
+__all__ = ["score", "generate", "as_dataset"]
 LABEL_COLUMNS = ("label", "id", "index")
 
 
@@ -93,8 +92,12 @@ def _jsonable(value):
 def _map(mode, data, model, column, options, *, batch_size, concurrency, num_cpus, num_gpus, max_restarts,
          max_task_retries, load_options, ray_remote_args):
     dataset = as_dataset(data, column)
-    remote = {"num_cpus": num_cpus, "max_restarts": max_restarts, "max_task_retries": max_task_retries,
-              **ray_remote_args}
+    # Ray 2.60 deprecates remote arguments passed loose (ray_remote_args); num_cpus, num_gpus and the
+    # "advanced" ones (resources, runtime_env, ...) are named parameters of map_batches, and retries are
+    # Ray Data's defaults unless asked for: only then do they go loose, as Ray still takes them.
+    remote = {"num_cpus": num_cpus, **ray_remote_args}
+    retries = {"max_restarts": max_restarts, "max_task_retries": max_task_retries}
+    remote.update({name: value for name, value in retries.items() if value is not None})
     if num_gpus is not None:
         remote["num_gpus"] = num_gpus
     return dataset.map_batches(
@@ -104,7 +107,7 @@ def _map(mode, data, model, column, options, *, batch_size, concurrency, num_cpu
 
 def score(data, model=None, *, column: str = "text", top_logprobs: int = 5, batch_size: int = 32,
           concurrency: int = 1, batch_tokens: int | None = None, num_cpus: float = 1, num_gpus: float | None = None,
-          max_restarts: int = RESTARTS, max_task_retries: int = RESTARTS, load_options: dict | None = None,
+          max_restarts: int | None = None, max_task_retries: int | None = None, load_options: dict | None = None,
           **ray_remote_args):
     """Score every text of `data` teacher-forced, in Ray actors; a Dataset of corpus rows.
 
@@ -122,8 +125,11 @@ def score(data, model=None, *, column: str = "text", top_logprobs: int = 5, batc
         Actors (each holds one runner: one model in memory per actor).
     num_cpus, num_gpus : float
         Per actor (``num_gpus=1`` puts each actor on a GPU; its runner then uses CUDA).
-    max_restarts, max_task_retries : int
+    max_restarts, max_task_retries : int, optional
         Ray's retries when an actor dies (e.g. its process is killed): restart it, re-run the batch.
+        None: Ray Data's defaults for actors (-1 each: restart and retry without limit). Given,
+        they go to Ray as loose remote arguments, which Ray 2.60 still takes with a deprecation
+        warning (map_batches names no parameter for them).
 
     Returns
     -------
@@ -139,7 +145,7 @@ def score(data, model=None, *, column: str = "text", top_logprobs: int = 5, batc
 
 def generate(data, model=None, *, column: str = "text", max_new_tokens: int = 32, top_logprobs: int = 5,
              batch_size: int = 32, concurrency: int = 1, batch_tokens: int | None = None, num_cpus: float = 1,
-             num_gpus: float | None = None, max_restarts: int = RESTARTS, max_task_retries: int = RESTARTS,
+             num_gpus: float | None = None, max_restarts: int | None = None, max_task_retries: int | None = None,
              load_options: dict | None = None, ray_remote_args: dict | None = None, **sampling):
     """Continue every prompt of `data` in Ray actors (see `score` for the parameters); a Dataset of rows.
 

@@ -45,3 +45,17 @@ def test_a_list_with_concurrency_3_equals_six_one_at_a_time_calls(llamacpp_url, 
 def test_score_of_a_list_keeps_its_clear_error(server):
     with pytest.raises(ValueError, match="item 0 of the list: .*llama"):
         server.score(PROMPTS[:2], progress=False)
+
+
+def test_without_concurrency_a_list_keeps_as_many_in_flight_as_the_server_has_slots(llamacpp_url, server):
+    import json
+    import urllib.request
+
+    with urllib.request.urlopen(llamacpp_url + "/props", timeout=30) as r:
+        slots = json.loads(r.read())["total_slots"]  # the server's own word, read with plain json
+    corpus = server.generate(PROMPTS[:3], max_new_tokens=2, top_logprobs=1, progress=False)
+    assert corpus.meta["concurrency"] == slots >= 1
+    assert "total_slots" in corpus.meta["concurrency_how"]
+    given = server.generate(PROMPTS[:3], max_new_tokens=2, top_logprobs=1, concurrency=2, progress=False)
+    assert given.meta["concurrency"] == 2 and given.meta["concurrency_how"] == "given (concurrency=2)"
+    assert [t.token_ids.tolist() for t in given] == [t.token_ids.tolist() for t in corpus]

@@ -17,6 +17,7 @@ from ..base import INTERRUPTS, Runner, note_interrupt
 from ..jobs import jobs_of
 from ..request import Request, Step, batch_items, check_keywords, check_prompt_ids
 from .http import ServerError, request_json, request_sse
+from .inflight import DEFAULT_CONCURRENCY, InFlight
 
 __all__ = ["RemoteRunner", "base_url_of", "api_key_of", "list_models", "note_failure", "STREAM_SNAPSHOT_S",
            "DEFAULT_MAX_TOP_LOGPROBS"]
@@ -105,20 +106,21 @@ class RemoteRunner(Runner):
 
     def generate(self, prompt=None, *, messages=None, prompt_ids=None, concurrency=None, **kwargs):
         """`Runner.generate`; given a list (of texts, ``messages`` lists, ``prompt_ids`` lists), an
-        `lv.Corpus` in input order, with at most ``concurrency`` (default 8) requests in flight at once,
-        so a batching server (vLLM) runs them together; with ``seed=s`` item ``i`` gets seed ``s + i``."""
+        `lv.Corpus` in input order, with at most ``concurrency`` requests in flight at once, so a
+        batching server (vLLM) runs them together; with ``seed=s`` item ``i`` gets seed ``s + i``.
+        Without ``concurrency``, the runner chooses (`_in_flight`: the server's own limit, or found on
+        vLLM by growing it while tokens/s rises) and ``corpus.meta["concurrency"]`` says what it chose."""
         items = batch_items(prompt, messages, prompt_ids)
         if items is None:
             _no_concurrency(concurrency)
             check_keywords("generate", kwargs, Runner.generate, extra=("concurrency",))
             return super().generate(prompt, messages=messages, prompt_ids=prompt_ids, **kwargs)
-        from .corpus import DEFAULT_CONCURRENCY, generate_corpus
+        from .corpus import generate_corpus
 
         check_keywords("generate", kwargs, generate_corpus, Runner.generate, extra=("concurrency",))
-
-        width = DEFAULT_CONCURRENCY if concurrency is None else concurrency
         # one job for the whole corpus: the workers use the per-item path, which takes no lock
-        return jobs_of(self).call("runner.generate", lambda: generate_corpus(self, items, concurrency=width, **kwargs))
+        return jobs_of(self).call("runner.generate",
+                                  lambda: generate_corpus(self, items, concurrency=concurrency, **kwargs))
 
     def score(self, text=None, *, messages=None, prompt_ids=None, concurrency=None, labels=None, metadata=None,
               **kwargs):
@@ -131,12 +133,11 @@ class RemoteRunner(Runner):
             if labels is not None or metadata is not None:
                 raise ValueError("labels= and metadata= label the items of a list (a corpus); one text has none")
             return super().score(text, messages=messages, prompt_ids=prompt_ids, **kwargs)
-        from .corpus import DEFAULT_CONCURRENCY, score_corpus
+        from .corpus import score_corpus
 
         check_keywords("score", kwargs, score_corpus, extra=("text", "messages", "prompt_ids"))
-
-        width = DEFAULT_CONCURRENCY if concurrency is None else concurrency
-        corpus = jobs_of(self).call("runner.score", lambda: score_corpus(self, items, concurrency=width, **kwargs))
+        corpus = jobs_of(self).call("runner.score",
+                                    lambda: score_corpus(self, items, concurrency=concurrency, **kwargs))
         return corpus.labelled(labels, metadata)
 
     def choose(self, prompt=None, options=None, *, messages=None, top_logprobs: int = 5, length: str = "sum",
@@ -157,6 +158,11 @@ class RemoteRunner(Runner):
             concurrency=concurrency, progress=progress))
 
     # -- shared machinery ----------------------------------------------------------------
+
+    def _in_flight(self) -> InFlight:
+        """How many requests a corpus keeps in flight when the caller does not say (`inflight`)."""
+        return InFlight.fixed(DEFAULT_CONCURRENCY, f"the default for a server that states no limit "
+                              f"({self.server}: an API's rate limits are per account)")
 
     def _check_choose(self) -> None:
         """Raise when this server cannot score given text (it returns no logprobs for the prompt)."""

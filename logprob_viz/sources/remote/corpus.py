@@ -1,7 +1,9 @@
 """A corpus through a server: ``lv.connect(url).generate([...])`` / ``.score([...])`` → `lv.Corpus`.
 
 The items go out as concurrent requests, at most ``concurrency`` at a time, so a batching server
-(vLLM) runs them together on its side; the traces come back in input order.
+(vLLM) runs them together on its side; the traces come back in input order. Without
+``concurrency=``, the runner chooses the number (`inflight`: the server's own limit, or grown on
+vLLM while tokens/s rises) and the corpus's meta says what it chose.
 
 One job, many threads: the calling thread takes the runner's job lock once for the whole corpus
 (`jobs_of(runner).call`), and the worker threads call the runner's per-item path (`_drive` /
@@ -20,12 +22,10 @@ import warnings
 from ...records.corpus import Corpus
 from ..base import INTERRUPTS, Interrupted, Runner, _Progress
 from ..request import Request, check_input, check_stop, is_int
+from .inflight import DEFAULT_CONCURRENCY, Gate, InFlight
 
-__all__ = ["CorpusIncomplete", "generate_corpus", "score_corpus", "DEFAULT_CONCURRENCY"]
+__all__ = ["CorpusIncomplete", "generate_corpus", "score_corpus", "DEFAULT_CONCURRENCY", "in_flight_plan"]
 
-# Requests in flight at once: enough for a batching server to fill a batch, few enough not to
-# queue a whole corpus on one server.
-DEFAULT_CONCURRENCY = 8
 _POLL_S = 0.1  # how often the caller looks at its stop while requests run
 
 
@@ -37,10 +37,10 @@ class CorpusIncomplete(RuntimeError):
         self.corpus, self.item = corpus, item
 
 
-def generate_corpus(runner, items: list[dict], *, concurrency: int = DEFAULT_CONCURRENCY, seed=None,
+def generate_corpus(runner, items: list[dict], *, concurrency: int | None = None, seed=None,
                     progress: bool = True, stop=None, **generate_args) -> Corpus:
     """Each item's `Runner.generate` (its arguments), sent concurrently; with ``seed=s`` item i gets s + i."""
-    width = check_concurrency(concurrency)
+    plan = in_flight_plan(runner, concurrency)
     check_stop(stop)
     seeds = item_seeds(seed, len(items))
     halt = threading.Event()  # Ctrl-C, the caller's stop, or a failure: no item starts after it
@@ -60,13 +60,13 @@ def generate_corpus(runner, items: list[dict], *, concurrency: int = DEFAULT_CON
         *_, final = runner._drive(req, snapshots=False)
         return final
 
-    return _run_all(reqs, one, width, progress, stop, halt, mode="generate")
+    return _run_all(reqs, one, plan, progress, stop, halt, mode="generate")
 
 
-def score_corpus(runner, items: list[dict], *, concurrency: int = DEFAULT_CONCURRENCY, top_logprobs: int = 5,
+def score_corpus(runner, items: list[dict], *, concurrency: int | None = None, top_logprobs: int = 5,
                  progress: bool = True, stop=None) -> Corpus:
     """Each item's `Runner.score`, sent concurrently (a server that cannot score says so for item 0)."""
-    width = check_concurrency(concurrency)
+    plan = in_flight_plan(runner, concurrency)
     check_stop(stop)
     k = runner._check_top_logprobs(top_logprobs)
     reqs = []
@@ -85,7 +85,15 @@ def score_corpus(runner, items: list[dict], *, concurrency: int = DEFAULT_CONCUR
         trace.meta.setdefault("seconds", round(time.perf_counter() - started, 4))
         return trace
 
-    return _run_all(reqs, one, width, progress, stop, threading.Event(), mode="score")
+    return _run_all(reqs, one, plan, progress, stop, threading.Event(), mode="score")
+
+
+def in_flight_plan(runner, concurrency) -> InFlight:
+    """The caller's ``concurrency`` (fixed), or the runner's own plan when it is None."""
+    if concurrency is None:
+        return runner._in_flight()
+    width = check_concurrency(concurrency)
+    return InFlight.fixed(width, f"given (concurrency={width})")
 
 
 def check_concurrency(concurrency) -> int:
@@ -103,8 +111,9 @@ def item_seeds(seed, n: int) -> list[int | None]:
     return [int(seed) + i for i in range(n)]
 
 
-def _run_all(reqs: list[Request], one, width: int, progress: bool, stop, halt, mode: str) -> Corpus:
-    """`one(req)` for every request on `width` worker threads; the Corpus of what finished, in input order.
+def _run_all(reqs: list[Request], one, plan: InFlight, progress: bool, stop, halt, mode: str) -> Corpus:
+    """`one(req)` for every request, at most `plan`'s number at once (a `Gate`); the Corpus of what
+    finished, in input order, its meta saying how many were in flight.
 
     ``halt`` is set by Ctrl-C (the caller's thread waits in short polls, so it sees it at once),
     by the caller's ``stop``, or by a failed request (in the worker, at once): no request starts
@@ -114,18 +123,26 @@ def _run_all(reqs: list[Request], one, width: int, progress: bool, stop, halt, m
     """
     traces: list = [None] * len(reqs)
     started = time.perf_counter()
-    bar = _Progress(bool(progress), len(reqs), unit="text", desc="scoring" if mode == "score" else "generating")
+    gate = Gate(plan, halt)
+    doing = "scoring" if mode == "score" else "generating"
+    bar = _Progress(bool(progress), len(reqs), unit="text", desc=_described(doing, gate))
 
     def guarded(req: Request):
-        if halt.is_set() or (stop is not None and _stop_says(stop)):
+        if (stop is not None and _stop_says(stop)) or not gate.enter():
             return None  # not run: the corpus is ending
+        tokens = 0
         try:
-            return one(req)
+            trace = one(req)
+            tokens = len(trace)
+            return trace
         except BaseException:
             halt.set()  # the server failed: send nothing more
             raise
+        finally:
+            gate.leave(tokens)
 
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=width, thread_name_prefix="lv-corpus")
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(plan.cap, len(reqs))),
+                                                 thread_name_prefix="lv-corpus")
     futures = {pool.submit(guarded, req): i for i, req in enumerate(reqs)}
     failed: tuple[int, BaseException] | None = None
     interrupted: BaseException | None = None
@@ -137,6 +154,8 @@ def _run_all(reqs: list[Request], one, width: int, progress: bool, stop, halt, m
             done, pending = concurrent.futures.wait(pending, _POLL_S, concurrent.futures.FIRST_EXCEPTION)
             failed = _collect(done, futures, traces, failed)
             bar.update_to(sum(t is not None for t in traces))
+            if gate.tick(len(reqs)):
+                bar.describe(_described(doing, gate))
     except INTERRUPTS as error:
         interrupted = error
     finally:
@@ -145,6 +164,7 @@ def _run_all(reqs: list[Request], one, width: int, progress: bool, stop, halt, m
         bar.close()
     failed = _collect([f for f in futures if f.done() and not f.cancelled()], futures, traces, failed)
     corpus = _corpus(traces, started, mode)
+    corpus.meta.update(gate.meta())
     kept = len(corpus)
     if failed is not None:
         i, error = failed
@@ -172,6 +192,10 @@ def _collect(done, futures: dict, traces: list, failed):
         elif failed is None or i < failed[0]:
             failed = (i, error)
     return failed
+
+
+def _described(doing: str, gate: Gate) -> str:
+    return f"{doing}, {gate.width} in flight" + ("" if gate.settled else " (finding how many)")
 
 
 def _stop_says(stop) -> bool:

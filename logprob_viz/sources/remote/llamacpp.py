@@ -26,6 +26,7 @@ from ..readers.llamacpp import llamacpp_trace
 from ..readers.position import Token
 from ..request import Request, Step, is_int
 from .http import ServerError
+from .inflight import DEFAULT_CONCURRENCY, InFlight
 from .openai import OpenAIRunner
 
 __all__ = ["LlamaCppRunner", "is_llamacpp_listing", "NO_PROMPT_LOGPROBS"]
@@ -95,6 +96,18 @@ class LlamaCppRunner(OpenAIRunner):
         if self.tokenizer is not None:
             return super().token_id(text)
         return self._one_token(text, [t.id for t in self._tokenize(text, add_special=False)])
+
+    def _in_flight(self) -> InFlight:
+        """llama-server's slots (``/props`` ``total_slots``, its ``--parallel``): more requests only wait for one."""
+        try:
+            slots = self._request("GET", "/props", root=True).get("total_slots")
+        except ServerError as e:
+            slots, why = None, f"/props did not answer: {e}"
+        else:
+            why = f"/props gave total_slots={slots!r}"
+        if is_int(slots) and slots >= 1:
+            return InFlight.fixed(int(slots), f"the server's slots (/props total_slots, its --parallel): {slots}")
+        return InFlight.fixed(DEFAULT_CONCURRENCY, f"the default: the server's slots are unknown ({why})"[:300])
 
     def _sampling_body(self, req: Request) -> dict:
         return super()._sampling_body(req) if req.sampling is None else llama_sampling(req)

@@ -25,6 +25,7 @@ from ...records.trace import Trace
 from ..readers import OpenAIResponseError, from_openai
 from ..request import Request, Step
 from .http import ServerError
+from .inflight import SEARCH_CAP, START, InFlight
 from .openai import OpenAIRunner, new_tokens_in
 
 __all__ = ["VLLMRunner", "is_vllm_listing"]
@@ -84,6 +85,31 @@ class VLLMRunner(OpenAIRunner):
         if self.tokenizer is not None:
             return super().token_id(text)
         return self._one_token(text, self._server_ids({"prompt": text, "add_special_tokens": False}))
+
+    def _in_flight(self) -> InFlight:
+        """Grown from `START` while tokens/s rises, up to the server's ``max_num_seqs`` (more only
+        wait in its queue) when it says it (``/server_info``, in vLLM's development mode), else `SEARCH_CAP`."""
+        limit = self._max_num_seqs()
+        if limit is None:
+            how = (f"grown while tokens/s rose, from {START} up to {SEARCH_CAP} at most (vLLM states its max_num_seqs "
+                   "only in development mode, at /server_info)")
+            return InFlight(START, SEARCH_CAP, True, how)
+        if limit <= START:
+            return InFlight.fixed(limit, f"the server's max_num_seqs (/server_info): {limit}")
+        return InFlight(START, limit, True, f"grown while tokens/s rose, from {START} up to the server's "
+                        f"max_num_seqs (/server_info), {limit}")
+
+    def _max_num_seqs(self) -> int | None:
+        """The scheduler's ``max_num_seqs`` from ``/server_info`` (served with VLLM_SERVER_DEV_MODE=1), or None."""
+        try:
+            info = self._request("GET", "/server_info?config_format=json", root=True)
+        except ServerError as e:
+            logger.debug("no /server_info (%s): the number in flight is found by measuring", e)
+            return None
+        config = info.get("vllm_config")
+        scheduler = config.get("scheduler_config") if isinstance(config, dict) else None
+        limit = scheduler.get("max_num_seqs") if isinstance(scheduler, dict) else None
+        return int(limit) if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 1 else None
 
     # -- choose (remote.choose): given text scored through prompt_logprobs ----------------------
 
