@@ -17,7 +17,7 @@ import numpy as np
 from .fields import FIELDS
 from .trace import Trace
 
-__all__ = ["ColumnRows", "Block", "TraceColumns", "TextColumn", "JsonColumn", "previews", "flag_summaries"]
+__all__ = ["ColumnRows", "Block", "TraceColumns", "TextColumn", "JsonColumn", "previews", "texts_of", "flag_summaries"]
 
 PER_TOKEN_COLUMNS = {"token_ids": "token_ids", "logprobs": "logprobs", "ranks": "ranks", "entropy": "entropy"}
 
@@ -179,6 +179,14 @@ class TraceColumns(ColumnRows):
             out.extend(c + "…" if is_long else w for c, w, is_long in zip(cut, whole, long, strict=True))
         return self._rows_of(out)
 
+    def texts(self) -> list[str]:
+        """Each trace's whole text, from the parts' "text" column (a Trace built only where one lacks it)."""
+        out = []
+        for b in self.blocks:
+            text = b.column("text")
+            out.extend(text.to_pylist() if text is not None else (_trace_of(b, r).text for r in range(len(b))))
+        return self._rows_of(out)
+
     def flag_summaries(self) -> list[str]:
         """Per trace, the flag codes any of its tokens carries, comma-separated ('' for none)."""
         out = []
@@ -215,6 +223,11 @@ def previews(traces, chars: int) -> list[str]:
     if isinstance(traces, TraceColumns):
         return traces.previews(chars)
     return [_preview_of(display_token(b"".join(t.token_bytes[:chars])), chars) for t in traces]
+
+
+def texts_of(traces) -> list[str]:
+    """Each trace's whole text (from the columns of a column-backed corpus: no Trace per item)."""
+    return traces.texts() if isinstance(traces, TraceColumns) else [t.text for t in traces]
 
 
 def flag_summaries(traces) -> list[str]:

@@ -32,6 +32,7 @@ import math
 
 import numpy as np
 
+from ..records.corpus_columns import texts_of
 from .codec import array, texts
 
 __all__ = ["SPARK_POINTS", "NUMBER_COLUMNS", "encode_corpus", "sparklines", "encode_index", "encode_answers",
@@ -46,7 +47,7 @@ def sparklines(corpus, points: int = SPARK_POINTS) -> tuple[np.ndarray, np.ndarr
     """(values float32 [S], offsets int64 [N + 1]): each trace's surprisal, binned by max beyond `points`."""
     table = corpus.token_table()
     surprisal = -table["logprob"].astype(np.float32)  # (T,) NaN where unknown
-    lengths = np.array([len(t) for t in corpus.traces], dtype=np.int64)
+    lengths = np.bincount(table["item"], minlength=len(corpus)).astype(np.int64)  # tokens per trace
     starts = np.concatenate([[0], np.cumsum(lengths)])
     parts = []
     for i, n in enumerate(lengths.tolist()):
@@ -78,7 +79,7 @@ def encode_corpus(corpus) -> dict:
         "version": 1,
         "n": len(corpus),
         "label": texts("label", corpus.labels),
-        "text": texts("text", [t.text for t in corpus.traces]),
+        "text": texts("text", texts_of(corpus.traces)),
         "flags": texts("flags", frame["flags"].tolist()),
         "tokens": array("tokens", frame["tokens"].to_numpy(), "int32"),
         "spark": array("spark", spark, "float32"),

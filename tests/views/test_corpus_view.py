@@ -76,6 +76,26 @@ def test_the_table_payload_holds_each_traces_numbers_and_sparkline(view, corpus)
     assert payload["spark_max"] == pytest.approx(float(np.nanmax(-corpus.token_table()["logprob"])))
 
 
+def test_a_corpus_read_from_parquet_gives_the_same_table_payload_without_a_trace_per_item(corpus, tmp_path,
+                                                                                          monkeypatch):
+    from logprob_viz.records import corpus_columns
+    from logprob_viz.views.corpus_payload import encode_corpus
+
+    labelled = lv.Corpus(corpus.traces, labels=["paris", HOSTILE, "sums", "robot"])
+    labelled.to_parquet(tmp_path / "c.parquet")
+    read = lv.Corpus.read_parquet(tmp_path / "c.parquet")
+    built = []
+    real = corpus_columns.TraceColumns.row
+    monkeypatch.setattr(corpus_columns.TraceColumns, "row", lambda self, i: built.append(i) or real(self, i))
+    from_columns = encode_corpus(read)
+    assert built == []  # the text, the lengths and the numbers come from the columns
+    assert wire.texts(from_columns["text"]) == [tr.text for tr in corpus.traces]
+    spark, offsets = wire.array(from_columns["spark"], "float32"), wire.array(from_columns["spark_offsets"], "uint32")
+    for i, tr in enumerate(corpus.traces[:3]):  # (the fourth is binned: the test above checks the bins)
+        np.testing.assert_array_equal(spark[offsets[i] : offsets[i + 1]], -np.asarray(tr.logprobs, dtype=np.float32))
+    np.testing.assert_array_equal(wire.array(from_columns["tokens"], "int32"), [len(tr) for tr in corpus.traces])
+
+
 def test_the_index_payload_is_a_groupby_of_every_known_token(view, corpus):
     rows = [(tok, -float(lp), int(rank)) for tr in corpus.traces
             for tok, lp, rank in zip(tr.tokens, tr.logprobs, tr.ranks, strict=True) if not np.isnan(lp)]
