@@ -19,10 +19,10 @@ import ipywidgets as w
 from ...records.trace import Trace
 from .branches import BranchHere, BranchList
 from .comparing import BranchComparison
-from .controls import Controls, settings_from
+from .controls import Controls, link_sampling, settings_from
 from .history import History
 from .host_panel import MarimoDisplay
-from .jobs import branch_job, choose_job, generate_job, next_token_job
+from .jobs import branch_job, choose_job, generate_job, next_token_job, typed_token_job
 from .panels import NextTokenPanel, TemperatureReadout
 from .settings import Settings, default_runner
 from .tree_actions import TreeActions
@@ -52,34 +52,29 @@ class Explorer(TreeActions, MarimoDisplay):  # (marimo renders no ipywidgets con
         self.view.runner = self.runner  # "why?" at a pinned token asks the runner the explorer drives
         self.branches = BranchList()
         self.branch_here = BranchHere()
-        self.next_panel = NextTokenPanel()
+        self.next_panel = NextTokenPanel(self.view)  # drawn in the view's column, in the chart's place
         self.readout = TemperatureReadout()
-        # The tree panel sits above the view, so the branches stay in sight however long the text is;
-        # it keeps one height from the start (the outline scrolls), so the view never moves under it.
-        side = w.VBox([self.branch_here.box], layout=w.Layout(flex="1 1 50%"))
-        self.branches.box.layout.flex = "1 1 50%"
-        tree_panel = w.HBox([self.branches.box, side], layout=w.Layout(width="100%", flex_flow="row wrap"))
-        # The next-token chart and the pinned token's panel come below the view: showing them never moves the text.
-        self.widget = w.VBox(
-            [self.controls.box, tree_panel, self.view, self.next_panel.box, self.readout.box],
-            layout=w.Layout(width="100%"),
-        )
+        c = self.controls
+        # Behind "more": branch with any token, and the tree's tools (layout.py says where all goes).
+        c.more_box.children = (*c.more_box.children, self.branch_here.box, self.branches.tools)
+        # Below the view, so nothing above moves when they appear: the tree (once it branches; Compare in
+        # its outline's place), then the pinned token's whole table and bands.
+        self.widget = w.VBox([c.box, self.view, self.branches.box, self.readout.box], layout=w.Layout(width="100%"))
         self.widget.add_class("lv-explore")
         self.worker = Worker(self.controls, self.runner, self._stop, on_busy=self.next_panel.disable)
+        link_sampling(c, self.view)  # the view's sliders are these controls' values
 
-        c = self.controls
         c.generate.on_click(lambda _: self.generate())
         c.next_token.on_click(lambda _: self.next_token())
         c.stop.on_click(lambda _: self.stop())
         self.branch_here.branch.on_click(lambda _: self.branch())
-        self.next_panel.on_choose(self.choose)
         self.branches.observe(self.switch)
         self.branches.delete.on_click(lambda _: self.delete())
         self.branches.undo.on_click(lambda _: self.undo())
         self.branches.earlier.on_click(lambda _: self.show_tree(-1))
         self.branches.later.on_click(lambda _: self.show_tree(1))
         self.branches.name.observe(lambda change: self.rename(change["new"]), names="value")
-        self.comparing = BranchComparison(self)  # the Compare button's view, above the tree panel
+        self.comparing = BranchComparison(self)  # the Compare button's view, in the outline's place
         self.view.observe(self._pinned, names="selected")
         c.temperature.observe(lambda _: self._update_readout(), names="value")
         self.view.on_msg(self._on_view_message)
@@ -127,6 +122,13 @@ class Explorer(TreeActions, MarimoDisplay):  # (marimo renders no ipywidgets con
         parent = self.current
         self._end_manual()
         self._run("Branch", lambda: branch_job(self, settings, parent, at, token))
+
+    def token_p(self, text: str) -> None:
+        """Next token's "type a token": the p of `text` (one token) at the position Next token shows."""
+        if self._step is None:
+            return self._fail(ValueError("press Next token first: there is no distribution to look a token up in"))
+        base, step = self._base, self._step
+        self._run("Token p", lambda: typed_token_job(self, base, step, str(text)))
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for the running job (if any); True when none is running any more."""
@@ -190,9 +192,10 @@ class Explorer(TreeActions, MarimoDisplay):  # (marimo renders no ipywidgets con
         self._refresh()
         self._show(self.current)
 
-    def _show(self, trace: Trace, forks: list[int] | None = None) -> None:
-        self.view.trace = trace
-        self.view.layout.display = None
+    def _show(self, trace: Trace, forks: list[int] | None = None, pin: int | None = None) -> None:
+        self.view.trace = trace  # (which releases the pin: `pin` pins that token of the new text again)
+        if pin is not None and 0 <= pin < len(trace):
+            self.view.selected = pin
         self.view.forks = self.branches.fork_points(trace) if forks is None else forks
         self.view.explored = self._explored(trace) if forks is None else {}
         self._update_readout()
@@ -205,13 +208,20 @@ class Explorer(TreeActions, MarimoDisplay):  # (marimo renders no ipywidgets con
         self.readout.show(self)  # the pinned token, exactly, under the controls' settings (pinned.py)
 
     def _on_view_message(self, _widget, content, _buffers) -> None:
-        # The view asks to branch (a click on an alternative bar, or a key on a pinned token), or
-        # passes on a key of the app (Ctrl+Enter, n, s, u).
+        # The view asks to branch (a click on an alternative bar, or a key on a pinned token), to
+        # append a Next token choice, for a typed token's p, or passes on a key (Ctrl+Enter, n, s, u).
         if not isinstance(content, dict):
             return
-        if content.get("event") == "key":
+        event = content.get("event")
+        if event == "key":
             return self._on_key(content.get("action"))
-        if content.get("event") != "alternative":
+        if event == "choose" and isinstance(content.get("token_id"), int):
+            return self.choose(content["token_id"])
+        if event == "next_close":
+            return self._end_manual()
+        if event == "next_typed":
+            return self.token_p(content.get("text", ""))
+        if event != "alternative":
             return
         at = content.get("at")
         token_id = content.get("token_id")

@@ -14,7 +14,7 @@ from ...records.trace import Trace
 from .branching import append_row, as_trace
 from .worker import ending_of
 
-__all__ = ["generate_job", "next_token_job", "choose_job", "branch_job"]
+__all__ = ["generate_job", "next_token_job", "choose_job", "branch_job", "typed_token_job"]
 
 UPDATE_EVERY = 0.1  # s between view updates while streaming: smooth, and few messages
 
@@ -84,7 +84,7 @@ def next_token_job(app, settings, args: dict) -> None:
         )
     app._base, app._step = base, step
     app.next_panel.show(step)
-    app._say("Next-token distribution shown above the text: choose a token to append it.")
+    app._say("Next token: its choices are beside the text, in the chart's place; click one to append it.")
 
 
 def choose_job(app, settings, token_id: int) -> None:
@@ -120,7 +120,7 @@ def branch_job(app, settings, parent: Trace, at: int, token) -> None:
         raise
     app.current = as_trace(node)
     app._refresh()
-    app._show(app.current)
+    app._show(app.current, pin=int(at))  # the fork stays pinned: its chart stays where the click was
     ending, kind = ending_of(app.current, app._stop.is_set())
     if kind == "error":
         app.worker.last_error = f"ServerError: {app.current.meta.get('error')}"
@@ -129,3 +129,44 @@ def branch_job(app, settings, parent: Trace, at: int, token) -> None:
         f"{len(app.current) - at} tokens in {time.perf_counter() - started:.1f} s{ending}.",
         kind,
     )
+
+
+def typed_token_job(app, base: Trace, step: Trace, text: str) -> None:
+    """The p of a typed token at the position Next token shows: exact from the whole distribution with
+    a local model, else from the runner's top K (a token outside it: at most the K-th's p)."""
+    import numpy as np
+
+    from .pinned import has_full_distribution
+
+    after = len(step) - 1
+    answer = {"after": after, "text": text}
+    try:
+        token_id = app.runner.token_id(text)
+    except ValueError as error:
+        token_id, answer["error"] = None, str(error)
+    if token_id is not None and has_full_distribution(app.runner):
+        logprobs = app.readout.distributions.compute(app.runner, tuple(int(i) for i in base.token_ids))
+        rank = int(np.count_nonzero(logprobs > logprobs[token_id])) + 1
+        answer.update(token=text, id=token_id, p=float(np.exp(logprobs[token_id])), rank=rank,
+                      note="exact, from the whole distribution")
+    elif token_id is not None or not has_full_distribution(app.runner):
+        answer.update(_from_top_k(step, after, text, token_id))
+    app.view.next_typed = answer
+    if answer.get("error"):
+        app._say(answer["error"], "note")
+    else:
+        app._say(f"{text!r} after token {after}: p {answer['p']:.4%} (rank {answer.get('rank', '?')}).")
+
+
+def _from_top_k(step: Trace, row: int, text: str, token_id) -> dict:
+    """A typed token's p from the runner's record of the next position (its top K only)."""
+    import math
+
+    for j, (alt, lp) in enumerate(zip(step.top_tokens[row], step.top_logprobs[row], strict=False)):
+        listed_id = int(step.top_ids[row][j]) if step.top_ids is not None else -1
+        same = (token_id is not None and listed_id == token_id) or alt == text
+        if same and math.isfinite(lp):
+            return {"token": alt, "p": math.exp(float(lp)), "rank": j + 1, "error": None, "note": "from the top K"}
+    last = min((float(lp) for lp in step.top_logprobs[row] if math.isfinite(lp)), default=-math.inf)
+    return {"error": f"{text!r} is not among the top {len(step.top_tokens[row])} the runner returned: its p is at most "
+                     f"{math.exp(last):.1%}"}
