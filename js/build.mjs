@@ -15,6 +15,8 @@ export const ENTRIES = [
   ["guess/view.js", "guess", "esm"],
   ["corpus/view.js", "corpus", "esm"],
   ["corpus/standalone.js", "corpus_standalone", "iife"],
+  ["fields/view.js", "fields", "esm"],
+  ["choices/view.js", "choices", "esm"],
   ["explorer_host/panel.js", "explorer_host", "esm"],
   ["explorer_host/note.js", "kernel_note", "esm"],
 ];

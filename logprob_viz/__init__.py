@@ -37,11 +37,18 @@ _LAZY = {
     "Lens": ".records.lens",
     "Attribution": ".records.attribution",
     "Corpus": ".records.corpus",
+    "Fields": ".records.json_fields",
+    "FieldRow": ".records.json_fields",
+    "JSONBreak": ".records.json_fields",
     "compare_corpora": ".records.corpus_compare",
+    "Choices": ".records.choices",
+    "calibration": ".records.calibration",
+    "Calibration": ".records.calibration",
     "LogprobView": ".views.logprob_view",
     "CompareView": ".views.compare_view",
     "LensView": ".views.lens_view",
     "CorpusView": ".views.corpus_view",
+    "FieldsView": ".views.fields_view",
     "link": ".views.plot_link",
     "to_html": ".views.page",
     "settings": ".views.settings",
@@ -52,10 +59,15 @@ _LAZY = {
     "Explorer": ".views.explorer",
 }
 
-__all__ = ["Trace", *_LAZY]
+# submodules reached as attributes, imported on first use (lv.ray imports ray: never at import time)
+_SUBMODULES = ("ray",)
+
+__all__ = ["Trace", *_LAZY, *_SUBMODULES]
 
 
 def __getattr__(name: str):
+    if name in _SUBMODULES:
+        return import_module(f".{name}", __name__)
     if name in _LAZY:
         return getattr(import_module(_LAZY[name], __name__), name)
     raise AttributeError(f"module 'logprob_viz' has no attribute {name!r}")

@@ -7,14 +7,16 @@
 #   scripts/bench.sh frontend adapters those sections only; the others are kept as they were
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SECTIONS=(runner trace_memory frontend frontend_click adapters compare lens corpus corpus_view attribution gpu)
+SECTIONS=(runner trace_memory frontend frontend_click adapters compare lens corpus corpus_view attribution choices gpu)
 declare -A TITLE=(
   [runner]="Runner" [trace_memory]="Trace memory" [frontend]="Frontend (headless chromium)"
   [frontend_click]="The explorer's first click (JupyterLab + chromium)"
   [adapters]="Reading server responses" [compare]="Compare view (headless chromium)" [lens]="Logit lens"
   [corpus]="Corpus: batched scoring and generation, the surprise index"
   [corpus_view]="Corpus view (headless chromium)"
-  [attribution]="Attribution (side by side with inseq 0.7.1, installed by this script beside the project)" [gpu]="GPU"
+  [attribution]="Attribution (side by side with inseq 0.7.1, installed by this script beside the project)"
+  [choices]="Choices: runner.choose side by side with lm-eval 0.4.13 (installed by this script beside the project), and its speed"
+  [gpu]="GPU"
 )
 # Why some sections run smaller than their script's defaults: the lens over 512 tokens and 30 layers
 # takes most of a minute a round; 1,000 texts through the corpus's five routes take most of an hour.
@@ -39,6 +41,16 @@ if [ ! -d "$INSEQ_PATH/inseq" ]; then
     matplotlib pillow pyparsing kiwisolver contourpy fonttools cycler treescope 2> >(grep -v "is ignored" >&2)
 fi
 export INSEQ_PATH
+# The choices benchmark's peer, lm-eval 0.4.13, the same way (its requirements pull torch, peft, scikit-learn...;
+# these are what its simple_evaluate and hf model import; found through LMEVAL_PATH, see benchmarks/choices.py).
+LMEVAL_PATH="${LOGPROB_VIZ_CACHE:-$HOME/.cache/logprob_viz}/bench-peers/lm-eval-0.4.13"
+if [ ! -d "$LMEVAL_PATH/lm_eval" ]; then
+  .venv/bin/pip install -q --no-deps --target "$LMEVAL_PATH" lm-eval==0.4.13 datasets==5.2.0 dill==0.4.1 \
+    multiprocess==0.70.19 xxhash==4.1.0 sqlitedict==2.1.0 word2number==1.1 more_itertools==11.2.1 pytablewriter==1.2.1 \
+    evaluate==0.4.6 sacrebleu==2.6.0 portalocker==4.4.2 tabulate==0.10.0 colorama==0.4.6 lxml==6.1.3 \
+    2> >(grep -v "is ignored" >&2)
+fi
+export LMEVAL_PATH
 export OMP_NUM_THREADS=1
 
 gpu_section() {

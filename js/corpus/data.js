@@ -3,6 +3,7 @@
 // timed by benchmarks/corpus_view.py (sorting 10,000 rows must stay well under 100 ms).
 
 import { readArray, readTexts } from "../toolkit/codec.js";
+import { ANSWER_COLUMNS, answerTest, readAnswers } from "./answers.js";
 
 /** The table's columns: [name, title, kind]. "text" sorts naturally ("item 9" before "item 10"), "longtext"
  * (whole texts) by code units of their beginning, "int" / "float" as numbers. */
@@ -51,6 +52,7 @@ export function decodeCorpus(payload) {
   const item = new Int32Array(n);
   for (let i = 0; i < n; i++) item[i] = i;
   columns.item = item;
+  const answers = readAnswers(payload, columns, n); // a corpus of choices: predicted, gold, right?
   const sparkOffsets = readArray(payload.spark_offsets, "spark_offsets");
   if (sparkOffsets.length !== n + 1) throw new RangeError(`spark_offsets has ${sparkOffsets.length} values, expected ${n + 1}`);
   const index = {};
@@ -59,7 +61,7 @@ export function decodeCorpus(payload) {
     const g = readArray(fields.count, `index.${by}.count`).length;
     index[by] = { n: g, columns: readColumns(fields, INDEX_COLUMNS, g, `index.${by}`) };
   }
-  return { n, columns, spark: readArray(payload.spark, "spark"), sparkOffsets, sparkMax: payload.spark_max, index };
+  return { n, columns, answers, spark: readArray(payload.spark, "spark"), sparkOffsets, sparkMax: payload.spark_max, index };
 }
 
 const NATURAL_KEYS = new WeakMap(); // a text column -> its sort keys, made once
@@ -127,7 +129,7 @@ export function numberOrNull(value) {
 /**
  * The rows (Int32Array, in corpus order) that pass `filters`: {text, label} contain (case-
  * insensitively) the given strings, ppl_min <= perplexity <= ppl_max (an unknown perplexity
- * passes only when no range is set). `lower` caches the lower-cased texts between calls.
+ * passes only when no range is set); for a corpus of choices, {predicted, correct} too (answers.js). `lower` caches the lower-cased texts between calls.
  */
 export function filterRows(data, filters, lower) {
   const { n, columns } = data;
@@ -140,11 +142,13 @@ export function filterRows(data, filters, lower) {
   const out = new Int32Array(n);
   let count = 0;
   const ppl = columns.perplexity;
+  const answer = answerTest(columns, filters, lower); // null: no answer filter
   for (let i = 0; i < n; i++) {
     if (lo != null && !(ppl[i] >= lo)) continue;
     if (hi != null && !(ppl[i] <= hi)) continue;
     if (label && !lower.label[i].includes(label)) continue;
     if (text && !lower.text[i].includes(text)) continue;
+    if (answer && !answer(i)) continue;
     out[count++] = i;
   }
   return out.slice(0, count);
@@ -153,7 +157,7 @@ export function filterRows(data, filters, lower) {
 /** The rows to show: filtered, then sorted by `sort` ({column, descending}; column "" keeps corpus order). */
 export function visibleRows(data, filters, sort, lower) {
   const rows = filterRows(data, filters, lower);
-  const column = COLUMNS.find(([name]) => name === sort.column);
+  const column = [...COLUMNS, ...(data.answers ? ANSWER_COLUMNS : [])].find(([name]) => name === sort.column);
   if (!column) return rows;
   return sortRows(rows, data.columns[column[0]], column[2], !!sort.descending);
 }

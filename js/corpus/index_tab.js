@@ -56,6 +56,18 @@ export class IndexTab {
     model.on("change:index_by", this.onBy);
     this.refresh();
     this.showOccurrences();
+    this.frame = requestAnimationFrame(() => this.keepRoom()); // (attached by then: its styles apply)
+  }
+
+  /**
+   * The occurrences' room from the start, as tall as their list may grow (its max-height), and the
+   * title's two lines: a click on a group fills the room and moves nothing below it on the page.
+   */
+  keepRoom() {
+    if (!this.occ.isConnected || this.occ.style.minHeight) return;
+    const list = getComputedStyle(this.occ);
+    if (list.maxHeight && list.maxHeight !== "none") this.occ.style.minHeight = list.maxHeight;
+    this.occTitle.style.minHeight = "2.8em"; // (two lines of its text)
   }
 
   by() {
@@ -81,6 +93,7 @@ export class IndexTab {
   }
 
   pickGroup(row) {
+    this.keepRoom();
     const group = this.index().columns.group[row];
     this.table.setSelected(row);
     this.model.set("index_group", group);
@@ -133,6 +146,7 @@ export class IndexTab {
   }
 
   dispose() {
+    cancelAnimationFrame(this.frame);
     clearTimeout(this.wait);
     this.model.off("change:_occurrences", this.onOccurrences);
     this.model.off("change:index_by", this.onBy);

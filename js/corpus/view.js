@@ -8,6 +8,7 @@
 import "./corpus.css";
 import { h } from "../toolkit/dom.js";
 import { formatFixed, formatStat } from "../toolkit/format.js";
+import { ANSWER_COLUMNS, answerFilters, answerText } from "./answers.js";
 import { COLUMNS, decodeCorpus, visibleRows } from "./data.js";
 import { IndexTab } from "./index_tab.js";
 import { drawSpark } from "./spark.js";
@@ -29,6 +30,7 @@ const DESCENDING_FIRST = new Set(["perplexity", "max_surprisal", "mean_entropy",
 export function cellText(data, row, name) {
   const v = data.columns[name][row];
   switch (name) {
+    case "predicted": case "gold": case "correct": return answerText(data.columns, row, name);
     case "item": case "tokens": return String(v);
     case "label": case "flags": return v;
     case "text": return v.slice(0, TEXT_CHARS).replace(/[\n\r\t]/g, (c) => (c === "\t" ? "\u2192" : "\u21b5"));
@@ -37,7 +39,7 @@ export function cellText(data, row, name) {
   }
 }
 
-function filterBar(model, onChange) {
+function filterBar(model, onChange, answers) {
   const bar = h("div", "lvx-toolbar");
   const f = model.get("filters") || {};
   const input = (cls, placeholder, value, type = "text") => {
@@ -57,7 +59,9 @@ function filterBar(model, onChange) {
   };
   bar.append(inputs.text, inputs.label, h("span", "lvx-ctl-label", "perplexity"), inputs.ppl_min,
     h("span", "lvx-ctl-label", "to"), inputs.ppl_max);
-  return { bar, inputs };
+  const answerInputs = answers ? answerFilters(f, onChange) : null; // a corpus of choices
+  if (answerInputs) bar.append(...answerInputs.els);
+  return { bar, inputs, answerInputs };
 }
 
 class CorpusRender {
@@ -74,13 +78,15 @@ class CorpusRender {
     };
     this.tabs.append(this.tabButtons.traces, this.tabButtons.index);
     this.tracesPanel = h("div", "lvx-panel lvx-traces");
-    const { bar, inputs } = filterBar(model, () => this.readFilters());
+    const { bar, inputs, answerInputs } = filterBar(model, () => this.readFilters(), this.data.answers);
     this.inputs = inputs;
+    this.answerInputs = answerInputs;
     this.count = h("span", "lvx-count");
     bar.appendChild(this.count);
+    const answerColumns = this.data.answers ? ANSWER_COLUMNS : [];
     this.table = new VirtualTable({
-      columns: TABLE_COLUMNS,
-      className: "lvx-trace-grid",
+      columns: [...TABLE_COLUMNS.slice(0, 2), ...answerColumns, ...TABLE_COLUMNS.slice(2)],
+      className: this.data.answers ? "lvx-trace-grid lvx-with-answers" : "lvx-trace-grid",
       cellText: (row, name) => cellText(this.data, row, name),
       drawCell: (row, name, cell) => this.drawSparkCell(row, name, cell),
       onRowClick: (row) => this.select(row, -1),
@@ -162,6 +168,7 @@ class CorpusRender {
       text: v(this.inputs.text), label: v(this.inputs.label),
       ppl_min: this.inputs.ppl_min.value === "" ? null : Number(v(this.inputs.ppl_min)),
       ppl_max: this.inputs.ppl_max.value === "" ? null : Number(v(this.inputs.ppl_max)),
+      ...(this.answerInputs ? this.answerInputs.read() : {}),
     });
     this.model.save_changes();
   }

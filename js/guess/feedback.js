@@ -1,32 +1,44 @@
 // The guessing game's words: the feedback line after a guess, the results table's cells, the
 // totals. Pure functions over the widget's traits (no DOM), so `npm test` runs them in node.
 // Token text is returned as its own part ({ token }) for the view to insert as text, never markup.
+//
+// Class and model are counted the same way: the class's guesses at a token beside the model's
+// (its rank of the token: a model guessing in order of probability needs that many). A revealed
+// token took more than the guesses made there ("> k"). Tokens are numbered from 1, as the header,
+// the chart and Python's game.results number them.
 
 import { formatFixed, formatPercent } from "../toolkit/format.js";
 
-const bits = (x) => formatFixed(x, 2); // bits per token: two decimals, "?" when unknown
+const FEW_TOKENS = 20; // (guess_scoring.FEW_TOKENS) under this many found tokens the bounds mean little
 const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "es"}`;
 
-/** The model's view of a played row: "the model gave it 63.2% (rank 1)". */
+/** The model's guesses at a played row: its rank of the token ("?" when the source gave none). */
+export const modelGuesses = (row) => (row.model_guesses > 0 ? String(row.model_guesses) : "?");
+
+/** The class's guesses at a played row: "3", or "> 2" when it was revealed after 2 wrong guesses. */
+export const classGuesses = (row) => (row.revealed ? `> ${row.class_guesses}` : String(row.class_guesses));
+
+/** The model beside the class: "the model needed 1 (its rank; it gave the token 63.2%)". */
 function modelSays(row) {
-  if (!row) return "";
-  const rank = row.model_rank > 0 ? `rank ${row.model_rank}` : "rank ?";
-  return ` \u2014 the model gave it ${formatPercent(row.model_prob)} (${rank}).`;
+  if (!row) return ".";
+  const needed = row.model_guesses > 0 ? `the model needed ${row.model_guesses}` : "the model's rank is not known";
+  return ` \u2014 ${needed} (its rank; it gave the token ${formatPercent(row.model_prob)}).`;
 }
 
 /**
  * The feedback line as parts: `{ text }` and `{ token }` (token text, shown as a chip).
- * `last`: the last Outcome (trait); `rows`: the played rows, to find the model's numbers.
+ * `last`: the last Outcome (trait: token number, guess, correct, text, n_guesses); `rows`: the
+ * played rows, to find the model's numbers.
  */
 export function feedbackParts(last, rows) {
   if (!last) return [{ text: "Type the next token and press Enter, or pick a button." }];
-  const row = (rows || []).find((r) => r.position === last.position);
+  const row = (rows || []).find((r) => r.token === last.token);
   if (last.guess == null) {
-    const tried = last.n_guesses ? ` after ${plural(last.n_guesses, "wrong guess")}` : "";
-    return [{ text: "It was " }, { token: last.token }, { text: `${tried}${modelSays(row)}` }];
+    const when = last.n_guesses ? `after ${plural(last.n_guesses, "wrong guess")}` : "before any guess";
+    return [{ text: "It was " }, { token: last.text }, { text: `, revealed ${when} (counts as more than ${last.n_guesses})${modelSays(row)}` }];
   }
   if (last.correct) {
-    return [{ text: "Right: " }, { token: last.token }, { text: ` in ${plural(last.n_guesses, "guess")}${modelSays(row)}` }];
+    return [{ text: "Right: " }, { token: last.text }, { text: ` in ${plural(last.n_guesses, "guess")}${modelSays(row)}` }];
   }
   return [{ token: last.guess }, { text: ` is not it (guess ${last.n_guesses}). Try again, pick a button, or reveal.` }];
 }
@@ -38,30 +50,30 @@ export function progressText(position, nTokens, stats) {
   return `Guess token ${position + 1} of ${nTokens} \u00b7 ${s.found ?? 0} found, ${s.revealed ?? 0} revealed, ${s.to_play ?? nTokens - position} to go`;
 }
 
-/** The totals under the results table (Shannon's bounds for the class, the model's bits). */
+const known = (x) => x != null && Number.isFinite(x);
+function bounds(lower, upper) {
+  if (!known(upper)) return "? bits/token";
+  return known(lower) ? `${formatFixed(lower, 2)} to ${formatFixed(upper, 2)} bits/token` : `at most ${formatFixed(upper, 2)} bits/token`;
+}
+
+/** The totals under the results table: Shannon's bounds for the class and the model, over n tokens
+ * (the words of Python's guess_chart.summary_line); plainly "too few" under 20 found tokens. */
 export function summaryText(stats) {
   const s = stats || {};
-  // Shannon's lower bound needs q_1 >= q_2 >= ... (an ideal guesser); a short game seldom has it.
-  const lower = s.class_bits_lower == null ? "" : `; lower bound ${bits(s.class_bits_lower)}`;
-  return (
-    `Class: ${bits(s.class_bits_upper)} bits/token (Shannon's upper bound${lower}) over ${s.found ?? 0} found tokens, ` +
-    `${s.first_guess ?? 0} at the first guess. Model: ${bits(s.model_bits)} bits/token over the same tokens ` +
-    `(its ranks give ${bits(s.model_rank_bits_upper)}).`
-  );
+  const n = s.n ?? 0;
+  let line =
+    `Shannon's bounds over ${n} tokens (${s.found ?? 0} found, ${s.revealed ?? 0} revealed): ` +
+    `class ${bounds(s.class_lower, s.class_upper)}, model ${bounds(s.model_lower, s.model_upper)} (its ranks as guesses`;
+  line += s.model_n === n ? ")" : `, ${s.model_n ?? 0} tokens with a rank)`;
+  // Shannon's lower bound is an ideal guesser's: right most often at the first guess, then the second...
+  if (!known(s.class_lower) || !known(s.model_lower)) line += "; a lower bound only where 1 guess was the most common, then 2, and so on";
+  if (s.few) line += `. Only ${s.found ?? 0} found tokens: too few for these bounds to mean much (play ${FEW_TOKENS} or more)`;
+  return `${line}.`;
 }
 
-/** One results row's cells after its text: guesses, class bits, model rank, model p, model bits. */
+/** One results row's cells after its number and text: class guesses, model guesses, model p. */
 export function rowCells(row) {
-  const revealed = row.n_guesses ? `revealed after ${row.n_guesses} wrong` : "revealed";
-  return [
-    row.revealed ? revealed : String(row.n_guesses),
-    bits(row.class_bits),
-    row.model_rank > 0 ? String(row.model_rank) : "?",
-    formatPercent(row.model_prob),
-    bits(row.model_bits),
-  ];
+  return [classGuesses(row), modelGuesses(row), formatPercent(row.model_prob)];
 }
 
-// "token" is numbered from 1, as in the header and the chart ("token 8 of 19"); Python's
-// game.results has the 0-based index as "position".
-export const RESULT_HEADS = ["token", "text", "guesses", "class bits", "model rank", "model p", "model bits"];
+export const RESULT_HEADS = ["token", "text", "class guesses", "model guesses (rank)", "model p"];

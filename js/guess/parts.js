@@ -5,10 +5,10 @@
 
 import { buildChart } from "../logprob/chart.js";
 import { tokenStyle } from "../logprob/modes.js";
-import { appendText } from "../logprob/text.js";
+import { appendText, breaksBefore, longClass } from "../logprob/text.js";
 import { h } from "../toolkit/dom.js";
 import { formatPercent } from "../toolkit/format.js";
-import { RESULT_HEADS, rowCells } from "./feedback.js";
+import { classGuesses, modelGuesses, RESULT_HEADS, rowCells } from "./feedback.js";
 
 const HINT =
   "One token: often a word with its space before it, or a piece of a word. Spaces around a guess do not count; " +
@@ -42,8 +42,8 @@ export function gameLayout() {
   parts.input.setAttribute("aria-label", "your guess for the next token");
   parts.feedback.setAttribute("role", "status");
   parts.form.append(parts.input, parts.guess, parts.reveal);
-  const { root, header, text, form, choices, tried, feedback, hint, chart, results } = parts;
-  root.append(header, text, form, choices, tried, feedback, hint, chart, results);
+  const { root, header, text, form, choices, tried, feedback, chart, results } = parts;
+  root.append(header, text, form, choices, tried, feedback, chart, results); // (the hint: in the chart's room until a token is played)
   return parts;
 }
 
@@ -55,8 +55,11 @@ export function chip(text, style) {
   return c;
 }
 
-/** How a played row was settled, for a tooltip and the chart's heading. */
-const settled = (row) => (row.revealed ? "revealed" : `found in ${row.n_guesses}`);
+/** How a played row was settled, class beside model, for a tooltip and the chart's heading. */
+const settled = (row) => {
+  const guesses = `${classGuesses(row)} guess${row.class_guesses === 1 && !row.revealed ? "" : "es"}`;
+  return `${row.revealed ? "revealed" : "found"}: class ${guesses}, model ${modelGuesses(row)} (its rank)`;
+};
 
 /**
  * The text's spans: the context before `start` plain, each played token in the model's colour
@@ -66,7 +69,7 @@ export function textSpans(data, { start, rowAt, sc, pinned, playing }) {
   const spans = [];
   for (let i = 0; i < data.n; i++) {
     const played = i >= start;
-    const span = h("span", `lv-token lvg-token ${played ? "lvg-played" : "lvg-context"}`);
+    const span = h("span", `lv-token lvg-token ${played ? "lvg-played" : "lvg-context"}${longClass(data.tokens[i])}`);
     span.setAttribute("data-index", String(i));
     appendText(span, data.tokens[i]);
     const row = played ? rowAt(i) : null;
@@ -75,10 +78,11 @@ export function textSpans(data, { start, rowAt, sc, pinned, playing }) {
       if (style) span.style.cssText = `background:${style.background};color:${style.color}`;
     }
     if (row) {
-      span.title = `${settled(row)} \u00b7 model p ${formatPercent(row.model_prob)}, rank ${row.model_rank}`;
+      span.title = `token ${row.token} ${settled(row)} \u00b7 model p ${formatPercent(row.model_prob)}`;
       if (row.revealed) span.classList.add("lvg-was-revealed");
     }
     if (i === pinned) span.classList.add("lv-pinned");
+    if (breaksBefore(data.tokens[i], i)) spans.push(h("wbr")); // a line breaks before the token's space, not after it
     spans.push(span);
   }
   if (playing) spans.push(h("span", "lvg-hidden", "?"));
@@ -125,8 +129,8 @@ export function resultsTable(rows) {
   for (const row of rows) {
     const tr = h("tr");
     const text = h("td");
-    text.append(chip(row.token));
-    tr.append(h("td", null, String(row.position + 1)), text);
+    text.append(chip(row.text));
+    tr.append(h("td", null, String(row.token)), text);
     for (const value of rowCells(row)) tr.append(h("td", null, value));
     table.append(tr);
   }

@@ -9,6 +9,7 @@
 
 import "../logprob/widget.css";
 import "./guess.css";
+import { panelEstimate } from "../logprob/chart.js";
 import { scale } from "../logprob/modes.js";
 import { decodePayload } from "../logprob/trace_data.js";
 import { h } from "../toolkit/dom.js";
@@ -16,6 +17,9 @@ import { feedbackParts, progressText, summaryText } from "./feedback.js";
 import { choiceButtons, chip, gameLayout, resultsTable, textSpans, tokenChart, triedParts } from "./parts.js";
 
 const NO_KERNEL_MS = 6000; // no change of state this long after a guess: say the kernel is not answering
+const MAX_TEXT_LINES = 6; // the text's box is never taller: a longer text scrolls inside it, to the "?"
+const ROOM_FOR_WRAPS = 1.15; // words wrap before the line is full: room for 15 % more characters
+const HIDDEN_BOX_CHARS = 3; // the "?" box of the token to guess is about 3 characters wide
 const TRAITS = "change:_payload change:guesses change:last change:rows change:position";
 
 /** One output of the game: its text, controls, feedback, chart and results. */
@@ -28,20 +32,56 @@ export class GuessRender {
     this.data = null; // the TraceData of the tokens shown so far
     this.chartAt = -1; // the token whose chart is shown
     this.waiting = null; // the timer of a guess sent and not answered yet
+    this.textWidth = 0; // the text box's width its height was reserved for
+    this.room = new Map(); // element -> the tallest it has been: the buttons' row and the chart never shrink
+  }
+
+  /**
+   * Keep the text box as tall as the whole text will be (from its length, `text_shape`: the
+   * characters are not on the page), at most MAX_TEXT_LINES: a token found never pushes the box to
+   * type in, the buttons or the page down. The text is monospace: a character's width says how many
+   * fit on a line.
+   */
+  reserveText() {
+    const box = this.el.text;
+    const shape = this.model.get("text_shape") || {};
+    const width = box.clientWidth;
+    if (!width || !shape.chars || width === this.textWidth) return;
+    this.textWidth = width;
+    const probe = h("span", null, "0".repeat(20));
+    box.appendChild(probe);
+    const perLine = Math.max(1, Math.floor(width / (probe.getBoundingClientRect().width / 20)));
+    probe.remove();
+    const lineHeight = parseFloat(getComputedStyle(box).lineHeight);
+    const lines = Math.ceil((shape.chars * ROOM_FOR_WRAPS + HIDDEN_BOX_CHARS) / perLine) + shape.lines;
+    box.style.height = `${Math.min(lines, MAX_TEXT_LINES) * lineHeight}px`;
+  }
+
+  /** `el` keeps the tallest height it has had, at least `least` px: what is below it never moves up. */
+  keepRoom(el, least = 0) {
+    const before = this.room.get(el) || 0;
+    const room = Math.max(before, least, el.offsetHeight);
+    if (room !== before) this.room.set(el, room), (el.style.minHeight = `${room}px`);
+  }
+
+  /** The chart's room: the tallest chart so far, from the start room for K alternatives. */
+  keepChartRoom() {
+    this.keepRoom(this.el.chart, this.data ? panelEstimate(this.data) : 0);
   }
 
   rows() {
     return this.model.get("rows") || [];
   }
 
+  /** The played row of the token at index i (rows number tokens from 1). */
   rowAt(i) {
-    return this.rows().find((r) => r.position === i);
+    return this.rows().find((r) => r.token === i + 1);
   }
 
-  /** The position of the last token found or revealed; -1 before the first. */
+  /** The index of the last token found or revealed; -1 before the first. */
   lastPlayed() {
     const rows = this.rows();
-    return rows.length ? rows[rows.length - 1].position : -1;
+    return rows.length ? rows[rows.length - 1].token - 1 : -1;
   }
 
   done() {
@@ -78,6 +118,8 @@ export class GuessRender {
   buildText() {
     const shown = { start: this.model.get("start"), rowAt: (i) => this.rowAt(i), sc: this.sc, pinned: this.chartAt, playing: !this.done() };
     this.el.text.replaceChildren(...textSpans(this.data, shown));
+    const box = this.el.text;
+    if (box.scrollHeight > box.clientHeight) box.scrollTop = box.scrollHeight; // a long text: its end, the "?", in view
   }
 
   buildChoices() {
@@ -95,11 +137,12 @@ export class GuessRender {
     this.chartAt = i;
     for (const s of this.el.text.querySelectorAll(".lv-pinned")) s.classList.remove("lv-pinned");
     if (i < 0 || !this.data || i >= this.data.n) {
-      this.el.chart.replaceChildren();
+      this.el.chart.replaceChildren(this.el.hint); // before the first token: the hint in the chart's room
       return;
     }
     this.el.text.querySelector(`[data-index='${i}']`)?.classList.add("lv-pinned");
     this.el.chart.replaceChildren(tokenChart(this.data, i, { row: this.rowAt(i), nTokens: this.model.get("n_tokens"), sc: this.sc }));
+    this.keepChartRoom();
   }
 
   buildResults() {
@@ -123,7 +166,8 @@ export class GuessRender {
     const over = this.done();
     for (const control of [this.el.input, this.el.guess, this.el.reveal]) control.disabled = over;
     this.el.form.classList.toggle("lvg-over", over);
-    this.el.hint.hidden = over || this.rows().length > 0; // said once, before the first token: then room for the chart
+    if (!over) this.keepRoom(this.el.choices); // (at the end the buttons go, and the results come below)
+    this.keepChartRoom();
   }
 
   /** Listen to the controls, the text and the kernel; build; return the cleanup. */
@@ -151,9 +195,13 @@ export class GuessRender {
     };
     this.model.on(TRAITS, onChange);
     this.model.on("msg:custom", onMessage);
+    // The text's room once the box has a width (the output is attached after render), and again if it changes.
+    const sized = typeof ResizeObserver === "function" ? new ResizeObserver(() => this.reserveText()) : null;
+    sized?.observe(this.el.text);
     this.update();
     if (this.model.get("last")) this.showChart(this.lastPlayed()); // a reopened game: its last token's chart
     return () => {
+      sized?.disconnect();
       clearTimeout(this.waiting);
       this.model.off(TRAITS, onChange);
       this.model.off("msg:custom", onMessage);

@@ -97,6 +97,7 @@ export class TokenText {
       if (i === data.promptLen && i > 0) this.label(block, "lv-part-label lv-part-completion", "completion", i);
       const span = make(i);
       this.spans.push(span);
+      if (breaksBefore(data.tokens[i], i)) block.el.appendChild(h("wbr")); // (see breaksBefore)
       block.el.appendChild(span);
       block.end = i + 1;
       block.closed = endsBlock(data.tokens[i], block.end - block.start);
@@ -106,7 +107,11 @@ export class TokenText {
   /** Remove the spans of tokens from `start` on (and the blocks and labels that held only them). */
   truncate(start) {
     if (start >= this.built) return;
-    for (let i = start; i < this.spans.length; i++) this.spans[i].remove();
+    for (let i = start; i < this.spans.length; i++) {
+      const before = this.spans[i].previousSibling;
+      if (before && before.nodeName === "WBR") before.remove();
+      this.spans[i].remove();
+    }
     this.spans.length = start;
     this.labels = this.labels.filter((l) => (l.at >= start ? (l.el.remove(), false) : true));
     while (this.blocks.length && this.blocks[this.blocks.length - 1].start >= start) this.blocks.pop().el.remove();
@@ -136,6 +141,19 @@ export class TokenText {
   }
 }
 
+// A token's box lies on one line: its text does not wrap inside it (CSS: white-space pre), and a
+// line may break before a token that begins with a space, at a <wbr> put there (the text's own break
+// opportunity is after the space: the space would stay at the end of one line, its word on the next,
+// and the token's outline cover both). Only a token longer than a line could be is let wrap.
+export const LONG_TOKEN = 24; // characters: longer, it may wrap inside (it might not fit any line)
+const BREAK_BEFORE = /^[ \t\u00a0\u3000]/;
+
+/** Whether a line may break before token `text` (it begins with a space; not the text's first token). */
+export const breaksBefore = (text, i) => i > 0 && BREAK_BEFORE.test(text);
+
+/** The class that lets token `text` wrap inside its box, when it is too long for one line ("" if not). */
+export const longClass = (text) => (text.length > LONG_TOKEN ? " lv-token-long" : "");
+
 /**
  * One token's span: its text, its colour (`style` from colors.tokenStyle, or null = unknown).
  * `split` (from data.splitOf): the token is a piece of a character split across tokens; `text`
@@ -143,7 +161,7 @@ export class TokenText {
  * end with a marker. The run is underlined as one, with a divider between its pieces.
  */
 export function tokenSpan(text, i, isPrompt, style, split = null) {
-  let cls = `lv-token${isPrompt ? " lv-prompt" : ""}${style ? "" : " lv-unknown"}`;
+  let cls = `lv-token${isPrompt ? " lv-prompt" : ""}${style ? "" : " lv-unknown"}${longClass(text)}`;
   const last = split ? split.start + split.piece === split.end - 1 : false;
   if (split) cls += ` lv-split${split.piece === 0 ? " lv-split-start" : ""}${last ? " lv-split-end" : " lv-split-part"}`;
   const span = h("span", cls);

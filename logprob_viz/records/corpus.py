@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .tokens import display_token
+from .corpus_columns import ColumnRows, flag_summaries, previews
 from .trace import Trace
 
 __all__ = ["Corpus"]
@@ -44,18 +44,20 @@ class Corpus:
     def __init__(self, traces, labels=None, metadata=None, meta=None):
         if isinstance(traces, Trace):
             raise TypeError("a Corpus holds a list of traces; got one Trace: lv.Corpus([trace])")
-        self.traces: list[Trace] = list(traces)
-        for i, tr in enumerate(self.traces):
+        # Column-backed rows (Corpus.read_parquet) stay as they are: their items are built when asked for.
+        self.traces: list[Trace] = traces if isinstance(traces, ColumnRows) else list(traces)
+        for i, tr in enumerate(() if isinstance(traces, ColumnRows) else self.traces):
             if not isinstance(tr, Trace):
                 raise TypeError(f"item {i} is a {type(tr).__name__}, not a Trace; build a corpus from server "
                                 "responses with lv.Corpus.from_responses, or from saved dicts with read_jsonl")
         n = len(self.traces)
-        self.metadata: list[dict] = [dict(m) for m in metadata] if metadata is not None else [{} for _ in range(n)]
+        self.metadata: list[dict] = (metadata if isinstance(metadata, ColumnRows) else [dict(m) for m in metadata]
+                                     if metadata is not None else [{} for _ in range(n)])
         if len(self.metadata) != n:
             raise ValueError(f"give one metadata dict per trace: {n} traces, {len(self.metadata)} dicts")
         if labels is None:
             labels = [str(m.get("index", i)) for i, m in enumerate(self.metadata)]
-        self.labels: list[str] = [str(x) for x in labels]
+        self.labels: list[str] = labels if isinstance(labels, ColumnRows) else [str(x) for x in labels]
         if len(self.labels) != n:
             raise ValueError(f"give one label per trace: {n} traces, {len(self.labels)} labels")
         self.meta: dict = dict(meta or {})
@@ -111,13 +113,12 @@ class Corpus:
     def save(self, path) -> Path:
         """Write the corpus losslessly as JSONL (a header line, then one line per item).
 
-        Parquet is not written: this environment has no pyarrow, and JSONL of `Trace.to_dict`
-        is exact (floats by repr, NaN/inf as strings). `Corpus.load` reads it back.
+        JSONL of `Trace.to_dict` is exact (floats by repr, NaN/inf as strings); `Corpus.load` reads
+        it back. For a large corpus, `to_parquet` (columnar, read back without a Python object per trace).
         """
         path = Path(path)
         if path.suffix.lower() in (".parquet", ".pq"):
-            raise ValueError(f"{path.name}: a corpus is saved as JSONL (e.g. corpus.jsonl); Parquet needs pyarrow, "
-                             "which logprob_viz does not install")
+            return self.to_parquet(path)
         with path.open("w", encoding="utf-8") as f:
             f.write(json.dumps({FORMAT: FORMAT_VERSION, "meta": self.meta, "items": len(self)}) + "\n")
             for label, metadata, trace in zip(self.labels, self.metadata, self.traces, strict=True):
@@ -138,6 +139,30 @@ class Corpus:
             rows = [json.loads(line) for line in f if line.strip()]
         traces = [Trace.from_dict(r["trace"]) for r in rows]
         return cls(traces, [r["label"] for r in rows], [r["metadata"] for r in rows], header.get("meta"))
+
+    def to_parquet(self, path, *, row_group_size: int = 10_000) -> Path:
+        """Write the corpus as one Parquet file: a row per trace, exact (`corpus_parquet`, docs/scale.md)."""
+        from .corpus_parquet import write_parquet
+
+        return write_parquet(self, path, row_group_size=row_group_size)
+
+    @classmethod
+    def read_parquet(cls, path, *, on_error: str = "raise") -> Corpus:
+        """A corpus from a Parquet file or a folder of parts (`to_parquet`, Ray's ``write_parquet``).
+
+        The traces stay columns until an item is asked for. ``on_error="skip"`` leaves out the parts
+        that cannot be read, with a warning; ``corpus.skipped`` lists them (path, what was wrong).
+        """
+        from .corpus_parquet import read_parquet
+
+        return read_parquet(path, on_error=on_error)
+
+    @staticmethod
+    def surprise_index_parquet(path, by: str = "token", *, prompt: bool = True, on_error: str = "raise"):
+        """`surprise_index` of a Parquet corpus streamed part by part, never loaded whole (`corpus_scan`)."""
+        from .corpus_scan import surprise_index_parquet
+
+        return surprise_index_parquet(path, by=by, prompt=prompt, on_error=on_error)
 
     # -- sequence --------------------------------------------------------------------------
 
@@ -176,8 +201,18 @@ class Corpus:
             return self._subset([i for i, tr in enumerate(self.traces) if keep(tr)])
         return self[np.asarray(keep, dtype=bool)]
 
+    def labelled(self, labels=None, metadata=None) -> Corpus:
+        """This corpus with `labels` (one per item) and/or `metadata` (a dict per item, added to each
+        item's own) given; itself when neither is (`corpus_labels.labelled`)."""
+        from .corpus_labels import labelled
+
+        return labelled(self, labels, metadata)
+
     def _subset(self, positions) -> Corpus:
         positions = list(positions)
+        if isinstance(self.traces, ColumnRows):
+            return Corpus(self.traces.take(positions), self.labels.take(positions), self.metadata.take(positions),
+                          self.meta)
         return Corpus([self.traces[i] for i in positions], [self.labels[i] for i in positions],
                       [self.metadata[i] for i in positions], self.meta)
 
@@ -189,6 +224,10 @@ class Corpus:
         Columns: item, position, token (object: display text), token_id, logprob, rank,
         entropy, is_prompt, first (True on each trace's first token).
         """
+        if self._table is None and isinstance(self.traces, ColumnRows):
+            from .corpus_parquet import token_table
+
+            self._table = token_table(self)
         if self._table is None:
             lengths = np.array([len(t) for t in self.traces], dtype=np.int64)
             starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if len(lengths) else lengths
@@ -245,14 +284,14 @@ class Corpus:
                 table["item"][ent_known], minlength=n)
         return pd.DataFrame({
             "label": self.labels,
-            "text": [_preview(t) for t in self.traces],
-            "tokens": [len(t) for t in self.traces],
+            "text": previews(self.traces, PREVIEW_CHARS),
+            "tokens": np.bincount(table["item"], minlength=n),
             "perplexity": np.exp(-mean),
             "mean_logprob": mean,
             "min_logprob": lowest,
             "max_surprisal": -lowest,
             "mean_entropy": mean_entropy,
-            "flags": [", ".join(sorted({c for row in t.flags for c in row})) for t in self.traces],
+            "flags": flag_summaries(self.traces),
         }).rename_axis("item")
 
     # -- the surprise index and two models (corpus_index, corpus_compare) --------------------
@@ -305,8 +344,11 @@ class Corpus:
     # -- display ---------------------------------------------------------------------------
 
     def __repr__(self) -> str:
-        tokens = sum(len(t) for t in self.traces)
-        models = sorted({str(t.meta.get("model", t.meta.get("source", "?"))) for t in self.traces})
+        if isinstance(self.traces, ColumnRows):
+            tokens, models = int(self.traces.lengths().sum()), self.traces.models()
+        else:
+            tokens = sum(len(t) for t in self.traces)
+            models = sorted({str(t.meta.get("model", t.meta.get("source", "?"))) for t in self.traces})
         return f"<Corpus of {len(self)} traces, {tokens} tokens, model={', '.join(models[:3]) or '?'}>"
 
     def _repr_mimebundle_(self, **kwargs):
@@ -345,11 +387,6 @@ def _as_traces(value, where: str, read_options) -> list[Trace]:
         error.args = (f"{where}: {error}", *error.args[1:])  # the same error (and type), saying which item
         raise
     return list(read_back) if isinstance(read_back, list) else [read_back]
-
-
-def _preview(trace: Trace) -> str:
-    text = display_token(b"".join(trace.token_bytes[:PREVIEW_CHARS]))
-    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
 
 
 def _per_item_min(items: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:

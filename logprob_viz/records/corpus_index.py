@@ -27,7 +27,7 @@ import unicodedata
 
 import numpy as np
 
-__all__ = ["CLASSES", "token_classes", "surprise_index", "occurrences"]
+__all__ = ["CLASSES", "token_classes", "surprise_index", "group_sums", "index_frame", "occurrences"]
 
 CLASSES = ("special", "whitespace", "digits", "punctuation", "capitalised word", "word-initial", "continuation",
            "other")
@@ -102,29 +102,44 @@ def _groups(corpus, by: str):
 
 def surprise_index(corpus, by: str = "token", *, prompt: bool = True):
     """See `Corpus.surprise_index`. Rows sorted by total surprisal (count x mean), largest first."""
-    import pandas as pd
-
     codes, names = _groups(corpus, by)
     table = corpus.token_table()
-    keep = ~np.isnan(table["logprob"])
+    return index_frame(names, group_sums(codes, table["logprob"], table["rank"], table["is_prompt"], len(names),
+                                         prompt=prompt))
+
+
+def group_sums(codes, logprob, rank, is_prompt, n: int, *, prompt: bool = True) -> dict[str, np.ndarray]:
+    """Per group (of `n`), the sums the index is made of, over the tokens whose logprob is known:
+    count, surprisal (sum), highest, rank_count, rank_sum, over_10. Sums of parts add up (the
+    streamed index over Parquet parts adds them part by part)."""
+    keep = ~np.isnan(logprob)
     if not prompt:
-        keep &= ~table["is_prompt"]
-    groups, n = codes[keep], len(names)
-    surprisal = -table["logprob"][keep].astype(np.float64)
-    rank = table["rank"][keep]
+        keep &= ~is_prompt
+    groups = codes[keep]
+    surprisal = -logprob[keep].astype(np.float64)
+    rank = rank[keep]
     ranked = rank > 0  # 0: the source gave no rank
-    count = np.bincount(groups, minlength=n)
     highest = np.full(n, -np.inf)
     np.maximum.at(highest, groups, surprisal)
-    rank_count = np.bincount(groups[ranked], minlength=n)
+    return {"count": np.bincount(groups, minlength=n), "surprisal": np.bincount(groups, weights=surprisal, minlength=n),
+            "highest": highest, "rank_count": np.bincount(groups[ranked], minlength=n),
+            "rank_sum": np.bincount(groups[ranked], weights=rank[ranked], minlength=n),
+            "over_10": np.bincount(groups[ranked], weights=rank[ranked] > 10, minlength=n)}
+
+
+def index_frame(names, sums: dict):
+    """The index's DataFrame (`COLUMNS`) of per-group `group_sums`, sorted by total surprisal."""
+    import pandas as pd
+
+    count, rank_count = sums["count"], sums["rank_count"]
     with np.errstate(invalid="ignore", divide="ignore"):
         stats = pd.DataFrame({
             "group": names,
             "count": count,
-            "mean_surprisal": np.bincount(groups, weights=surprisal, minlength=n) / count,
-            "max_surprisal": highest,
-            "mean_rank": np.bincount(groups[ranked], weights=rank[ranked], minlength=n) / rank_count,
-            "share_rank_over_10": np.bincount(groups[ranked], weights=rank[ranked] > 10, minlength=n) / rank_count,
+            "mean_surprisal": sums["surprisal"] / count,
+            "max_surprisal": sums["highest"],
+            "mean_rank": sums["rank_sum"] / rank_count,
+            "share_rank_over_10": sums["over_10"] / rank_count,
         })
     stats = stats[count > 0]
     order = np.argsort(-(stats["count"].to_numpy() * stats["mean_surprisal"].to_numpy()), kind="stable")

@@ -23,6 +23,8 @@ TOKEN_FLAGS = {
     "first_token_unknown": "the source does not say what the first prompt token was",
     "pieces_merged": "the server merged the pieces of a character split across tokens into this one entry; its "
     "logprob and alternatives are those of the last piece, the earlier pieces' logprobs are lost",
+    "straddles_prompt": "this option token's bytes begin in the prompt: the tokenizer merged the prompt's end with "
+    "the option's start, so (as lm-eval does) the whole text was tokenized and split at the prompt's own token count",
 }
 
 # Not a loss: the alternatives chart already shows a chosen token outside the top K.

@@ -267,6 +267,15 @@ class Trace:
         """exp(-mean logprob) over the tokens whose logprob is known."""
         return math.exp(-self.mean_logprob())
 
+    def fields(self):
+        """A row per leaf value of the JSON in the completion (the whole text when there is none), or of
+        the tool calls' arguments: path, value, first/last token, logprob, prob, the least likely
+        token, the alternatives; ``.error`` says where a broken JSON broke (`lv.Fields`, see
+        `logprob_viz.records.json_fields`)."""
+        from .json_fields import fields_of
+
+        return fields_of(self)
+
     # -- exports -----------------------------------------------------------------------
 
     def to_dict(self) -> dict:

@@ -28,6 +28,7 @@ from .request import (
     Sampling,
     Step,
     check_input,
+    check_keywords,
     check_max_new_tokens,
     check_stop,
     check_stream_every,
@@ -173,9 +174,10 @@ class Runner:
         share arrays with each other, and only the last item owns its own. Ctrl-C or ``stop``
         ends the stream with the partial trace. Arguments are checked when this is called.
         """
+        check_keywords("stream", generate_args, Runner.generate, extra=("stream_every",))
         try:  # generate's signature is the one list of these arguments and their defaults
             bound = inspect.signature(Runner.generate).bind(self, prompt, progress=progress, **generate_args)
-        except TypeError as error:
+        except TypeError as error:  # (e.g. the prompt given twice)
             raise TypeError(f"stream() takes generate()'s arguments and stream_every: {error}") from None
         bound.apply_defaults()
         req = self._make_request(bound.arguments, stream_every)
@@ -191,7 +193,8 @@ class Runner:
         """
         check_input(text, messages, prompt_ids)
         k = self._check_top_logprobs(top_logprobs)
-        req = Request(text=text, messages=messages, prompt_ids=prompt_ids, top_logprobs=k, progress=bool(progress))
+        req = Request(text=text, messages=messages, prompt_ids=prompt_ids, top_logprobs=k, progress=bool(progress),
+                      scoring=True)
         self._prepare(req)
         # a server runner sends text as it is (no ids until the answer): no bar there
         bar = _Progress(req.progress and req.prompt_ids is not None, len(req.prompt_ids or ()), desc="scoring")

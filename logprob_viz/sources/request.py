@@ -84,6 +84,7 @@ class Request:
     progress: bool = True
     stop: Any = None
     stream_every: int | None = None
+    scoring: bool = False  # a score() call: the input as given, nothing to generate after it
     extra: dict = field(default_factory=dict)  # runner-specific state from _prepare
 
     def sampling_meta(self) -> dict:
@@ -188,3 +189,24 @@ def check_stop(stop) -> None:
         raise TypeError(
             f"stop must be a threading.Event or a callable returning True to stop, got {type(stop).__name__}"
         )
+
+
+def check_keywords(call: str, given: dict, *takers: Callable, extra=()) -> None:
+    """Keyword arguments that none of `takers` (the functions the call goes on to) accepts, named as
+    the user gave them to `call` ("score", "generate", "stream"), with what the call does take:
+    a TypeError from deep inside would name an internal function instead (``score_batch()``)."""
+    import difflib
+    import inspect
+
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    internal = {"self", "runner", "items", "req"}
+    takes = {p.name for f in takers for p in inspect.signature(f).parameters.values() if p.kind in kinds} | set(extra)
+    takes -= internal
+    unknown = [name for name in given if name not in takes]
+    if not unknown:
+        return
+    name = unknown[0]
+    close = difflib.get_close_matches(name, sorted(takes), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise TypeError(f"{call}() got an unexpected keyword argument {name!r}{hint}; {call}() takes "
+                    f"{', '.join(sorted(takes))}: leave {name!r} out or use one of those")

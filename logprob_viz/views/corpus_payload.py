@@ -10,10 +10,15 @@ so 10,000 rows cross as a dozen binary buffers, never as per-row JSON::
      "mean_entropy": float32 [N]                     # NaN where unknown (Corpus.to_pandas)
      "spark": float32 [S], "spark_offsets": uint32 [N + 1]   # row i's points: spark[off[i]:off[i+1]]
      "spark_max": float,                             # the corpus's largest point, the common scale
-     "index": {"token": GROUPS, "class": GROUPS}}    # the surprise index (Corpus.surprise_index)
+     "index": {"token": GROUPS, "class": GROUPS},    # the surprise index (Corpus.surprise_index)
+     "answers": {"predicted", "gold": texts [N], "correct": uint8 [N]}}   # only for a corpus of choices
 
     GROUPS = {"group": texts [G], "count": int32 [G], "mean_surprisal", "max_surprisal",
               "mean_rank", "share_rank_over_10": float32 [G]}
+
+``answers`` is there when items carry a predicted option in their metadata (`Choices.to_corpus`):
+each item's predicted and gold option ("" where unknown) and ``correct`` (1 right, 0 wrong, 255
+unknown), so the table sorts and filters by them.
 
 A sparkline is the surprisal (−logprob, nats) of each token, or for a trace longer than
 ``SPARK_POINTS`` the largest surprisal in each of that many equal bins, so a spike stays visible
@@ -29,7 +34,8 @@ import numpy as np
 
 from .codec import array, texts
 
-__all__ = ["SPARK_POINTS", "NUMBER_COLUMNS", "encode_corpus", "sparklines", "encode_index", "occurrence_rows"]
+__all__ = ["SPARK_POINTS", "NUMBER_COLUMNS", "encode_corpus", "sparklines", "encode_index", "encode_answers",
+           "occurrence_rows"]
 
 SPARK_POINTS = 64  # the most points a row's sparkline has: ~60 px wide, a point per pixel
 NUMBER_COLUMNS = ("perplexity", "mean_logprob", "min_logprob", "max_surprisal", "mean_entropy")
@@ -79,10 +85,22 @@ def encode_corpus(corpus) -> dict:
         "spark_offsets": array("spark_offsets", offsets, "uint32"),
         "spark_max": float(known.max()) if known.size and math.isfinite(float(known.max())) else 1.0,
         "index": {by: encode_index(corpus.surprise_index(by=by)) for by in ("token", "class")},
+        **encode_answers(corpus),
     }
     for name in NUMBER_COLUMNS:
         payload[name] = array(name, frame[name].to_numpy(dtype=np.float64), "float32")
     return payload
+
+
+def encode_answers(corpus) -> dict:
+    """``{"answers": ...}`` for a corpus whose items carry a predicted option (see the module docstring); else {}."""
+    metadata = corpus.metadata
+    if not any("predicted" in m for m in metadata):
+        return {}
+    correct = [255 if m.get("correct") is None else int(bool(m["correct"])) for m in metadata]
+    return {"answers": {"predicted": texts("predicted", [str(m.get("predicted", "")) for m in metadata]),
+                        "gold": texts("gold", [str(m.get("gold", "")) for m in metadata]),
+                        "correct": array("correct", correct, "uint8")}}
 
 
 def occurrence_rows(corpus, by: str, group: str, limit: int) -> dict:

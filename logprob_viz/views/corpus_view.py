@@ -51,7 +51,7 @@ _BUNDLE = STATIC / "corpus.js"
 _STYLES = STATIC / "corpus.css"
 OCCURRENCES_SHOWN = 200  # occurrences listed per group (the most surprising); corpus.occurrences has all
 SORTABLE = ("item", "label", "text", "tokens", "perplexity", "mean_logprob", "min_logprob", "max_surprisal",
-            "mean_entropy", "flags")
+            "mean_entropy", "flags", "predicted", "gold", "correct")  # the last three: a corpus of choices
 
 
 class CorpusTable(anywidget.AnyWidget):
@@ -66,7 +66,8 @@ class CorpusTable(anywidget.AnyWidget):
     sort : dict
         ``{"column": name, "descending": bool}``; column "" keeps the corpus's order.
     filters : dict
-        ``{"text": str, "label": str, "ppl_min": float | None, "ppl_max": float | None}``.
+        ``{"text": str, "label": str, "ppl_min": float | None, "ppl_max": float | None, "predicted": str,
+        "correct": "" | "right" | "wrong"}`` (the last two for a corpus of choices, `Choices.to_corpus`).
     tab : str
         ``"traces"`` or ``"index"``.
     index_by, index_group : str
@@ -82,7 +83,8 @@ class CorpusTable(anywidget.AnyWidget):
     selected_item = t.Int(-1).tag(sync=True)
     pinned = t.Int(-1).tag(sync=True)
     sort = t.Dict({"column": "", "descending": False}).tag(sync=True)
-    filters = t.Dict({"text": "", "label": "", "ppl_min": None, "ppl_max": None}).tag(sync=True)
+    filters = t.Dict({"text": "", "label": "", "ppl_min": None, "ppl_max": None, "predicted": "",
+                      "correct": ""}).tag(sync=True)
     tab = t.Enum(("traces", "index"), default_value="traces").tag(sync=True)
     index_by = t.Enum(("token", "class"), default_value="token").tag(sync=True)
     index_group = t.Unicode("").tag(sync=True)

@@ -3,13 +3,19 @@
 ``game = lv.guess(text)`` scores `text` with a runner and shows it up to a starting point; the
 class types the next token (or picks one of a few buttons), a wrong guess counts and asks again,
 a right one, or *Reveal*, shows the token and the model's alternatives there. ``game.submit(text)``
-and ``game.reveal()`` do the same from Python; ``game.results`` is a DataFrame per position and
-``game.summary()`` / ``game.chart()`` compare the class's bits with the model's. How the bits are
-estimated, and how a guess is matched to a token, is in `logprob_viz.views.guess_scoring`.
+and ``game.reveal()`` do the same from Python; ``game.results`` is a DataFrame per token played and
+``game.summary()`` / ``game.chart()`` compare the class's guesses with the model's (its rank of the
+token: the guesses a model needs that guesses in order of probability), per token and as Shannon's
+bounds over the game. How a guess is matched and the bounds are computed is in
+`logprob_viz.views.guess_scoring`.
+
+Tokens are numbered from 1 wherever a person reads a number, as every view numbers them ("token 8
+of 19"): `Outcome.token`, the ``token`` column of ``results``, the widget. The traits ``start`` and
+``position`` are indices into ``game.trace.tokens`` (token number - 1), for Python's slicing.
 
 The state lives in traits, so a saved notebook shows where the game was. The browser receives
 only the tokens shown so far (``_payload``, through the wire codec) and the current buttons:
-the hidden text is not on the page until it is revealed.
+the hidden text is not on the page until it is revealed (only its length, to keep room for it).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import traitlets as t
 
 from ..records.trace import Trace
 from .codec import encode_trace
-from .guess_scoring import guess_number_bits, matches, normalise, shannon_bounds
+from .guess_scoring import FEW_TOKENS, matches, normalise, shannon_bounds
 from .page import STATIC, fallback_html, require_frontend, with_html_fallback
 
 __all__ = ["guess", "GuessGame", "Outcome"]
@@ -37,20 +43,21 @@ _SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s*$")
 
 @dataclasses.dataclass(frozen=True)
 class Outcome:
-    """What one guess (or a reveal) did at one position."""
+    """What one guess (or a reveal) did at one token."""
 
-    position: int
+    token: int  # the token's number, from 1 (as the widget's "token 8 of 19")
     guess: str | None  # None for a reveal
     correct: bool
-    token: str | None  # the token, once found or revealed; None while it is still hidden
-    n_guesses: int  # guesses made at this position so far
+    text: str | None  # the token's text, once found or revealed; None while it is still hidden
+    n_guesses: int  # guesses made at this token so far
 
     def __str__(self) -> str:
         if self.guess is None:
-            return f"revealed {self.token!r} after {self.n_guesses} wrong guesses"
+            return f"token {self.token}: revealed {self.text!r} after {self.n_guesses} wrong guesses"
         if self.correct:
-            return f"right: {self.token!r} in {self.n_guesses} guess{'es' if self.n_guesses > 1 else ''}"
-        return f"{self.guess!r} is not it (guess {self.n_guesses}); try again or reveal"
+            guesses = f"{self.n_guesses} guess{'es' if self.n_guesses > 1 else ''}"
+            return f"token {self.token}: right, {self.text!r} in {guesses}"
+        return f"token {self.token}: {self.guess!r} is not it (guess {self.n_guesses}); try again or reveal"
 
 
 def default_start(trace: Trace) -> int:
@@ -102,11 +109,10 @@ def guess(text, start=None, runner=None, top_logprobs: int = 10, choices: int = 
     Returns
     -------
     GuessGame
-        The widget; ``game.results`` records per position the guesses, the model's rank and
-        probability of the real token, the class's bits (Shannon 1951: with q_i the fraction of
-        found tokens that took i guesses, each token gets -log2 q_(its guesses), whose mean is
-        the upper bound -sum q_i log2 q_i; revealed tokens have none) and the model's bits,
-        -log2 p(token). See `logprob_viz.views.guess_scoring`.
+        The widget; ``game.results`` records per token the class's guesses beside the model's
+        (its rank of the real token) and the model's probability; ``game.summary()`` has Shannon's
+        1951 bounds on bits per token from the class's guess numbers and from the model's ranks,
+        over the same tokens. See `logprob_viz.views.guess_scoring`.
     """
     if isinstance(text, Trace):
         trace = text
@@ -131,11 +137,11 @@ class GuessGame(anywidget.AnyWidget):
     position : int
         The token being guessed (its index); ``n_tokens`` once every token is shown.
     guesses : list of str
-        The wrong guesses at this position so far.
+        The wrong guesses at this token so far.
     choices : list of str
-        The buttons at this position.
+        The buttons at this token.
     rows : list of dict
-        One per position played (what `results` holds, JSON-safe).
+        One per token played (what `results` holds, JSON-safe).
     """
 
     if _BUNDLE.is_file():
@@ -153,6 +159,9 @@ class GuessGame(anywidget.AnyWidget):
     last = t.Dict(allow_none=True, default_value=None).tag(sync=True)  # the last Outcome, for the feedback line
     stats = t.Dict().tag(sync=True)  # summary()
     case_sensitive = t.Bool(True).tag(sync=True)
+    # The whole text's length in characters and its line breaks, not its characters: the page keeps
+    # room for the whole text from the start, so that a token found never pushes the box to type in.
+    text_shape = t.Dict().tag(sync=True)
 
     def __init__(self, trace: Trace, start=None, choices: int = 4, case_sensitive: bool = True) -> None:
         require_frontend(type(self), "guess.js", "guess.css")
@@ -163,8 +172,11 @@ class GuessGame(anywidget.AnyWidget):
             raise ValueError(f"choices must be an int >= 0 (0: no buttons), got {choices!r}")
         self._trace = dataclasses.replace(trace, prompt_len=start)  # shown context = prompt, hidden = completion
         self._n_choices = choices
-        self._records: list[dict] = []  # per position played: what the class did, what the model gave
-        super().__init__(start=start, n_tokens=len(trace), position=start, case_sensitive=case_sensitive)
+        self._records: list[dict] = []  # per token played: what the class did, what the model gave
+        text = "".join(trace.tokens)
+        shape = {"chars": len(text), "lines": text.count("\n")}
+        super().__init__(start=start, n_tokens=len(trace), position=start, case_sensitive=case_sensitive,
+                         text_shape=shape)
         self._show()
         self.on_msg(self._on_message)
 
@@ -197,19 +209,19 @@ class GuessGame(anywidget.AnyWidget):
         token = self._trace.tokens[i]
         tried = [normalise(g, self.case_sensitive) for g in self.guesses]
         if matches(text, token, self.case_sensitive):
-            outcome = Outcome(i, text, True, token, len(self.guesses) + 1)
+            outcome = Outcome(i + 1, text, True, token, len(self.guesses) + 1)
             self._finish(i, [*self.guesses, text], revealed=False, outcome=outcome)
             return outcome
         if normalise(text, self.case_sensitive) not in tried:
             self.guesses = [*self.guesses, text]
-        outcome = Outcome(i, text, False, None, len(self.guesses))
+        outcome = Outcome(i + 1, text, False, None, len(self.guesses))
         self.last = dataclasses.asdict(outcome)
         return outcome
 
     def reveal(self) -> Outcome:
         """Give up on the next token: it is shown, with the wrong guesses so far (the Reveal button)."""
         i = self._playing()
-        outcome = Outcome(i, None, False, self._trace.tokens[i], len(self.guesses))
+        outcome = Outcome(i + 1, None, False, self._trace.tokens[i], len(self.guesses))
         self._finish(i, list(self.guesses), revealed=True, outcome=outcome)
         return outcome
 
@@ -220,14 +232,16 @@ class GuessGame(anywidget.AnyWidget):
         return self.position
 
     def _finish(self, i: int, guesses: list[str], revealed: bool, outcome: Outcome) -> None:
+        p = float(math.exp(self._trace.logprobs[i]))  # NaN when the source gave no logprob there (a server's trace)
         row = {
-            "position": i,
-            "token": self._trace.tokens[i],
+            "token": i + 1,
+            "text": self._trace.tokens[i],
             "guesses": guesses,
-            "n_guesses": len(guesses),
+            "class_guesses": len(guesses),  # found: the guesses it took; revealed: the wrong ones (it took more)
             "revealed": revealed,
-            "model_rank": int(self._trace.ranks[i]),
-            "model_prob": float(math.exp(self._trace.logprobs[i])),
+            "model_guesses": int(self._trace.ranks[i]),  # its rank; 0 where the source gave none
+            "model_prob": p,
+            "model_bits": math.nan if math.isnan(p) else (-math.log2(p) if p > 0 else math.inf),
         }
         with self.hold_sync():
             self._records = [*self._records, row]
@@ -240,7 +254,7 @@ class GuessGame(anywidget.AnyWidget):
         """Send what the page may see: the tokens so far, the buttons, the table and its totals."""
         self._payload = encode_trace(self.played, f"guess-{self.position}")
         self.choices = self._choices_at(self.position) if not self.done else []
-        self.rows = [_json_row(r) for r in self._with_bits()]
+        self.rows = [_json_row(r) for r in self._records]
         self.stats = _json_row(self.summary())
 
     def _choices_at(self, i: int) -> list[str]:
@@ -270,68 +284,58 @@ class GuessGame(anywidget.AnyWidget):
 
     # -- the record -----------------------------------------------------------------------------
 
-    def _with_bits(self) -> list[dict]:
-        """The rows with class bits (Shannon's share, found positions only) and the model's bits."""
-        rows = [dict(r) for r in self._records]
-        found = [r for r in rows if not r["revealed"]]
-        for r, bits in zip(found, guess_number_bits([r["n_guesses"] for r in found]), strict=True):
-            r["class_bits"] = bits
-        for r in rows:
-            r.setdefault("class_bits", math.nan)
-            p = r["model_prob"]  # NaN when the source gave no logprob there (a server's trace)
-            r["model_bits"] = math.nan if math.isnan(p) else (-math.log2(p) if p > 0 else math.inf)
-        return rows
-
     @property
     def results(self):
-        """A pandas DataFrame, one row per position played: position, token, guesses (list),
-        n_guesses, revealed, model_rank, model_prob, class_bits, model_bits.
+        """A pandas DataFrame, one row per token played: token (its number, from 1, as the widget
+        numbers it), text, guesses (list), class_guesses, revealed, model_guesses, model_prob,
+        model_bits.
 
-        ``n_guesses`` counts the guesses made there (the right one included); for a revealed
-        token all of them were wrong and its ``class_bits`` is NaN: the number of guesses it
-        would have taken is unknown, so Shannon's estimate is over the tokens the class found.
-        ``class_bits`` is -log2 q(n_guesses) under the game's guess-number distribution q (its mean
-        is Shannon's upper bound); ``model_bits`` is -log2 p(token) under the model.
+        ``class_guesses`` is the number of guesses the class made there, the right one included;
+        for a revealed token all of them were wrong: it took more than that. ``model_guesses`` is
+        the model's rank of the token (1: its first choice), the guesses a model needs that
+        guesses in order of probability; 0 where the source gave no rank. ``model_bits`` is
+        -log2 p(token) under the model.
         """
         import pandas as pd
 
-        columns = ["position", "token", "guesses", "n_guesses", "revealed", "model_rank", "model_prob",
-                   "class_bits", "model_bits"]
-        return pd.DataFrame(self._with_bits(), columns=columns)
+        columns = ["token", "text", "guesses", "class_guesses", "revealed", "model_guesses", "model_prob", "model_bits"]
+        return pd.DataFrame(self._records, columns=columns)
 
     def summary(self) -> dict:
-        """Totals: positions played, found, revealed, found at the first guess; Shannon's bounds on the
-        class's bits per token (``class_bits_upper`` / ``class_bits_lower``, over the found tokens);
-        the same bounds from the model's ranks over the same tokens (``model_rank_bits_upper`` /
-        ``_lower``); the model's mean surprisal over them (``model_bits``) and over all played."""
-        rows = self._with_bits()
-        found = [r for r in rows if not r["revealed"]]
-        class_lower, class_upper = shannon_bounds([r["n_guesses"] for r in found])
-        model_lower, model_upper = shannon_bounds([r["model_rank"] for r in found if r["model_rank"] > 0])
-
-        def mean(values):
-            values = list(values)
-            return sum(values) / len(values) if values else math.nan
-
+        """The game's totals: tokens played (``n``), found, revealed, found at the first guess, to play;
+        Shannon's bounds in bits per token from the class's guess numbers (``class_lower`` /
+        ``class_upper``, over all ``n`` tokens played, a revealed one as "more than k guesses") and
+        from the model's ranks over the same tokens (``model_lower`` / ``model_upper``, over the
+        ``model_n`` of them with a known rank); the model's mean -log2 p over them (``model_bits``);
+        ``few``: under `FEW_TOKENS` found tokens, too few for the bounds to mean much."""
+        rows = self._records
+        found = [r["class_guesses"] for r in rows if not r["revealed"]]
+        revealed_after = [r["class_guesses"] for r in rows if r["revealed"]]
+        class_lower, class_upper = shannon_bounds(found, revealed_after)
+        ranks = [r["model_guesses"] for r in rows if r["model_guesses"] > 0]
+        model_lower, model_upper = shannon_bounds(ranks)
+        bits = [r["model_bits"] for r in rows if not math.isnan(r["model_bits"])]
         return {
-            "played": len(rows),
+            "n": len(rows),
             "found": len(found),
-            "revealed": len(rows) - len(found),
-            "first_guess": sum(r["n_guesses"] == 1 for r in found),
+            "revealed": len(revealed_after),
+            "first_guess": found.count(1),
             "to_play": self.n_tokens - self.position,
-            "class_bits_upper": class_upper,
-            "class_bits_lower": class_lower,
-            "model_rank_bits_upper": model_upper,
-            "model_rank_bits_lower": model_lower,
-            "model_bits": mean(r["model_bits"] for r in found),
-            "model_bits_all": mean(r["model_bits"] for r in rows),
+            "class_lower": class_lower,
+            "class_upper": class_upper,
+            "model_n": len(ranks),
+            "model_lower": model_lower,
+            "model_upper": model_upper,
+            "model_bits": sum(bits) / len(bits) if bits else math.nan,
+            "few": len(found) < FEW_TOKENS,
         }
 
     def chart(self):
-        """Class bits and model bits per position: a plotly figure when plotly is installed, else an SVG table."""
+        """The class's guesses beside the model's per token, Shannon's bounds in the title: a plotly
+        figure when plotly is installed, else an SVG table."""
         from .guess_chart import chart
 
-        return chart(self._with_bits(), self.summary())
+        return chart(self._records, self.summary())
 
     def _repr_mimebundle_(self, **kwargs):
         # Where no widget manager runs the game (nbconvert, a notebook opened without a kernel), the

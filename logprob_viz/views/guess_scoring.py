@@ -1,25 +1,28 @@
-"""The guessing game's numbers: matching a guess to a token, and the class's bits after Shannon 1951.
+"""The guessing game's numbers: matching a guess to a token, and Shannon's 1951 bounds on entropy.
 
 Shannon (1951, "Prediction and Entropy of Printed English") had a person guess a text's next
 letter until right and recorded the number of guesses each letter took. With ``q_i`` the
 fraction of positions that took exactly ``i`` guesses, he bounded the entropy per symbol of the
-text *as that person predicts it*:
+text as that guesser predicts it:
 
     sum_i i * (q_i - q_{i+1}) * log2(i)   <=   H   <=   -sum_i q_i * log2(q_i)
 
-The upper bound is the entropy of the guess-number sequence: a person who guesses the same
-way given the same past turns the text into that sequence and back, so the text carries no
-more information than it. This module gives each position the share of it that its own guess
-number carries, ``class_bits = -log2 q_(n)`` where ``n`` is that position's number of guesses;
-their mean over the positions played is exactly the upper bound. ``q`` is the game's own
-distribution, so every position's class bits change as more positions are played.
+The upper bound is the entropy of the guess-number sequence: a guesser who guesses the same way
+given the same past turns the text into that sequence and back, so the text carries no more
+information than it. The lower bound is Shannon's for an ideal guesser (one whose i-th guess is
+the i-th likeliest, so that q_1 >= q_2 >= ...): where a game's q is not so ordered it is not given;
+for a person it is an estimate.
 
-Both are estimates from the game's own positions: a game of a few tokens says little (one
-position found at the first guess gives 0 bits).
+Class and model are scored the same way, on the same tokens: the class's guess number of a
+token is how many guesses it took; the model's is the token's rank, the number of guesses a
+model needs that guesses in order of probability. A token the class gave up on (revealed after
+k wrong guesses) took *more than k* guesses: it is not dropped. In the lower bound it counts at
+k + 1 guesses, the fewest it could have taken (the bound grows with every guess number, so this
+keeps it low); in the upper bound its outcome, "more than k", is a value of its own in ``q``
+(what naming the revealed token would add is not counted).
 
-The model's bits of a token are its surprisal, ``-log2 p(token)``; the model's rank of the token
-is the number of guesses it would need if it guessed in order of probability, so the same
-bounds over the model's ranks compare model and class on the same footing.
+Both bounds are estimates from the game's own tokens: Shannon used hundreds of letters, and a
+game of a few tokens says little (`FEW_TOKENS`).
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-__all__ = ["normalise", "matches", "shannon_bounds", "guess_number_bits"]
+__all__ = ["normalise", "matches", "shannon_bounds", "FEW_TOKENS"]
+
+FEW_TOKENS = 20  # under this many found tokens the bounds are said to mean little
 
 
 def normalise(text: str, case_sensitive: bool = True) -> str:
@@ -43,32 +48,35 @@ def matches(guess: str, token: str, case_sensitive: bool = True) -> bool:
     return normalise(guess, case_sensitive) == normalise(token, case_sensitive)
 
 
-def _frequencies(numbers: list[int]) -> dict[int, float]:
+def _entropy(outcomes: list) -> float:
+    """-sum q log2 q over the outcomes' frequencies q."""
+    counts = Counter(outcomes)
+    n = len(outcomes)
+    return 0.0 - sum(c / n * math.log2(c / n) for c in counts.values())  # (0.0 - : no "-0.0")
+
+
+def _lower(numbers: list[int]) -> float:
+    """sum_i i (q_i - q_{i+1}) log2 i over the frequencies q of the guess numbers (each >= 1); NaN
+    unless q_1 >= q_2 >= ...: Shannon's bound is an ideal guesser's, whose first guess is right most
+    often, its second next most often, and so on (a short game's seldom are, a model's ranks neither:
+    one rank of 120 among ten 1s would give a "lower bound" above the upper one)."""
     counts = Counter(numbers)
-    return {i: c / len(numbers) for i, c in counts.items()}
+    q = [counts.get(i, 0) / len(numbers) for i in range(max(numbers) + 2)]  # q[0] unused, q[top + 1] = 0
+    if any(q[i] < q[i + 1] for i in range(1, len(q) - 1)):
+        return math.nan
+    return sum(i * (q[i] - q[i + 1]) * math.log2(i) for i in range(1, len(q) - 1))
 
 
-def shannon_bounds(numbers: list[int]) -> tuple[float, float]:
-    """(lower, upper) bound in bits per token from guess numbers (each >= 1), after Shannon 1951.
+def shannon_bounds(numbers: list[int], revealed_after: list[int] = ()) -> tuple[float, float]:
+    """(lower, upper) bound in bits per token, after Shannon 1951 (see the module's docstring).
 
-    upper = -sum q_i log2 q_i: the entropy of the guess numbers, an upper bound for any predictor
-    that guesses the same way given the same past. lower = sum_i i (q_i - q_{i+1}) log2 i holds
-    for an ideal predictor, whose first guesses are right most often (q_1 >= q_2 >= ...): NaN
-    when the game's q is not so ordered (a short game seldom is). Both NaN for no positions.
+    `numbers`: the guess number of each token found (each >= 1); `revealed_after`: for each token
+    revealed, the wrong guesses made before (k >= 0: it took more than k). Both NaN for no tokens;
+    the lower one NaN where the guess numbers are not most often 1, then 2, ... (see `_lower`).
     """
-    if not numbers:
+    revealed_after = list(revealed_after)
+    if not numbers and not revealed_after:
         return math.nan, math.nan
-    q = _frequencies(numbers)
-    upper = 0.0 - sum(p * math.log2(p) for p in q.values())  # (0.0 - : no "-0.0")
-    top = max(q)
-    ordered = all(q.get(i, 0.0) >= q.get(i + 1, 0.0) for i in range(1, top))
-    lower = sum(i * (q.get(i, 0.0) - q.get(i + 1, 0.0)) * math.log2(i) for i in range(1, top + 1))
-    return (lower if ordered else math.nan), upper
-
-
-def guess_number_bits(numbers: list[int]) -> list[float]:
-    """Per position, -log2 q(its guess number): the share of Shannon's upper bound it carries."""
-    if not numbers:
-        return []
-    q = _frequencies(numbers)
-    return [0.0 - math.log2(q[n]) for n in numbers]  # (0.0 - : no "-0.0" when q is 1)
+    lower = _lower([*numbers, *(k + 1 for k in revealed_after)])
+    upper = _entropy([*numbers, *((">", k) for k in revealed_after)])
+    return lower, upper

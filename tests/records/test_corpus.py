@@ -137,8 +137,10 @@ def test_save_and_load_round_trip_is_exact(runner, corpus, tmp_path):
     for a, b in zip(every, back, strict=True):
         assert_same(a, b)
     assert lv.Corpus.read_jsonl(path).labels == every.labels, "read_jsonl knows a saved corpus"
-    with pytest.raises(ValueError, match="Parquet needs pyarrow"):
-        every.save(tmp_path / "corpus.parquet")
+    parquet = lv.Corpus.read_parquet(every.save(tmp_path / "corpus.parquet"))  # a .parquet name: Parquet
+    assert list(parquet.labels) == every.labels and parquet.meta == every.meta
+    for a, b in zip(every, parquet, strict=True):
+        assert_same(a, b)
 
 
 def test_slicing_and_filtering_give_corpora(corpus):

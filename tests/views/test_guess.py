@@ -1,7 +1,8 @@
 """The guessing game on the real default model: matching, the record, Shannon's estimate, the state.
 
 The model's numbers in `game.results` are checked against a teacher-forced pass of a separately
-loaded copy of the model; the class's bits against Shannon's formulas computed here.
+loaded copy of the model; the class's guess numbers and Shannon's bounds against the formulas,
+computed here from the guesses themselves (`shannon_from_guesses`), never by the package's scoring.
 """
 
 import base64
@@ -17,11 +18,31 @@ import torch
 import logprob_viz as lv
 from logprob_viz.views import page
 from logprob_viz.views.codec import read_array
-from logprob_viz.views.guess_chart import BitsTable
-from logprob_viz.views.guess_scoring import shannon_bounds
+from logprob_viz.views.guess_chart import GuessTable
 from logprob_viz.views.page import STATE_TYPE
 
 TEXT = "The cat sat on the mat. It was a sunny day, and the cat was happy.\nThe end."
+
+
+def shannon_from_guesses(per_token: list[tuple[list[str], bool]]) -> tuple[float, float]:
+    """(lower, upper) from what the class typed at each token (its distinct guesses, whether revealed);
+    the lower one NaN unless the guess numbers' frequencies fall from 1 guess on.
+
+    A found token's guess number is its count of distinct guesses; a revealed one took more than
+    its k wrong ones: at k + 1 in the lower bound, the outcome "more than k" in the upper one.
+    upper = -sum q log2 q over the outcomes; lower = sum_i i (q_i - q_{i+1}) log2 i, written out.
+    """
+    outcomes, numbers = [], []
+    for guesses, revealed in per_token:
+        k = len(dict.fromkeys(g.strip() for g in guesses))
+        outcomes.append(f"more than {k}" if revealed else str(k))
+        numbers.append(k + 1 if revealed else k)
+    n = len(per_token)
+    upper = -sum(outcomes.count(o) / n * math.log2(outcomes.count(o) / n) for o in set(outcomes))
+    q = [numbers.count(i) / n for i in range(max(numbers) + 2)]
+    lower = sum(i * (q[i] - q[i + 1]) * math.log2(i) for i in range(1, max(numbers) + 1))
+    ideal = all(q[i] >= q[i + 1] for i in range(1, max(numbers) + 1))  # Shannon's bound needs q_1 >= q_2 >= ...
+    return (lower if ideal else math.nan), upper
 
 
 @pytest.fixture
@@ -68,50 +89,67 @@ def test_wrong_right_and_reveal_make_the_record(game, reference_model):
     assert again.n_guesses == 1 and game.guesses == ["Dog"]
     assert not game.submit(first.strip().lower()).correct, "case-sensitive by default"
     right = game.submit(first.strip())
-    assert right.correct and right.token == first and right.n_guesses == 3
+    assert right.correct and right.text == first and right.n_guesses == 3 and right.token == game.start + 1
     assert game.position == game.start + 1 and game.guesses == []
     revealed = game.reveal()
-    assert revealed.token == game.trace.tokens[game.start + 1] and revealed.guess is None
+    assert revealed.text == game.trace.tokens[game.start + 1] and revealed.guess is None
     game.submit("zzz")
     game.submit(game.trace.tokens[game.start + 2])  # with its leading space: matches too
 
     df = game.results
-    assert list(df.columns) == ["position", "token", "guesses", "n_guesses", "revealed", "model_rank", "model_prob",
-                                "class_bits", "model_bits"]
-    assert df["position"].tolist() == [game.start, game.start + 1, game.start + 2]
-    assert df["guesses"][0] == ["Dog", first.strip().lower(), first.strip()] and df["n_guesses"].tolist() == [3, 0, 2]
+    assert list(df.columns) == ["token", "text", "guesses", "class_guesses", "revealed", "model_guesses",
+                                "model_prob", "model_bits"]
+    assert df["token"].tolist() == [game.start + 1, game.start + 2, game.start + 3], "numbered from 1, as the widget"
+    assert str(right).startswith(f"token {game.start + 1}: right")
+    assert df["guesses"][0] == ["Dog", first.strip().lower(), first.strip()]
+    assert df["class_guesses"].tolist() == [3, 0, 2]
     assert df["revealed"].tolist() == [False, True, False]
 
     # the model's numbers, from an independent teacher-forced pass
     ids = game.trace.token_ids.tolist()
     with torch.no_grad():
         logp = torch.log_softmax(reference_model(torch.tensor([ids])).logits[0].double(), dim=-1)
+    ranks = []
     for _, row in df.iterrows():
-        i = row["position"]
+        i = row["token"] - 1
         want = logp[i - 1, ids[i]].item()
+        assert row["text"] == game.trace.tokens[i]
         assert row["model_prob"] == pytest.approx(math.exp(want), rel=1e-4)
         assert row["model_bits"] == pytest.approx(-want / math.log(2), abs=1e-4)
-        assert row["model_rank"] == int((logp[i - 1] > logp[i - 1, ids[i]]).sum()) + 1
+        ranks.append(int((logp[i - 1] > logp[i - 1, ids[i]]).sum()) + 1)
+    assert df["model_guesses"].tolist() == ranks, "the model's guesses: its rank of the token"
 
-    # class bits: -log2 q(n) over the found positions (n = 3 and 2, one each: 1 bit each), NaN when revealed
-    assert df["class_bits"][0] == pytest.approx(1.0) and df["class_bits"][2] == pytest.approx(1.0)
-    assert math.isnan(df["class_bits"][1])
+    # over the game: the revealed token counts (as "more than 0"), it is not dropped
     s = game.summary()
-    assert (s["played"], s["found"], s["revealed"], s["first_guess"]) == (3, 2, 1, 0)
-    assert s["class_bits_upper"] == pytest.approx(1.0)
-    assert s["model_bits"] == pytest.approx(df["model_bits"][[0, 2]].mean())
+    assert (s["n"], s["found"], s["revealed"], s["first_guess"], s["few"]) == (3, 2, 1, 0, True)
+    played = [(df["guesses"][j], df["revealed"][j]) for j in range(3)]
+    assert (s["class_lower"], s["class_upper"]) == pytest.approx(shannon_from_guesses(played))
+    assert s["class_upper"] == pytest.approx(math.log2(3)), "three outcomes: 3, more than 0, 2"
+    assert s["class_lower"] == pytest.approx(math.log2(3)), "in the lower one 3, 1 and 2 guesses: q_1 = q_2 = q_3"
+    # the model "found" each token at its rank
+    rank_lower, rank_upper = shannon_from_guesses([([str(g) for g in range(r)], False) for r in ranks])
+    assert (s["model_lower"], s["model_upper"]) == pytest.approx((rank_lower, rank_upper), nan_ok=True)
+    assert s["model_n"] == 3
+    assert s["model_bits"] == pytest.approx(df["model_bits"].mean())
 
 
-def test_shannon_bounds_against_the_formulas():
-    numbers = [1] * 8 + [2] * 4 + [3] * 2 + [4]
-    q = np.bincount(numbers)[1:] / len(numbers)  # q_1..q_4
-    upper = -(q * np.log2(q)).sum()
-    q_next = np.append(q[1:], 0.0)
-    lower = sum((i + 1) * (q[i] - q_next[i]) * math.log2(i + 1) for i in range(len(q)))
-    assert shannon_bounds(numbers) == pytest.approx((lower, upper))
-    assert lower <= upper
-    lo, hi = shannon_bounds([2, 2, 1])  # q_2 > q_1: not an ideal predictor's, no lower bound
-    assert math.isnan(lo) and hi == pytest.approx(-(2 / 3 * math.log2(2 / 3) + 1 / 3 * math.log2(1 / 3)))
+def test_a_longer_game_scores_every_token_the_same_way_as_written_out(runner):
+    game = lv.guess(TEXT, runner=runner, top_logprobs=10, choices=0)
+    played = []
+    for j in range(game.n_tokens - game.start):
+        token = game.trace.tokens[game.position]
+        tries = [[token], [token], ["zzz", token], ["zzz", "yyy", token], ["zzz"]][j % 5]
+        for g in tries:
+            game.submit(g)
+        if j % 5 == 4:
+            game.reveal()
+        played.append((tries, j % 5 == 4))
+    s = game.summary()
+    assert s["n"] == len(played) and s["revealed"] == sum(r for _, r in played)
+    assert (s["class_lower"], s["class_upper"]) == pytest.approx(shannon_from_guesses(played))
+    assert 0 < s["class_lower"] <= s["class_upper"], "1 guess most often, then 2, then 3: a lower bound"
+    df = game.results
+    assert df["class_guesses"].tolist() == [len(t) for t, _ in played], "found: the guesses; revealed: the wrong ones"
 
 
 def test_whitespace_tokens_and_case_insensitive_games(runner):
@@ -159,18 +197,21 @@ def test_a_servers_trace_with_unknown_numbers_plays_too():
     df = game.results
     assert df["model_bits"][0] == pytest.approx(0.5 / math.log(2))
     assert math.isnan(df["model_bits"][1]), "an unknown logprob gives unknown bits, not infinite ones"
-    assert game.summary()["class_bits_upper"] == 0.0, "every token at the first guess: 0 bits"
+    s = game.summary()
+    assert s["class_upper"] == 0.0 and s["class_lower"] == 0.0, "every token at the first guess: 0 bits"
+    assert (s["model_n"], s["model_upper"]) == (2, 1.0), "the model's bounds over the tokens with a rank (1 and 2)"
+    assert s["model_lower"] == 1.0, "q_1 = q_2 = 1/2: 2 * (1/2) * log2 2"
 
 
 def test_svg_table_without_plotly_escapes_tokens():
-    rows = [{"position": 3, "token": "<script>]]>&", "n_guesses": 2, "revealed": False, "model_rank": 4,
-             "model_prob": 0.1, "class_bits": 1.0, "model_bits": 3.32},
-            {"position": 4, "token": "\x07", "n_guesses": 1, "revealed": True, "model_rank": 1,
-             "model_prob": 0.9, "class_bits": math.nan, "model_bits": 0.15}]
-    summary = {"class_bits_upper": 1.0, "found": 1, "revealed": 1, "model_bits": 3.32}
-    root = ET.fromstring(BitsTable(rows, summary)._repr_svg_())
+    rows = [{"token": 3, "text": "<script>]]>&", "class_guesses": 2, "revealed": False, "model_guesses": 4},
+            {"token": 4, "text": "\x07", "class_guesses": 1, "revealed": True, "model_guesses": 1}]
+    summary = {"n": 2, "found": 1, "revealed": 1, "class_lower": 0.5, "class_upper": 1.0, "model_n": 2,
+               "model_lower": 1.0, "model_upper": 1.0, "few": True}
+    root = ET.fromstring(GuessTable(rows, summary)._repr_svg_())
     texts = [el.text for el in root.iter("{http://www.w3.org/2000/svg}text")]
-    assert "<script>]]>&" in texts and "\\x07" in texts and "2" in texts and "1 (revealed)" in texts
+    assert "<script>]]>&" in texts and "\\x07" in texts and "2" in texts and "> 1" in texts
+    assert any("too few for these bounds" in (t or "") for t in texts)
 
 
 def test_a_missing_build_names_the_file_and_the_command(monkeypatch, tmp_path):

@@ -46,7 +46,7 @@ def score_batch(runner, items: list[dict], *, top_logprobs: int = 5, progress: b
     """
     k = runner._check_top_logprobs(top_logprobs)
     check_stop(stop)
-    reqs = _prepare_all(runner, items, k, max_new_tokens=0)
+    reqs = _prepare_all(runner, items, k, max_new_tokens=0, scoring=True)
 
     def score_one(batch: list[int], traces: list) -> None:
         if _stop_requested(stop):
@@ -114,10 +114,10 @@ def _in_batches(run_batch, lengths: list[int], budget: int, progress: bool, mode
 # -- preparing -----------------------------------------------------------------------------
 
 
-def _prepare_all(runner, items: list[dict], k: int, max_new_tokens: int) -> list[Request]:
+def _prepare_all(runner, items: list[dict], k: int, max_new_tokens: int, scoring: bool = False) -> list[Request]:
     reqs = []
     for i, item in enumerate(items):
-        req = Request(**item, top_logprobs=k, max_new_tokens=max_new_tokens, progress=False)
+        req = Request(**item, top_logprobs=k, max_new_tokens=max_new_tokens, progress=False, scoring=scoring)
         try:
             if req.prompt_ids is not None:
                 req.prompt_ids = check_prompt_ids(req.prompt_ids, runner.vocab_size)

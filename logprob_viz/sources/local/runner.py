@@ -20,7 +20,7 @@ from ...records.tokens import VocabTexts, token_bytes_table
 from ...records.trace import Trace
 from ..base import INTERRUPTS, Runner, note_interrupt
 from ..jobs import jobs_of
-from ..request import Request, Step, batch_items, check_prompt_ids, is_int
+from ..request import Request, Step, batch_items, check_keywords, check_prompt_ids, is_int
 from .distribution import process, summarize, summarize_rows, to_host
 from .recording import Recorder
 
@@ -103,24 +103,53 @@ class TransformersRunner(Runner):
 
     # -- many inputs at once: batched forward passes (batch.py) -------------------------
 
-    def score(self, text=None, *, messages=None, prompt_ids=None, batch_tokens=None, **kwargs):
+    def score(self, text=None, *, messages=None, prompt_ids=None, batch_tokens=None, labels=None, metadata=None,
+              **kwargs):
         """`Runner.score`; given a list (of texts, of ``messages`` lists, of ``prompt_ids`` lists), an
-        `lv.Corpus` scored in batches of at most ``batch_tokens`` padded tokens (see `batch.score_batch`)."""
+        `lv.Corpus` scored in batches of at most ``batch_tokens`` padded tokens (see `batch.score_batch`),
+        with a label (``labels=[...]``) and a metadata dict (``metadata=[...]``) per item when given."""
         items = batch_items(text, messages, prompt_ids)
         if items is None:
+            check_keywords("score", kwargs, Runner.score, extra=("batch_tokens",))
+            if labels is not None or metadata is not None:
+                raise ValueError("labels= and metadata= label the items of a list (a corpus); one text has none")
             return super().score(text, messages=messages, prompt_ids=prompt_ids, **kwargs)
         from .batch import score_batch
 
+        check_keywords("score", kwargs, score_batch, extra=("text", "messages", "prompt_ids"))
+
         run = functools.partial(score_batch, self, items, batch_tokens=batch_tokens, **kwargs)
-        return jobs_of(self).call("runner.score", run)
+        corpus = jobs_of(self).call("runner.score", run)
+        return corpus.labelled(labels, metadata)
+
+    def choose(self, prompt=None, options=None, *, messages=None, top_logprobs: int = 5, length: str = "sum",
+               gold=None, batch_tokens: int | None = None, progress: bool = True):
+        """The probability of each given option after the prompt: an `lv.Choices`.
+
+        Every option (one token or several) is scored teacher-forced after the prompt, tokenized as
+        lm-eval does (`logprob_viz.sources.choose`); ``probs`` is a softmax over the options of their
+        logprob sums (``length="sum"``), or of the sums per token (``"per_token"``) or per byte
+        (``"per_byte"``, lm-eval's acc_norm). A list of prompts (or of ``messages`` lists) gives a row
+        per prompt; ``gold`` (an option's text or index per prompt) marks the right answers, for
+        ``choices.calibration()``. The prompt goes through the model once for all its options
+        (`local.choose`: one packed row per prompt, in batches of at most ``batch_tokens`` tokens).
+        """
+        from .choose import choose
+
+        run = functools.partial(choose, self, prompt, options, messages=messages, top_logprobs=top_logprobs,
+                                length=length, gold=gold, batch_tokens=batch_tokens, progress=progress)
+        return jobs_of(self).call("runner.choose", run)
 
     def generate(self, prompt=None, *, messages=None, prompt_ids=None, batch_tokens=None, **kwargs):
         """`Runner.generate`; given a list, an `lv.Corpus` decoded in batches (see `batch.generate_batch`;
         with ``seed=s``, item ``i`` is sampled with seed ``s + i``)."""
         items = batch_items(prompt, messages, prompt_ids)
         if items is None:
+            check_keywords("generate", kwargs, Runner.generate, extra=("batch_tokens",))
             return super().generate(prompt, messages=messages, prompt_ids=prompt_ids, **kwargs)
         from .batch import generate_batch
+
+        check_keywords("generate", kwargs, generate_batch, extra=("prompt", "messages", "prompt_ids"))
 
         run = functools.partial(generate_batch, self, items, batch_tokens=batch_tokens, **kwargs)
         return jobs_of(self).call("runner.generate", run)
@@ -131,8 +160,8 @@ class TransformersRunner(Runner):
         if req.prompt_ids is not None:
             req.prompt_ids = check_prompt_ids(req.prompt_ids, self.vocab_size)
         else:
-            req.prompt_ids = self._encode(req.text, req.messages)
-        self._check_length(len(req.prompt_ids) + req.max_new_tokens)
+            req.prompt_ids = self._encode(req.text, req.messages, req.scoring)
+        self._check_length(len(req.prompt_ids), req.max_new_tokens, req.scoring)
 
     def _run(self, req: Request, snapshots: bool):
         """The decode loop: yields a `Step` per chunk of tokens read on the host, returns the Trace."""
@@ -242,11 +271,16 @@ class TransformersRunner(Runner):
         out = self.model(input_ids=input_ids, use_cache=True, **extra)
         return out.logits, getattr(out, self._cache_arg)
 
-    def _encode(self, text: str | None, messages: list[dict] | None) -> list[int]:
+    def _encode(self, text: str | None, messages: list[dict] | None, scoring: bool = False) -> list[int]:
         if messages is not None:
             if getattr(self.tokenizer, "chat_template", None) is None:
                 raise ValueError(f"{self.name} has no chat template; pass the text itself instead of messages")
-            text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+            # Scoring a conversation that ends with the assistant's turn scores it as given: no empty
+            # assistant turn (the generation prompt) after it, which the model would be scored on too.
+            ends_with_answer = scoring and bool(messages) and isinstance(messages[-1], dict) \
+                and messages[-1].get("role") == "assistant"
+            text = self.tokenizer.apply_chat_template(messages, tokenize=False,
+                                                      add_generation_prompt=not ends_with_answer)
             ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
         else:
             ids = self.tokenizer(text)["input_ids"]
@@ -254,11 +288,16 @@ class TransformersRunner(Runner):
             raise ValueError("the text is empty: give at least one character to start from")
         return list(ids)
 
-    def _check_length(self, total: int) -> None:
+    def _check_length(self, n_prompt: int, max_new_tokens: int = 0, scoring: bool = False) -> None:
         limit = getattr(self.model.config, "max_position_embeddings", None)
-        if limit is not None and total > limit:
-            raise ValueError(f"{total} tokens (prompt + max_new_tokens) exceed {self.name}'s context of {limit}; "
-                             "shorten the text or max_new_tokens")
+        if limit is None or n_prompt + max_new_tokens <= limit:
+            return
+        if scoring:
+            raise ValueError(f"the text is {n_prompt} tokens long, more than {self.name}'s context of {limit} tokens; "
+                             f"score a shorter text (or the text in parts of at most {limit} tokens)")
+        raise ValueError(f"{n_prompt + max_new_tokens} tokens (a prompt of {n_prompt} + max_new_tokens="
+                         f"{max_new_tokens}) exceed {self.name}'s context of {limit}; shorten the text or "
+                         "max_new_tokens")
 
     def _eos_ids(self) -> list[int]:
         eos = getattr(self.model.generation_config, "eos_token_id", None)

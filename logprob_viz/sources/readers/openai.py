@@ -44,6 +44,7 @@ from .errors import LogprobFormatError, OpenAIResponseError, describe
 from .inputs import parse_sse, to_plain
 from .openai_completions import completions_tokens
 from .openai_shapes import as_response
+from .openai_tools import tool_calls_of
 from .position import no_gc_pauses
 from .values import NEG_INF_SENTINEL
 from .vllm_prompt import prompt_tokens
@@ -63,15 +64,17 @@ def _ints(value, path: str) -> list[int] | None:
     return [expect_int(v, f"{path}[{i}]") for i, v in enumerate(expect_list(value, path))]
 
 
-def _choice_text(choice: dict, chat: bool, path: str) -> tuple[str | None, str | None]:
-    """(text, refusal) of a choice: a Chat message's content and refusal, or a Completions text."""
+def _choice_text(choice: dict, chat: bool, path: str) -> tuple[str | None, str | None, list | None]:
+    """(text, refusal, tool calls) of a choice: a Chat message's content, refusal and tool calls, or a
+    Completions text."""
     if not chat:
-        return expect_str(choice.get("text"), f"{path}.text", optional=True), None
+        return expect_str(choice.get("text"), f"{path}.text", optional=True), None, None
     message = choice.get("message")
     if message is None:
-        return None, None
+        return None, None, None
     message = expect_dict(message, f"{path}.message")
-    return expect_str(message.get("content"), f"{path}.message.content", optional=True), message.get("refusal")
+    return (expect_str(message.get("content"), f"{path}.message.content", optional=True), message.get("refusal"),
+            tool_calls_of(message, f"{path}.message"))
 
 
 def _generated(lp: dict | None, chat: bool, k, source, path: str):
@@ -146,7 +149,7 @@ def choice_trace(resp: dict, choice: dict, *, k: int | None, prompt: str | None,
     prompt_ids = _ints(choice.get("prompt_token_ids") if ids_on_choice else resp.get("prompt_token_ids"),
                        f"{path}.prompt_token_ids" if ids_on_choice else "prompt_token_ids")
     gen_ids = _ints(choice.get("token_ids"), f"{path}.token_ids")
-    text, refusal = _choice_text(choice, chat, path)
+    text, refusal, tool_calls = _choice_text(choice, chat, path)
     source = source or source_of(resp, choice)
     warnings: list[str] = []
 
@@ -156,7 +159,9 @@ def choice_trace(resp: dict, choice: dict, *, k: int | None, prompt: str | None,
     if not main and prompt_lps is None:
         raise LogprobFormatError(
             path, "this response has no logprobs: request them (Completions: logprobs=5; Chat: logprobs=True, "
-            "top_logprobs=5; vLLM prompt tokens: prompt_logprobs=5)"
+            "top_logprobs=5; vLLM prompt tokens: prompt_logprobs=5)" + (
+                "; its message is a tool call, and some servers give no logprobs for one (OpenAI does not; "
+                "vLLM and llama.cpp do, and llama.cpp refuses logprobs with tools in a stream)" if tool_calls else "")
         )
     # (Columns hold only bodies whose every logprob is a number: never an echo's unscored first token)
     echo = bool(main) and not chat and not isinstance(main, Columns) and math.isnan(main[0].logprob) \
@@ -186,6 +191,7 @@ def choice_trace(resp: dict, choice: dict, *, k: int | None, prompt: str | None,
         "tokens_encoding": main_encoding,
         "echo": True if echo else None,
         "refusal": True if is_refusal else None,  # the model refused: the tokens are its refusal's
+        "tool_calls": tool_calls,  # [{index, id, name, arguments}]: Trace.fields reads their arguments
         "stream_chunks": resp.get("stream_chunks") or None,
         "usage": resp.get("usage") or None,
     }

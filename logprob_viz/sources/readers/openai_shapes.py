@@ -10,6 +10,7 @@ import json
 
 from .checks import expect_dict, expect_list
 from .errors import LogprobFormatError, OpenAIResponseError, describe
+from .openai_tools import finish_tool_calls, merge_tool_call_deltas
 
 __all__ = ["as_response", "merge_chunks", "raise_error", "is_prompt_logprobs"]
 
@@ -109,6 +110,8 @@ def merge_chunks(chunks: list) -> dict:
                 content = expect_dict(delta, f"{path}.delta").get("content")
                 if isinstance(delta.get("refusal"), str):  # a refusal streams its text here, not in content
                     m["refusal"] = m.get("refusal", "") + delta["refusal"]
+                if delta.get("tool_calls"):  # a tool call streams in pieces, its arguments' text split
+                    merge_tool_call_deltas(m, delta["tool_calls"], f"{path}.delta.tool_calls")
             else:
                 content = c.get("text")
             if content is not None and not isinstance(content, str):
@@ -138,7 +141,8 @@ def merge_chunks(chunks: list) -> dict:
     for i in sorted(choices):
         m = choices[i]
         if chat:
-            m["message"] = {"role": "assistant", "content": m.pop("text"), "refusal": m.pop("refusal", None)}
+            m["message"] = {"role": "assistant", "content": m.pop("text"), "refusal": m.pop("refusal", None),
+                            "tool_calls": finish_tool_calls(m)}
         out.append(m)
     head["choices"] = out
     return head

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from ...records.trace import Trace
 from ..base import INTERRUPTS, Runner, note_interrupt
 from ..jobs import jobs_of
-from ..request import Request, Step, batch_items, check_prompt_ids
+from ..request import Request, Step, batch_items, check_keywords, check_prompt_ids
 from .http import ServerError, request_json, request_sse
 
 __all__ = ["RemoteRunner", "base_url_of", "api_key_of", "list_models", "note_failure", "STREAM_SNAPSHOT_S",
@@ -110,23 +110,34 @@ class RemoteRunner(Runner):
         items = batch_items(prompt, messages, prompt_ids)
         if items is None:
             _no_concurrency(concurrency)
+            check_keywords("generate", kwargs, Runner.generate, extra=("concurrency",))
             return super().generate(prompt, messages=messages, prompt_ids=prompt_ids, **kwargs)
         from .corpus import DEFAULT_CONCURRENCY, generate_corpus
+
+        check_keywords("generate", kwargs, generate_corpus, Runner.generate, extra=("concurrency",))
 
         width = DEFAULT_CONCURRENCY if concurrency is None else concurrency
         # one job for the whole corpus: the workers use the per-item path, which takes no lock
         return jobs_of(self).call("runner.generate", lambda: generate_corpus(self, items, concurrency=width, **kwargs))
 
-    def score(self, text=None, *, messages=None, prompt_ids=None, concurrency=None, **kwargs):
-        """`Runner.score`; given a list, an `lv.Corpus` scored by concurrent requests (see `generate`)."""
+    def score(self, text=None, *, messages=None, prompt_ids=None, concurrency=None, labels=None, metadata=None,
+              **kwargs):
+        """`Runner.score`; given a list, an `lv.Corpus` scored by concurrent requests (see `generate`),
+        with a label and a metadata dict per item when ``labels=`` / ``metadata=`` are given."""
         items = batch_items(text, messages, prompt_ids)
         if items is None:
             _no_concurrency(concurrency)
+            check_keywords("score", kwargs, Runner.score, extra=("concurrency",))
+            if labels is not None or metadata is not None:
+                raise ValueError("labels= and metadata= label the items of a list (a corpus); one text has none")
             return super().score(text, messages=messages, prompt_ids=prompt_ids, **kwargs)
         from .corpus import DEFAULT_CONCURRENCY, score_corpus
 
+        check_keywords("score", kwargs, score_corpus, extra=("text", "messages", "prompt_ids"))
+
         width = DEFAULT_CONCURRENCY if concurrency is None else concurrency
-        return jobs_of(self).call("runner.score", lambda: score_corpus(self, items, concurrency=width, **kwargs))
+        corpus = jobs_of(self).call("runner.score", lambda: score_corpus(self, items, concurrency=width, **kwargs))
+        return corpus.labelled(labels, metadata)
 
     # -- shared machinery ----------------------------------------------------------------
 

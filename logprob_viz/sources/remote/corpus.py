@@ -71,7 +71,7 @@ def score_corpus(runner, items: list[dict], *, concurrency: int = DEFAULT_CONCUR
     k = runner._check_top_logprobs(top_logprobs)
     reqs = []
     for i, item in enumerate(items):
-        req = Request(**item, top_logprobs=k, progress=False)
+        req = Request(**item, top_logprobs=k, progress=False, scoring=True)
         try:
             check_input(req.text, req.messages, req.prompt_ids)
             runner._prepare(req)

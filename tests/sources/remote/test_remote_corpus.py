@@ -204,3 +204,16 @@ def test_a_bad_item_is_refused_before_anything_is_sent(serve):
     with pytest.raises(ValueError, match="item 1 of the list"):
         lv.connect(server.url).generate(["fine", ""], progress=False)
     assert server.bodies == []
+
+
+@pytest.mark.parametrize("call, first", [("generate", "prompt"), ("score", "text")])
+@pytest.mark.parametrize("many", [False, True])
+def test_an_unknown_argument_is_named_as_given_before_anything_is_sent(serve, call, first, many):
+    server = serve()
+    runner = lv.connect(server.url)
+    given = ["a", "b"] if many else "a"
+    with pytest.raises(TypeError) as info:
+        getattr(runner, call)(**{first: given, "colour": "red"})
+    assert str(info.value).startswith(f"{call}() got an unexpected keyword argument 'colour'")
+    assert "_corpus" not in str(info.value) and "Runner." not in str(info.value)
+    assert server.bodies == []  # checked before any request

@@ -1,0 +1,52 @@
+// The choices view's data in node: the payload read through the toolkit's codec (arrays built
+// here by hand), the predicted option, a bar's words and the prompt's tail.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { barWords, decodeChoices, predictedOption, promptTail } from "../data.js";
+
+const enc = new TextEncoder();
+const field = (dtype, values) => ({ dtype, shape: [values.length], buffer: new Uint8Array(values.buffer) });
+function texts(strings) {
+  const parts = strings.map((s) => enc.encode(s));
+  const offsets = [0];
+  for (const p of parts) offsets.push(offsets[offsets.length - 1] + p.length);
+  const blob = new Uint8Array(offsets[offsets.length - 1]);
+  parts.forEach((p, i) => blob.set(p, offsets[i]));
+  return { blob: field("uint8", blob), offsets: field("uint32", Uint32Array.from(offsets)) };
+}
+const payload = {
+  n_rows: 2, n_options: 3, length: "per_token",
+  prompts: texts(["Review: fine. Sentiment:", "<b>x</b>"]), options: texts([" positive", " negative", " 🤖"]),
+  probs: field("float32", Float32Array.from([0.2, 0.5, 0.3, 0.7, 0.1, 0.2])),
+  logprobs: field("float32", Float32Array.from([-1.5, -0.5, -1, -0.25, -2, -1.75])),
+  n_tokens: field("int32", Int32Array.from([1, 1, 2, 1, 1, 2])),
+  gold: field("int32", Int32Array.from([0, -1])),
+  flagged: field("uint8", Uint8Array.from([0, 0, 1, 0, 0, 0])),
+};
+
+test("the payload decodes to rows x options", () => {
+  const data = decodeChoices(payload);
+  assert.deepEqual(data.options, [" positive", " negative", " 🤖"]);
+  assert.equal(data.prompts[1], "<b>x</b>");
+  assert.ok(Math.abs(data.prob(1, 0) - 0.7) < 1e-6);
+  assert.equal(data.tokens(0, 2), 2);
+  assert.equal(data.flagged(0, 2), true);
+  assert.equal(data.flagged(1, 2), false);
+  assert.deepEqual([...data.gold], [0, -1]);
+});
+
+test("the predicted option is the most likely one, and a bar says its numbers", () => {
+  const data = decodeChoices(payload);
+  assert.equal(predictedOption(data, 0), 1);
+  assert.equal(predictedOption(data, 1), 0);
+  const words = barWords(data, 0, 2);
+  assert.equal(words.percent, "30.0%");
+  assert.match(words.title, /^logprob -1\.000 over 2 tokens \(probability from the logprob per token\); a token is flagged/);
+});
+
+test("a long prompt shows its end, which the options follow", () => {
+  assert.equal(promptTail("short\nprompt"), "short prompt");
+  const tail = promptTail("a".repeat(100) + "END", 10);
+  assert.equal(tail.length, 10);
+  assert.ok(tail.startsWith("…") && tail.endsWith("END"));
+});

@@ -1,0 +1,154 @@
+"""A corpus through Ray Data: actors that each load the runner once and score or generate batches
+(`lv.ray.score`, `lv.ray.generate`); the rows come out in the corpus's Parquet schema.
+
+``Dataset.map_batches`` with a callable class: Ray starts ``concurrency`` actors, each builds its
+runner in ``__init__`` (``lv.load(model)``) and turns every batch of rows into a table of traces
+(`corpus_parquet.trace_table`). Ray does the rest: scheduling, back-pressure, and retries — an
+actor that dies is restarted (``max_restarts``) and the batch it held re-run (``max_task_retries``),
+so every row comes out once. ``dataset.write_parquet(folder)`` writes the parts as they are made,
+so an interrupted run leaves the parts already written readable by `lv.Corpus.read_parquet`.
+
+The other columns of an input row go into the trace's ``metadata`` (JSON); ``label`` comes from a
+"label", "id" or "index" column, the first there is (a list of texts gets an "index" column).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+__all__ = ["score", "generate", "as_dataset", "RESTARTS"]
+
+RESTARTS = 4  # an actor that dies is restarted this often, and its batch retried as often; not forever (OOM)
+LABEL_COLUMNS = ("label", "id", "index")
+
+
+def _ray():
+    try:
+        import ray
+        import ray.data  # noqa: F401  (the Data library, installed by ray[data])
+    except ImportError:
+        raise ImportError("lv.ray needs Ray Data: pip install 'logprob-viz[ray]' (ray[data] and pyarrow)") from None
+    return ray
+
+
+def as_dataset(data, column: str):
+    """`data` as a ray.data.Dataset: a Dataset as it is, a list of texts (with an "index" column), or a
+    Parquet path (`ray.data.read_parquet`)."""
+    ray = _ray()
+    if isinstance(data, ray.data.Dataset):
+        dataset = data
+    elif isinstance(data, (str, Path)):
+        dataset = ray.data.read_parquet(str(data))
+    elif isinstance(data, (list, tuple)):
+        if not data or not all(isinstance(x, str) for x in data):
+            raise TypeError(f"give a non-empty list of texts (str), a ray.data.Dataset or a Parquet path; got "
+                            f"{type(data[0]).__name__ if data else 'an empty list'}")
+        dataset = ray.data.from_items([{column: text, "index": i} for i, text in enumerate(data)])
+    else:
+        raise TypeError(f"give a ray.data.Dataset, a list of texts or a Parquet path, got {type(data).__name__}")
+    names = dataset.schema().names
+    if column not in names:
+        raise ValueError(f"the dataset has no column {column!r} (it has {', '.join(names)}); pass column=")
+    return dataset
+
+
+class _Actor:
+    """One Ray actor: the runner, loaded once; each call turns a batch of rows into traces."""
+
+    def __init__(self, mode: str, model, column: str, options: dict, load_options: dict):
+        import logprob_viz as lv
+
+        self.mode, self.column, self.options = mode, column, options
+        self.runner = lv.load(model, **load_options) if model is not None else lv.load(**load_options)
+
+    def __call__(self, batch):
+        from ..records.corpus_parquet import trace_table
+
+        rows = batch.to_pylist()  # a pyarrow Table: a few hundred rows at most
+        inputs = [row[self.column] for row in rows]
+        options = dict(self.options)
+        if self.mode == "generate" and options.get("seed") is not None:
+            if not all("index" in row for row in rows):
+                raise ValueError("seed= needs an 'index' column (item i is sampled with seed + index)")
+            options["seed"] = [options["seed"] + int(row["index"]) for row in rows]
+        run = self.runner.score if self.mode == "score" else self.runner.generate
+        corpus = run(inputs, progress=False, **options)
+        if len(corpus) != len(rows):
+            raise RuntimeError(f"the runner returned {len(corpus)} traces for {len(rows)} rows (interrupted?)")
+        label_column = next((c for c in LABEL_COLUMNS if c in batch.column_names), None)
+        labels = ["" if label_column is None else str(row[label_column]) for row in rows]
+        metadata = [{k: _jsonable(v) for k, v in row.items() if k != self.column} for row in rows]
+        return trace_table(corpus.traces, labels, metadata)
+
+
+def _jsonable(value):
+    try:
+        json.dumps(value)
+        return value
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _map(mode, data, model, column, options, *, batch_size, concurrency, num_cpus, num_gpus, max_restarts,
+         max_task_retries, load_options, ray_remote_args):
+    dataset = as_dataset(data, column)
+    remote = {"num_cpus": num_cpus, "max_restarts": max_restarts, "max_task_retries": max_task_retries,
+              **ray_remote_args}
+    if num_gpus is not None:
+        remote["num_gpus"] = num_gpus
+    return dataset.map_batches(
+        _Actor, fn_constructor_args=(mode, model, column, options, dict(load_options or {})),
+        batch_size=batch_size, batch_format="pyarrow", concurrency=concurrency, **remote)
+
+
+def score(data, model=None, *, column: str = "text", top_logprobs: int = 5, batch_size: int = 32,
+          concurrency: int = 1, batch_tokens: int | None = None, num_cpus: float = 1, num_gpus: float | None = None,
+          max_restarts: int = RESTARTS, max_task_retries: int = RESTARTS, load_options: dict | None = None,
+          **ray_remote_args):
+    """Score every text of `data` teacher-forced, in Ray actors; a Dataset of corpus rows.
+
+    Parameters
+    ----------
+    data : ray.data.Dataset, list of str, or a Parquet path
+        Rows with a `column` of texts.
+    model : str, optional
+        What ``lv.load(model)`` loads in each actor; None: the default model.
+    top_logprobs : int
+        Alternatives per token (K).
+    batch_size : int
+        Rows per actor call (the runner batches them again by length, ``batch_tokens``).
+    concurrency : int
+        Actors (each holds one runner: one model in memory per actor).
+    num_cpus, num_gpus : float
+        Per actor (``num_gpus=1`` puts each actor on a GPU; its runner then uses CUDA).
+    max_restarts, max_task_retries : int
+        Ray's retries when an actor dies (e.g. its process is killed): restart it, re-run the batch.
+
+    Returns
+    -------
+    ray.data.Dataset
+        A row per text in the corpus schema (docs/scale.md): ``.write_parquet(folder)``, then
+        ``lv.Corpus.read_parquet(folder)``.
+    """
+    options = {"top_logprobs": top_logprobs, "batch_tokens": batch_tokens}
+    return _map("score", data, model, column, options, batch_size=batch_size, concurrency=concurrency,
+                num_cpus=num_cpus, num_gpus=num_gpus, max_restarts=max_restarts, max_task_retries=max_task_retries,
+                load_options=load_options, ray_remote_args=ray_remote_args)
+
+
+def generate(data, model=None, *, column: str = "text", max_new_tokens: int = 32, top_logprobs: int = 5,
+             batch_size: int = 32, concurrency: int = 1, batch_tokens: int | None = None, num_cpus: float = 1,
+             num_gpus: float | None = None, max_restarts: int = RESTARTS, max_task_retries: int = RESTARTS,
+             load_options: dict | None = None, ray_remote_args: dict | None = None, **sampling):
+    """Continue every prompt of `data` in Ray actors (see `score` for the parameters); a Dataset of rows.
+
+    `sampling` (temperature, top_p, top_k, do_sample, seed) is ``runner.generate``'s; with ``seed=s``
+    the row with index ``i`` is sampled with seed ``s + i``, as ``runner.generate([...], seed=s)``
+    does, whichever actor and batch it lands in.
+    """
+    options = {"top_logprobs": top_logprobs, "max_new_tokens": max_new_tokens, "batch_tokens": batch_tokens,
+               **sampling}
+    return _map("generate", data, model, column, options, batch_size=batch_size, concurrency=concurrency,
+                num_cpus=num_cpus, num_gpus=num_gpus, max_restarts=max_restarts, max_task_retries=max_task_retries,
+                load_options=load_options, ray_remote_args=dict(ray_remote_args or {}))

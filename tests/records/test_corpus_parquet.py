@@ -1,0 +1,233 @@
+"""Corpus as Parquet: an exact round trip (float bits, NaN and -inf included), a corpus read back
+as columns (no Trace built until asked), its tables equal to the in-memory corpus's, a folder of
+parts, and the faults: a truncated, a corrupted and a foreign part, raised or skipped."""
+
+import math
+import warnings
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import logprob_viz as lv
+from logprob_viz.records.corpus_columns import TraceColumns
+from logprob_viz.records.corpus_parquet import ParquetPartError
+from paths import ARTIFACTS
+
+TEXTS = [
+    "A robot may not injure a human being.",
+    "Robots 🤖 say こんにちは — it’s “fine”.",
+    "    def square(x):\n        return x * x",
+]
+NAN_PAYLOAD = np.array([0x7FC01234], dtype=np.uint32).view(np.float32)[0]  # a NaN with payload bits
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory):
+    folder = ARTIFACTS / "parquet"
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.rglob("*.parquet"):
+        old.unlink()
+    return folder
+
+
+def hand_made_traces():
+    """Traces no runner makes: alternatives listed as texts, flags, sampled-from logprobs, odd floats."""
+    listed = lv.Trace(
+        tokens=["Hi", " \\xe2", "\\x9c\\x93", "!"], token_bytes=[b"Hi", b" \xe2", b"\x9c\x93", b"!"],
+        token_ids=[5, -1, 7, 9], logprobs=[np.nan, -0.5, NAN_PAYLOAD, -np.inf], ranks=[0, 1, 2, 3],
+        entropy=[np.nan, 1.25, 0.0, 3.5],
+        top_tokens=[[], ["a", "b"], ["c"], ["d", "e"]],
+        top_logprobs=[[-np.inf, -np.inf], [-0.1, -2.3], [-0.7, -np.inf], [-1e-8, -30.0]],
+        top_ids=[[-1, -1], [1, 2], [3, -1], [4, 5]],
+        processed_logprobs=[np.nan, -0.25, -1.0, np.nan], processed_top_logprobs=[[-np.inf] * 2, [-0.05, -3.0],
+                                                                                   [-0.3, -np.inf], [-np.inf] * 2],
+        flags=[["first_token_unknown"], [], ["no_bytes", "collided"], []],
+        prompt_len=2, meta={"source": "openai", "model": "m", "nested": {"a": [1, 2.5, None]}},
+    )
+    empty = lv.Trace(tokens=[], top_logprobs=np.zeros((0, 5), np.float32), meta={"source": "x"})
+    return [listed, empty]
+
+
+def bits(a):
+    return np.asarray(a, dtype=np.float32).view(np.uint32)
+
+
+def assert_same_trace(got, want):
+    assert got.tokens == want.tokens and got.token_bytes == want.token_bytes
+    for name in ("logprobs", "entropy", "top_logprobs"):
+        np.testing.assert_array_equal(bits(getattr(got, name)), bits(getattr(want, name)), err_msg=name)
+    for name in ("token_ids", "ranks", "top_ids"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(want, name), err_msg=name)
+        assert getattr(got, name).dtype == getattr(want, name).dtype
+    assert got.k == want.k and got.prompt_len == want.prompt_len and got.meta == want.meta
+    assert [list(r) for r in got.top_tokens] == [list(r) for r in want.top_tokens]
+    assert got.flagged() == want.flagged() and [list(r) for r in got.flags] == [list(r) for r in want.flags]
+    assert (got.processed_logprobs is None) == (want.processed_logprobs is None)
+    if want.processed_logprobs is not None:
+        np.testing.assert_array_equal(bits(got.processed_logprobs), bits(want.processed_logprobs))
+        np.testing.assert_array_equal(bits(got.processed_top_logprobs), bits(want.processed_top_logprobs))
+
+
+@pytest.fixture(scope="module")
+def corpus(runner):
+    scored = runner.score(TEXTS, top_logprobs=5, progress=False)
+    traces = [*scored.traces, *hand_made_traces()]
+    metadata = [*scored.metadata, {"gold": "x", "score": 0.5}, {}]
+    return lv.Corpus(traces, labels=["a", "b", "c", "listed", "empty"], metadata=metadata, meta=scored.meta)
+
+
+def test_round_trip_is_exact(corpus, out):
+    path = corpus.to_parquet(out / "one.parquet")
+    back = lv.Corpus.read_parquet(path)
+    assert isinstance(back.traces, TraceColumns)  # columns, not a list of traces
+    assert len(back) == len(corpus) and list(back.labels) == corpus.labels
+    assert [back.metadata[i] for i in range(len(back))] == corpus.metadata and back.meta == corpus.meta
+    for i in range(len(corpus)):
+        assert_same_trace(back[i], corpus[i])
+    assert back[0].vocab is not None and back[3].vocab is None  # the local traces read their texts by id again
+    assert bits(back[3].logprobs)[2] == 0x7FC01234  # the NaN's payload survives
+
+
+def test_the_file_keeps_the_vocabulary_once(corpus, out):
+    path = corpus.to_parquet(out / "vocab.parquet")
+    table = pq.read_table(path)
+    assert table.column("vocab").to_pylist() == [0, 0, 0, None, None]
+    assert table.column("top_tokens").to_pylist()[:3] == [None] * 3
+    assert table.column("top_tokens").to_pylist()[3] == [[], ["a", "b"], ["c"], ["d", "e"]]
+    # the nested alternatives, read with pyarrow alone: row i, token j, alternative a
+    assert table.column("top_logprobs")[0].as_py()[1] == pytest.approx(corpus[0].top_logprobs[1].tolist())
+    assert table.column("text").to_pylist()[:3] == TEXTS
+
+
+def test_tables_come_from_the_columns(corpus, out):
+    back = lv.Corpus.read_parquet(corpus.to_parquet(out / "tables.parquet"))
+    mine, theirs = back.token_table(), corpus.token_table()
+    for name in ("item", "position", "token_id", "logprob", "rank", "entropy", "is_prompt", "first"):
+        np.testing.assert_array_equal(mine[name], theirs[name], err_msg=name)
+    assert not isinstance(back.traces, list) and back._factorized is not None
+    assert mine["token"].tolist() == theirs["token"].tolist()
+    a, b = back.to_pandas(), corpus.to_pandas()
+    assert a["text"].tolist() == b["text"].tolist() and a["flags"].tolist() == b["flags"].tolist()
+    np.testing.assert_array_equal(a[["tokens", "perplexity", "min_logprob"]].to_numpy(),
+                                  b[["tokens", "perplexity", "min_logprob"]].to_numpy())
+    for by in ("token", "class"):
+        x = back.surprise_index(by=by).sort_values("group").reset_index(drop=True)
+        y = corpus.surprise_index(by=by).sort_values("group").reset_index(drop=True)
+        assert x["group"].tolist() == y["group"].tolist() and x["count"].tolist() == y["count"].tolist()
+        np.testing.assert_allclose(x["mean_surprisal"], y["mean_surprisal"], rtol=1e-12)
+    kwic = back.occurrences(" robot")
+    assert kwic["left"].tolist() == ["A"] and kwic["label"].tolist() == ["a"]
+
+
+def test_a_folder_of_parts_and_subsets(corpus, out):
+    folder = out / "parts"
+    folder.mkdir(exist_ok=True)
+    corpus[:2].to_parquet(folder / "part-0.parquet")
+    corpus[2:].to_parquet(folder / "part-1.parquet")
+    back = lv.Corpus.read_parquet(folder)
+    assert list(back.labels) == corpus.labels
+    for i in range(len(corpus)):
+        assert_same_trace(back[i], corpus[i])
+    picked = back[[4, 0, 3]]
+    assert isinstance(picked.traces, TraceColumns) and list(picked.labels) == ["empty", "a", "listed"]
+    assert_same_trace(picked[1], corpus[0])
+    assert picked.to_pandas()["tokens"].tolist() == [0, len(corpus[0]), 4]
+    np.testing.assert_array_equal(picked.token_table()["logprob"], np.concatenate(
+        [corpus[4].logprobs, corpus[0].logprobs, corpus[3].logprobs]))
+    assert back["listed"].tokens == corpus[3].tokens
+    rows = back.filter(back.to_pandas()["tokens"] == 4)
+    assert list(rows.labels) == ["listed"]
+
+
+# -- faults ----------------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def damaged(corpus, out, request):
+    folder = out / f"damaged-{request.node.name}"
+    folder.mkdir(exist_ok=True)
+    for old in folder.glob("*"):
+        old.unlink()
+    corpus[:2].to_parquet(folder / "a.parquet")
+    corpus[2:3].to_parquet(folder / "b.parquet")
+    corpus[3:].to_parquet(folder / "c.parquet")
+    return folder
+
+
+def test_a_truncated_part_is_named(damaged):
+    part = damaged / "b.parquet"
+    data = part.read_bytes()
+    part.write_bytes(data[: len(data) // 2])  # a write cut off half-way
+    with pytest.raises(ParquetPartError, match=r"b\.parquet: not a readable Parquet file .*truncated"):
+        lv.Corpus.read_parquet(damaged)
+    with pytest.warns(UserWarning, match=r"skipped 1 unreadable part.*b\.parquet"):
+        back = lv.Corpus.read_parquet(damaged, on_error="skip")
+    assert list(back.labels) == ["a", "b", "listed", "empty"]
+    assert [p for p, _ in back.skipped] == [str(part)]
+
+
+def test_a_corrupted_part_is_named(damaged):
+    part = damaged / "a.parquet"
+    layout = pq.ParquetFile(part).metadata.row_group(0)
+    chunk = next(layout.column(i) for i in range(layout.num_columns) if layout.column(i).path_in_schema.startswith(
+        "logprobs"))
+    data = bytearray(part.read_bytes())
+    start = chunk.data_page_offset + 24  # inside the logprobs' data page, past its header
+    data[start : start + 16] = bytes(16)
+    part.write_bytes(bytes(data))
+    with pytest.raises(ParquetPartError, match=r"a\.parquet: not a readable Parquet file"):
+        lv.Corpus.read_parquet(damaged)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        back = lv.Corpus.read_parquet(damaged, on_error="skip")
+    assert list(back.labels) == ["c", "listed", "empty"] and len(caught) == 1
+    assert_same_trace(back[0], lv.Corpus.read_parquet(damaged / "b.parquet")[0])
+
+
+def test_a_part_of_another_schema_and_inconsistent_rows(damaged):
+    pq.write_table(pa.table({"x": [1, 2]}), damaged / "d.parquet")
+    with pytest.raises(ParquetPartError, match=r"d\.parquet: not corpus rows: no column token_bytes"):
+        lv.Corpus.read_parquet(damaged)
+    table = pq.read_table(damaged / "c.parquet")
+    short = pa.array([[0.5]] + [None] * (table.num_rows - 1), pa.list_(pa.float32()))
+    table = table.set_column(table.column_names.index("logprobs"), "logprobs", short)
+    pq.write_table(table, damaged / "d.parquet")
+    with pytest.raises(ParquetPartError, match=r"d\.parquet: row 0: logprobs has 1 entries but token_bytes has 4"):
+        lv.Corpus.read_parquet(damaged)
+
+
+def test_on_error_and_missing_paths(out):
+    with pytest.raises(ValueError, match="on_error must be"):
+        lv.Corpus.read_parquet(out, on_error="ignore")
+    with pytest.raises(FileNotFoundError, match="no file or folder"):
+        lv.Corpus.read_parquet(out / "nothing.parquet")
+    (out / "empty-folder").mkdir(exist_ok=True)
+    with pytest.raises(FileNotFoundError, match="holds no"):
+        lv.Corpus.read_parquet(out / "empty-folder")
+
+
+def test_save_with_a_parquet_name_writes_parquet(corpus, out):
+    back = lv.Corpus.read_parquet(corpus.save(out / "saved.parquet"))
+    assert math.isnan(back[3].logprobs[0]) and list(back.labels) == corpus.labels
+
+
+def test_the_streamed_index_equals_the_loaded_one(corpus, out):
+    folder = out / "scan"
+    folder.mkdir(exist_ok=True)
+    corpus[:2].to_parquet(folder / "part-0.parquet")
+    corpus[2:].to_parquet(folder / "part-1.parquet")
+    for by in ("token", "class"):
+        for prompt in (True, False):
+            # batches of 1 row: the sums of many batches, and of two parts, add up to the whole corpus's
+            from logprob_viz.records.corpus_scan import surprise_index_parquet
+
+            streamed = surprise_index_parquet(folder, by=by, prompt=prompt, batch_rows=1)
+            whole = corpus.surprise_index(by=by, prompt=prompt)
+            a = streamed.sort_values("group").reset_index(drop=True)
+            b = whole.sort_values("group").reset_index(drop=True)
+            assert a["group"].tolist() == b["group"].tolist() and a["count"].tolist() == b["count"].tolist()
+            for name in ("mean_surprisal", "max_surprisal", "mean_rank", "share_rank_over_10"):
+                np.testing.assert_allclose(a[name], b[name], rtol=1e-12, err_msg=f"{by} {prompt} {name}")
+    assert lv.Corpus.surprise_index_parquet(folder)["group"].tolist() == corpus.surprise_index()["group"].tolist()

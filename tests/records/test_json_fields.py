@@ -1,0 +1,173 @@
+"""`Trace.fields`: a row per JSON leaf, checked against the tokens' own bytes and the trace's logprobs.
+
+The spans are checked by decoding the tokens' bytes here (no offsets table from the package), the
+values against ``json.loads`` of the same text walked by path, and the logprobs by an independent
+sum (``math.fsum``) of the trace's logprobs over the row's tokens. Real default model throughout.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import logprob_viz as lv
+
+PERSON = [{"role": "user", "content": "Give a JSON object with name, age and city of a person."}]
+
+
+def _leaves(value, path=""):
+    """path -> value for every leaf of a parsed JSON (the README's path rule, written again here)."""
+    if isinstance(value, dict) and value:
+        for key, v in value.items():
+            name = (f"{path}.{key}" if path else key) if key.isidentifier() else f"{path}[{json.dumps(key)}]"
+            yield from _leaves(v, name)
+    elif isinstance(value, list) and value:
+        for i, v in enumerate(value):
+            yield from _leaves(v, f"{path}[{i}]")
+    else:
+        yield path, value
+
+
+def _check_span(trace, row):
+    """The row's tokens hold the value's bytes exactly: the value starts inside `first`, ends inside
+    `last`, and `straddles` says which of them also hold other bytes."""
+    pieces = trace.token_bytes[row.first:row.last + 1]
+    joined = b"".join(pieces)
+    value = row.value.encode("utf-8")
+    p = joined.find(value)
+    assert 0 <= p < len(pieces[0]), (row, joined)
+    end = p + len(value)
+    assert len(joined) - len(pieces[-1]) < end <= len(joined), (row, joined)
+    expected = {(False, False): "", (True, False): "start", (False, True): "end", (True, True): "both"}
+    assert row.straddles == expected[(p > 0, end < len(joined))]
+
+
+def _check_logprob(trace, row):
+    expected = math.fsum(float(x) for x in trace.logprobs[row.first:row.last + 1])
+    assert row.logprob == pytest.approx(expected, abs=1e-9)
+    assert row.prob == pytest.approx(math.exp(expected), rel=1e-9)
+    lps = [float(x) for x in trace.logprobs[row.first:row.last + 1]]
+    assert row.weakest == row.first + lps.index(min(lps))
+    assert row.weakest_prob == pytest.approx(math.exp(min(lps)), rel=1e-6)
+
+
+@pytest.fixture(scope="module")
+def person(runner):
+    return runner.generate(messages=PERSON, max_new_tokens=60, top_logprobs=5, progress=False)
+
+
+def test_generated_json_rows_cover_the_values_bytes_and_sum_their_logprobs(person):
+    fields = person.fields()
+    text = person.completion.text
+    parsed = json.loads(text[text.index("{"):text.rindex("}") + 1])
+    expected = dict(_leaves(parsed))
+    assert [r.path for r in fields] == list(expected)
+    assert fields.error is None and fields.source == "completion"
+    for row in fields:
+        assert json.loads(row.value) == expected[row.path]
+        assert row.first >= person.prompt_len
+        _check_span(person, row)
+        _check_logprob(person, row)
+        # the alternatives are the trace's own at the token where the value's content begins
+        assert [a for a, _ in row.alternatives] == list(person.top_tokens[row.at])[:len(row.alternatives)]
+        assert row.first <= row.at <= row.last
+    weakest = fields.least_confident()
+    assert weakest.prob == min(r.prob for r in fields)
+    frame = fields.to_pandas()
+    assert list(frame["path"]) == list(expected)
+    np.testing.assert_allclose(frame["logprob"], [r.logprob for r in fields])
+
+
+def test_a_string_value_begins_at_its_first_character_past_the_quote(person):
+    strings = [r for r in person.fields() if r.value.startswith('"') and len(r.value) > 2]
+    assert strings
+    for row in strings:
+        joined = b"".join(person.token_bytes[row.first:row.last + 1])
+        content = joined.find(row.value.encode()) + 1  # the byte after the opening quote
+        before = len(b"".join(person.token_bytes[row.first:row.at]))
+        assert before <= content < before + len(person.token_bytes[row.at])
+
+
+def test_a_cut_generation_keeps_the_values_before_the_break(person):
+    fields = person.fields()
+    second = fields[1]
+    cut = person[:second.last + 2]  # the completion stops two tokens into the third value's key
+    broken = cut.fields()
+    assert [r.path for r in broken] == [r.path for r in fields][:2]
+    assert broken.error is not None and "ends" in broken.error.message
+    assert broken.error.offset == sum(len(b) for b in cut.token_bytes)  # the break is the end of the text
+    assert broken.error.token == len(cut) - 1
+    for a, b in zip(broken, fields, strict=False):
+        assert (a.first, a.last, a.logprob) == (b.first, b.last, b.logprob)
+
+
+def test_a_broken_json_gives_its_rows_up_to_the_break_and_where_it_broke(runner):
+    text = '{"name": "Ann", "age": 34, "city": Paris}'
+    trace = runner.score(text)
+    fields = trace.fields()
+    assert fields.source == "text"  # a scored text has no completion: the whole text is searched
+    assert [(r.path, r.value) for r in fields] == [("name", '"Ann"'), ("age", "34")]
+    at = text.encode().index(b"Paris")
+    ends = np.cumsum([len(b) for b in trace.token_bytes])
+    holder = next(i for i, e in enumerate(ends) if e > at)
+    assert (fields.error.offset, fields.error.token) == (at, holder)
+    assert "'P'" in fields.error.message and fields.warnings == [fields.error.message]
+    for row in fields:
+        _check_span(trace, row)
+        _check_logprob(trace, row)
+
+
+def test_nested_paths_and_json_after_bracketed_prose(runner):
+    doc = {"person": {"address": {"city": "Oslo"}}, "items": [{"qty": 2}, {"qty": 5}], "a b": True, "e": []}
+    trace = runner.score("Answer [see below]: " + json.dumps(doc) + " done")
+    fields = trace.fields()
+    assert fields.error is None
+    assert [(r.path, json.loads(r.value)) for r in fields] == list(_leaves(doc))
+    assert [r.path for r in fields] == ["person.address.city", "items[0].qty", "items[1].qty", '["a b"]', "e"]
+    for row in fields:
+        _check_span(trace, row)
+        _check_logprob(trace, row)
+
+
+def test_a_top_level_array_and_an_escaped_string(runner):
+    doc = [{"q": "caf\u00e9 \"x\""}, 3.5e2, None]
+    trace = runner.score("```json\n" + json.dumps(doc) + "\n```")
+    fields = trace.fields()
+    assert [(r.path, json.loads(r.value)) for r in fields] == [("[0].q", 'café "x"'), ("[1]", 350.0), ("[2]", None)]
+    for row in fields:
+        _check_span(trace, row)
+
+
+def test_no_json_is_a_clear_error(runner):
+    with pytest.raises(ValueError, match="holds no JSON object or array"):
+        runner.score("No braces here at all.").fields()
+    assert lv.Fields is type(runner.score("[1]").fields())
+
+
+def test_what_else_branches_each_alternative_to_the_end_of_the_value(person, runner, reference_model):
+    import torch
+
+    fields = person.fields()
+    row = fields["age"] if "age" in [r.path for r in fields] else fields[0]
+    result = fields.what_else(row.path, runner, k=3)
+    items = result["items"]
+    assert sum(item["chosen"] for item in items) == 1
+    assert [i["logprob"] for i in items] == sorted((i["logprob"] for i in items), reverse=True)
+    alternatives = list(person.top_tokens[row.at])[:3]
+    assert sorted(i["token"] for i in items) == sorted(alternatives)
+    chosen = next(i for i in items if i["chosen"])
+    assert chosen["value"] == row.value and chosen["tokens"] == [row.at, row.last]
+    prefix = person.token_ids[:row.at].tolist()
+    for item in items:
+        assert item["tokens"][0] == row.at and str(row.at) in result["over"]
+        if item["complete"]:
+            json.loads(item["value"])  # a whole JSON value
+        # its probability, recomputed by plain transformers over the same tokens after the same prefix
+        ids = torch.tensor([prefix + item["token_ids"]])
+        with torch.inference_mode():
+            logp = torch.log_softmax(reference_model(input_ids=ids).logits[0].double(), dim=-1)
+        expected = math.fsum(float(logp[len(prefix) + j - 1, t]) for j, t in enumerate(item["token_ids"]))
+        assert item["logprob"] == pytest.approx(expected, abs=2e-4)
