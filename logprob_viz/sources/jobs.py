@@ -12,6 +12,8 @@ closed by the garbage collector).
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterator
@@ -97,9 +99,22 @@ def warn_waiting(what: str) -> Callable[[str], None]:
 
     def say(holder: str) -> None:
         warnings.warn(f"{what} waits for the runner: {holder} is using it (it goes on when that ends; "
-                      "an explorer's Stop ends its job)", RuntimeWarning, stacklevel=5)
+                      "an explorer's Stop ends its job)", RuntimeWarning, stacklevel=callers_stacklevel())
 
     return say
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # logprob_viz/
+_PASSED_THROUGH = (_PACKAGE_DIR, os.path.dirname(os.path.abspath(contextlib.__file__)) + os.sep + "contextlib.py")
+
+
+def callers_stacklevel() -> int:
+    """The ``stacklevel`` of the first frame outside this package (and contextlib, which it calls
+    through): a warning then names the line of the user's code, not a path in the package."""
+    frame, level = sys._getframe(1), 1  # level 1 is the function calling warnings.warn
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PASSED_THROUGH):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def stop_requested(stop) -> bool:
