@@ -39,6 +39,7 @@ PROMPT = "The largest planet in the solar system is"
 APP = ".jp-NotebookPanel:not(.lm-mod-hidden) .lv-explore"
 LARGE = {"width": 1400, "height": 900}
 MOVED = 2  # px: a click moves nothing by this much or more
+STEP_TIMEOUT = 180  # s: one job after the model is loaded (a branch, a Next token, a choice)
 
 APP_CELL = """\
 import logprob_viz as lv
@@ -71,7 +72,8 @@ print("REF " + json.dumps({"ids": tid, "p": float(softmax_after(base)[tid[0]])})
 
 STATE_CELL = """\
 print("STATE " + json.dumps({"running": app.running, "error": app.last_error,
-                             "nodes": 0 if app.tree is None else len(app.tree.nodes)}))"""
+                             "nodes": 0 if app.tree is None else len(app.tree.nodes),
+                             "shown": len(app.view.trace), "last": app.view.trace.tokens[-1]}))"""
 
 # Visible controls in the app: what a person can operate (a range input is one slider).
 CONTROLS_JS = """app => {
@@ -91,6 +93,26 @@ BOX_JS = """e => {
   const s = scroller.getBoundingClientRect();
   return {x: r.x, y: r.y, top: r.top, bottom: r.bottom, left: r.left, right: r.right, scroll: scroller.scrollTop,
           area: {top: s.top, bottom: s.bottom, left: s.left, right: s.right}};
+}"""
+
+
+# Token names in the charts and lists, and the buttons there: none cut (its text wider than its box,
+# an ellipsis, or its box past the edge of the panel that clips it).
+CUT_JS = """app => {
+  const cut = [];
+  const names = '.lv-chip, .lv-alt-token, .lv-side-tok, .lv-why-row, .lv-why-ask, .lv-side button';
+  for (const e of app.querySelectorAll(names)) {
+    const r = e.getBoundingClientRect();
+    if (!r.width) continue;
+    const clipper = e.closest('.lv-panel, .lv-side, .lv-root');
+    const c = clipper.getBoundingClientRect();
+    const style = getComputedStyle(e);
+    const past = r.right > c.right + 1 || r.left < c.left - 1;
+    if (e.scrollWidth > e.clientWidth + 1 || style.textOverflow === 'ellipsis' || past)
+      cut.push({text: e.textContent, className: e.className, width: e.clientWidth, scroll: e.scrollWidth,
+                right: Math.round(r.right), edge: Math.round(c.right)});
+  }
+  return cut;
 }"""
 
 
@@ -115,7 +137,7 @@ def status(page) -> str:
     return page.locator(f"{APP} .lv-explore-status").inner_text()
 
 
-def wait_idle(page, timeout: float = MODEL_TIMEOUT) -> None:
+def wait_idle(page, timeout: float = STEP_TIMEOUT) -> None:
     """Until Generate is pressable again (no job runs)."""
     generate = page.locator(f"{APP} .lv-explore-bar button", has_text="Generate").first
     page.wait_for_function("b => !b.disabled", arg=generate.element_handle(), timeout=timeout * 1000)
@@ -131,7 +153,12 @@ def clicked_without_moving(page, what: str, locator, after=None, settle=None) ->
     layout_before = page.evaluate(parts)
     locator.click()
     if settle is not None:
-        settle()
+        try:
+            settle()
+        except Exception as error:
+            screen_shot(page, "explore-settle-failed.png")
+            said = status(page)
+            raise AssertionError(f"{what}: what the click started did not finish; the status says {said!r}") from error
     next_frames(page, 3)
     now = box(after if after is not None else locator)
     moved = {k: round(now[k] - before[k], 1) for k in ("x", "y", "scroll")}
@@ -220,6 +247,7 @@ def test_the_explorer_on_one_screen_at_projector_and_large_sizes(browser, lab_se
         scroll_to_text(page)
         together(page, at)
         screen_shot(page, "explore-projector-pinned.png")
+        assert not app.evaluate(CUT_JS), app.evaluate(CUT_JS)
         with_dark(page, lambda: (scroll_to_text(page), together(page, at),
                                  screen_shot(page, "explore-projector-dark.png")))
 
@@ -229,32 +257,36 @@ def test_the_explorer_on_one_screen_at_projector_and_large_sizes(browser, lab_se
 
         # Branch: a click on the second alternative's bar; the row in its place stays put.
         row = app.locator(f".lv-chart[data-index='{at}'] .lv-alt-row:not(.lv-extra)").nth(1)
-        clicked_without_moving(page, "branch", row, settle=lambda: wait_nodes(page, 2))
+        clicked_without_moving(page, "branch", row, settle=lambda: wait_nodes(page, 2, STEP_TIMEOUT))
 
         # Next token: the choices in the chart's place; a choice appends; nothing moves.
         next_button = app.locator(".lv-explore-bar button", has_text="Next token")
         choices = app.locator(".lv-next .lv-next-choice")
         clicked_without_moving(page, "Next token", next_button,
-                               settle=lambda: (choices.first.wait_for(state="visible", timeout=MODEL_TIMEOUT * 1000),
+                               settle=lambda: (choices.first.wait_for(state="visible", timeout=STEP_TIMEOUT * 1000),
                                                wait_idle(page)))
         assert choices.count() == 5
-        before = app.locator(".lv-token").count()
+        chosen_text = choices.nth(1).locator(".lv-alt-token").first.text_content()
         clicked_without_moving(page, "a choice", choices.nth(1), after=choices.nth(1),
-                               settle=lambda: (page.wait_for_function(
-                                   f"n => document.querySelectorAll('{APP} .lv-token').length === n", arg=before + 1,
-                                   timeout=MODEL_TIMEOUT * 1000), wait_idle(page)))
+                               settle=lambda: (wait_status(page, "Appended"), wait_idle(page)))
+        state = printed(page, 4, "STATE")
+        shown = app.locator(".lv-root .lv-text .lv-token")
+        assert shown.count() == state["shown"], (shown.count(), state)
+        assert state["last"].strip() in chosen_text, (chosen_text, state)  # (the chip marks the spaces)
 
         # "type a token": its p, as the independent softmax gives it.
         typed = app.locator(".lv-next-typed-input")
         typed.fill(" Jupiter")
         typed.press("Enter")
         answer = app.locator(".lv-next-typed-answer")
-        page.wait_for_function("e => e.dataset.p && Number(e.dataset.p) > 0", arg=answer.element_handle(),
-                               timeout=MODEL_TIMEOUT * 1000)
+        # (by selector: the answer comes as a trait, and the chart is drawn again with it, a new element)
+        page.wait_for_function(f"() => Number(document.querySelector('{APP} .lv-next-typed-answer')?.dataset.p) > 0",
+                               timeout=STEP_TIMEOUT * 1000)
         ref_typed = printed(page, 3, "REF")
         assert len(ref_typed["ids"]) == 1
         assert abs(float(answer.evaluate("e => e.dataset.p")) - ref_typed["p"]) < 1e-6
         screen_shot(page, "explore-projector-next.png")
+        assert not app.evaluate(CUT_JS), app.evaluate(CUT_JS)
 
         # Compare: in the tree's place below the view; the button stays where it was.
         compare = app.locator(".lv-tree-panel button", has_text="Compare")
