@@ -59,8 +59,9 @@ _LAZY = {
     "Explorer": ".views.explorer",
 }
 
-# submodules reached as attributes, imported on first use (lv.ray imports ray: never at import time)
-_SUBMODULES = ("ray",)
+# submodules reached as attributes, imported on first use (lv.ray imports ray, lv.hosts.panel() panel:
+# never at import time)
+_SUBMODULES = ("ray", "hosts")
 
 __all__ = ["Trace", *_LAZY, *_SUBMODULES]
 

@@ -26,3 +26,12 @@ def warp(scores, temperature: float, top_k: int = 0, top_p: float = 1.0, min_p: 
         warpers.append(MinPLogitsWarper(min_p))
     scores = LogitsProcessorList(warpers)(torch.zeros((1, 1), dtype=torch.long), scores)
     return torch.softmax(scores, dim=-1)[0].numpy()
+
+
+def warped(model, ids: list[int], temperature: float, top_k: int = 0, top_p: float = 1.0, min_p: float = 0.0):
+    """p (V,) of the distribution transformers samples from after `ids`, with these settings."""
+    import torch
+
+    with torch.inference_mode():
+        logits = model(torch.tensor([ids])).logits[:, -1].double()  # (1, V)
+    return warp(logits, temperature, top_k, top_p, min_p)

@@ -7,6 +7,7 @@
 import { paletteColor, styleOn } from "../toolkit/colors.js";
 import { h, select } from "../toolkit/dom.js";
 import { formatFixed, formatLogprob, formatPercent, percentOfLogprob } from "../toolkit/format.js";
+import { fontFamilyOf, textMeasure } from "../toolkit/measure.js";
 import { visible } from "../toolkit/whitespace.js";
 import { INDEX_COLUMNS, indexRows } from "./data.js";
 import { VirtualTable } from "./table.js";
@@ -56,7 +57,25 @@ export class IndexTab {
     model.on("change:index_by", this.onBy);
     this.refresh();
     this.showOccurrences();
-    this.frame = requestAnimationFrame(() => this.keepRoom()); // (attached by then: its styles apply)
+    this.frame = requestAnimationFrame(() => (this.keepRoom(), this.fitGroups())); // (attached by then: its styles apply)
+  }
+
+  /**
+   * The group column as wide as its longest name (in the column's own font), so that no token in the
+   * list is cut; a narrow screen scrolls the table sideways instead (corpus.css).
+   */
+  fitGroups() {
+    if (!this.table.el.isConnected) return;
+    const cell = this.table.el.querySelector(".lvx-body .lvx-col-group");
+    const measure = textMeasure(fontFamilyOf(cell?.parentElement ?? this.table.el, "lvx-cell lvx-col-group"));
+    if (!measure) return;
+    const px = parseFloat(getComputedStyle(cell ?? this.table.el).fontSize) || 13;
+    const index = this.index();
+    let widest = 0;
+    for (let row = 0; row < index.columns.group.length; row++) {
+      widest = Math.max(widest, measure(indexCell(index, this.by(), row, "group"), px));
+    }
+    this.table.el.style.setProperty("--lvx-group-width", `${Math.ceil(widest) + 2}px`);
   }
 
   /**
@@ -84,6 +103,7 @@ export class IndexTab {
     this.count.textContent = `${rows.length.toLocaleString("en-US")} groups`;
     this.table.setSort(this.sort.column, this.sort.descending);
     this.table.setRows(rows, rows.length);
+    this.fitGroups();
   }
 
   sortBy(name) {

@@ -1,21 +1,25 @@
 // The layers x tokens heatmap. Only the columns in view (and a margin) exist in the DOM, so a
 // 2,000-token text costs what its visible part costs; scrolling adds and removes columns.
 // Row 0 on screen is the last layer (the model's output), the bottom row is the first block,
-// and under it each token's text: the prediction forms from the bottom up.
+// and under it each token's text: the prediction forms from the bottom up. Each column is as
+// wide as its longest text (columns.js), so every name shows whole.
 
 import { h as el } from "../toolkit/dom.js";
+import { fontFamilyOf, textMeasure } from "../toolkit/measure.js";
 import { visible } from "../toolkit/whitespace.js";
+import { columnAt, columnLefts, estimateWidth } from "./columns.js";
 import { cellStyle, tokenAt } from "./data.js";
 
-const COL_WIDTH = 64; // px; a cell shows the start of the layer's top guess
 const ROW_HEIGHT = 18; // px
 const MARGIN = 6; // columns rendered beyond each edge of the view
+const FONT_PX = { cell: 10, token: 11 }; // lens.css: .lvl-cell and .lvl-token
 
-/** Token i's column: a cell per layer (the last layer on top), then the token. */
-function makeColumn(d, i, pinned) {
+/** Token i's column, from lefts[i] to lefts[i + 1]: a cell per layer (the last layer on top), then the token. */
+function makeColumn(d, i, pinned, lefts) {
   const col = el("div", "lvl-col");
   col.dataset.index = String(i);
-  col.style.left = `${i * COL_WIDTH}px`;
+  col.style.left = `${lefts[i]}px`;
+  col.style.width = `${lefts[i + 1] - lefts[i]}px`;
   for (let r = d.L - 1; r >= 0; r--) {
     const at = r * d.n + i;
     const p = Math.exp(d.logprobs[at]);
@@ -51,6 +55,13 @@ function fillAxis(axis, d) {
   axis.append(el("div", "lvl-axis-token", "token"));
 }
 
+/** Scroll the grid sideways so that the column from `left` to `right` px is in view (centred when it was not). */
+function bringIntoView(scroll, left, right) {
+  if (left < scroll.scrollLeft || right > scroll.scrollLeft + scroll.clientWidth) {
+    scroll.scrollLeft = Math.max(0, left - scroll.clientWidth / 2);
+  }
+}
+
 /** Hover, leave and click on the grid's content, delegated: one listener each. */
 function delegate(content, on) {
   content.addEventListener("mouseover", (event) => {
@@ -76,21 +87,33 @@ export function createGrid(d, on) {
   const content = el("div", "lvl-content");
   scroll.append(content);
   root.append(axis, scroll);
-  content.style.width = `${d.n * COL_WIDTH}px`;
   content.style.height = `${(d.L + 1) * ROW_HEIGHT + 4}px`;
   root.style.setProperty("--lvl-row", `${ROW_HEIGHT}px`);
-  root.style.setProperty("--lvl-col", `${COL_WIDTH}px`);
 
   fillAxis(axis, d);
 
   const columns = new Map(); // token index -> column element
   let pinned = -1;
   let hovered = null;
+  let lefts = null;
+  let measured = false; // widths from the page's own font, once the grid is on the page
+
+  /** The columns' edges: estimated until the grid is on the page, then measured (once). */
+  function layOut() {
+    if (lefts && (measured || !scroll.isConnected)) return;
+    measured = scroll.isConnected;
+    const measure = measured ? textMeasure(fontFamilyOf(content, "lvl-cell")) : null;
+    lefts = columnLefts(d, measure ? (text, role) => measure(text, FONT_PX[role]) : estimateWidth);
+    content.style.width = `${lefts[d.n]}px`;
+    for (const col of columns.values()) col.remove(); // drawn at the estimate: redraw at the measure
+    columns.clear();
+  }
 
   function render() {
+    layOut();
     const width = scroll.clientWidth || 1200; // before layout: a screenful
-    const first = Math.max(0, Math.floor(scroll.scrollLeft / COL_WIDTH) - MARGIN);
-    const last = Math.min(d.n - 1, Math.ceil((scroll.scrollLeft + width) / COL_WIDTH) + MARGIN);
+    const first = Math.max(0, columnAt(lefts, scroll.scrollLeft) - MARGIN);
+    const last = Math.min(d.n - 1, columnAt(lefts, scroll.scrollLeft + width) + MARGIN);
     for (const [i, col] of columns) {
       if (i < first || i > last) {
         col.remove();
@@ -99,7 +122,7 @@ export function createGrid(d, on) {
     }
     for (let i = first; i <= last; i++) {
       if (!columns.has(i)) {
-        const col = makeColumn(d, i, pinned);
+        const col = makeColumn(d, i, pinned, lefts);
         columns.set(i, col);
         content.append(col);
       }
@@ -131,12 +154,7 @@ export function createGrid(d, on) {
       columns.get(pinned)?.classList.remove("lvl-pinned");
       pinned = i;
       columns.get(pinned)?.classList.add("lvl-pinned");
-      if (i >= 0) {
-        const left = i * COL_WIDTH;
-        if (left < scroll.scrollLeft || left + COL_WIDTH > scroll.scrollLeft + scroll.clientWidth) {
-          scroll.scrollLeft = Math.max(0, left - scroll.clientWidth / 2);
-        }
-      }
+      if (i >= 0) bringIntoView(scroll, lefts[i], lefts[i + 1]);
     },
     setHovered(r, i) {
       hovered = r == null ? null : [r, i];

@@ -10,6 +10,8 @@
     corpus.py       `lv.Corpus`: many traces (corpus_index.py the surprise index, corpus_compare.py two models)
     lens.py         `Lens`: per-layer predictions of one text (computed by sources/local/lens.py)
     attribution.py  `Attribution`: why a token (computed by sources/local/attribution.py)
+    sampling.py     the distribution sampled from (temperature, top-k, top-p, min-p): the rules the local
+                    runner applies and the explorer's exact numbers and bands; sampling_bounds.py from a top K
     json_fields.py  `lv.Fields`: a row per JSON leaf of a trace (`Trace.fields`); json_spans.py its byte scanner
     viewable.py     what a record with a view shares (to_html, notebook display)
 """

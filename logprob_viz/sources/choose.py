@@ -17,9 +17,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from ..records.choices import Choices
 from .request import batch_items, check_input
 
-__all__ = ["Pair", "ChoiceInput", "choice_inputs", "check_options", "split_pair", "STRADDLES"]
+__all__ = ["Pair", "ChoiceInput", "choice_inputs", "check_options", "split_pair", "fill_pairs", "input_meta",
+           "mark_straddle", "choices_of", "STRADDLES"]
 
 STRADDLES = "straddles_prompt"
 
@@ -81,3 +85,35 @@ def split_pair(encode, context: str, option: str, where: str = "") -> Pair:
         raise ValueError(f"{where}the option {option!r} adds no token after the prompt (the tokenizer merged it into "
                          "the prompt's last token); end the prompt with a space or start the option with one")
     return Pair(context_ids, option_ids, whole[: len(context_ids)] != context_ids)
+
+
+def fill_pairs(item: ChoiceInput, options: list[str], encode, where: str = "") -> None:
+    """Each option's pair after ``item.text`` (already set), encoding the prompt once."""
+    cache: dict[str, list[int]] = {}
+
+    def encode_once(s: str) -> list[int]:
+        if s not in cache:
+            cache[s] = list(encode(s))
+        return cache[s]
+
+    item.pairs = [split_pair(encode_once, item.text, option, where) for option in options]
+
+
+def input_meta(item: ChoiceInput) -> dict:
+    """What a choose trace's ``meta`` says of its input: the prompt's text, or the messages."""
+    return {"messages": item.item["messages"]} if "messages" in item.item else {"prompt": item.text}
+
+
+def mark_straddle(trace, pair: Pair) -> None:
+    """Flag the option's first token when it straddles the prompt's end (the trace then warns of it)."""
+    if pair.straddles:
+        trace.flags[len(pair.context)] = [STRADDLES]
+
+
+def choices_of(inputs: list[ChoiceInput], options: list[str], traces: list[list], *, length: str, gold, single: bool,
+               meta: dict) -> Choices:
+    """The `lv.Choices` of the traces (one row per prompt, one trace per option): each option's logprob
+    is the sum of its trace's logprobs after the prompt (float64)."""
+    sums = [[float(np.sum(t.logprobs[t.prompt_len:], dtype=np.float64)) for t in row] for row in traces]
+    return Choices([c.text for c in inputs], options, traces, sums, length=length, gold=gold, single=single,
+                   meta=meta)

@@ -2,8 +2,10 @@
 explorer, or a stream and a branch never run on the same runner at once.
 
 A job is one generate, stream or score (an explorer holds it for the whole of a button's job).
-Whoever finds the runner busy waits its turn: a cell says so with a warning (what it waits for),
-the explorer in its status line, and a ``stop`` (Stop, an Event) ends the wait. The lock is
+Whoever finds the runner busy waits its turn: the explorer says so in its status line at once, a
+cell with a warning once it has waited a second (a blink of a wait, such as an explorer's
+pinned-token numbers, is not worth a red box in a lesson), pointing at the user's own line, never
+at the package's. A ``stop`` (Stop, an Event) ends the wait. The lock is
 re-entrant for the thread that holds it, so code inside a stream loop may call the runner
 again without a deadlock, and it may be released from another thread (a stream generator
 closed by the garbage collector).
@@ -15,12 +17,15 @@ import contextlib
 import os
 import sys
 import threading
+import time
 import warnings
 from collections.abc import Callable, Iterator
 
 __all__ = ["RunnerJobs", "JobCancelled", "jobs_of", "stop_requested"]
 
 WAIT_POLL_S = 0.1  # how often a waiting job looks at its stop
+CELL_NOTICE_AFTER_S = 1.0  # a cell's call says it waits only once it has waited this long
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class RunnerJobs:
@@ -37,13 +42,13 @@ class RunnerJobs:
         return self._owner is not None
 
     def acquire(self, what: str, stop: Callable[[], bool] | None = None,
-                waiting: Callable[[str], None] | None = None) -> None:
+                waiting: Callable[[str], None] | None = None, notice_after_s: float = 0.0) -> None:
         """Take the runner for `what`; wait while another thread holds it.
 
-        ``waiting(holder)`` is told once when this has to wait; ``stop()`` returning True ends
-        the wait with `JobCancelled` (nothing has run).
+        ``waiting(holder)`` is told once when this has waited `notice_after_s`; ``stop()``
+        returning True ends the wait with `JobCancelled` (nothing has run).
         """
-        me, told = threading.get_ident(), False
+        me, told, since = threading.get_ident(), False, time.monotonic()
         while True:
             with self._free:
                 if self._owner == me:
@@ -55,7 +60,7 @@ class RunnerJobs:
                 if stop is not None and stop():
                     raise JobCancelled(f"{what} was not started: stopped while waiting for {self.holder}")
                 holder = self.holder or "another job"
-                if told or waiting is None:
+                if told or waiting is None or time.monotonic() - since < notice_after_s:
                     self._free.wait(WAIT_POLL_S)
                     continue
             told = True
@@ -71,9 +76,9 @@ class RunnerJobs:
                 self._free.notify_all()
 
     @contextlib.contextmanager
-    def hold(self, what: str, stop=None, waiting: Callable[[str], None] | None = None):
+    def hold(self, what: str, stop=None, waiting: Callable[[str], None] | None = None, notice_after_s: float = 0.0):
         """The runner for the ``with`` block; `stop`: an Event or a callable that ends a wait."""
-        self.acquire(what, lambda: stop_requested(stop), waiting)
+        self.acquire(what, lambda: stop_requested(stop), waiting, notice_after_s)
         try:
             yield
         finally:
@@ -81,12 +86,12 @@ class RunnerJobs:
 
     def held(self, what: str, items: Iterator, stop=None) -> Iterator:
         """`items` (a runner's loop) under the lock: taken at the first item, given back when it ends or is closed."""
-        with self.hold(f"a call to {what}", stop, warn_waiting(what)):
+        with self.hold(f"a call to {what}", stop, warn_waiting(what), CELL_NOTICE_AFTER_S):
             yield from items
 
     def call(self, what: str, job: Callable):
         """``job()`` under the lock."""
-        with self.hold(f"a call to {what}", None, warn_waiting(what)):
+        with self.hold(f"a call to {what}", None, warn_waiting(what), CELL_NOTICE_AFTER_S):
             return job()
 
 
@@ -98,21 +103,18 @@ def warn_waiting(what: str) -> Callable[[str], None]:
     """The notice a call from a cell gives when the runner is busy: it waits, and says for what."""
 
     def say(holder: str) -> None:
-        warnings.warn(f"{what} waits for the runner: {holder} is using it (it goes on when that ends; "
-                      "an explorer's Stop ends its job)", RuntimeWarning, stacklevel=callers_stacklevel())
+        warnings.warn(f"{what} waits for the runner, which is busy with {holder} (it goes on when that "
+                      "ends; an explorer's Stop ends its job)", RuntimeWarning, stacklevel=user_stacklevel())
 
     return say
 
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # logprob_viz/
-_PASSED_THROUGH = (_PACKAGE_DIR, os.path.dirname(os.path.abspath(contextlib.__file__)) + os.sep + "contextlib.py")
-
-
-def callers_stacklevel() -> int:
-    """The ``stacklevel`` of the first frame outside this package (and contextlib, which it calls
-    through): a warning then names the line of the user's code, not a path in the package."""
-    frame, level = sys._getframe(1), 1  # level 1 is the function calling warnings.warn
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PASSED_THROUGH):
+def user_stacklevel() -> int:
+    """The stack level of the first caller outside the package (and contextlib's frames): a warning
+    names the user's line, not a file of the package. (Python 3.12's skip_file_prefixes, for 3.10 too.)"""
+    frame, level = sys._getframe(1), 1  # (the caller of this function is warnings.warn's caller)
+    while frame is not None and (frame.f_code.co_filename.startswith(PACKAGE_DIR)
+                                 or frame.f_code.co_filename == contextlib.__file__):
         frame, level = frame.f_back, level + 1
     return level
 

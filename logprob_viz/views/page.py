@@ -194,6 +194,10 @@ class _DetachedComm:
     no widget is announced to the browser and closed at once (its widget manager would then report
     "[anywidget] Failed to initialize model")."""
 
+    target_name = "jupyter.widget"  # what a widget's comm has, and hosts read (Panel's ipywidgets hook)
+    kernel = None
+    primary = True
+
     def __init__(self) -> None:
         self.comm_id = uuid.uuid4().hex
 

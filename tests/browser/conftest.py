@@ -33,6 +33,9 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 SERVER_START_TIMEOUT = 120  # s; the machine has 2 shared cores
+# Kernels kept alive between tests: the most recently used, so that the tests of one notebook share
+# its kernel; the rest are shut down (each holds a model: 48 of them took 11 GiB of a 24 GiB machine).
+KERNELS_KEPT = 3
 
 
 def _free_port() -> int:
@@ -70,6 +73,16 @@ class LabServer:
             return self.log.read_text(errors="replace")[-chars:]
         except OSError:
             return "(no server log)"
+
+    def keep_recent_kernels(self, n: int) -> None:
+        """Shut down every notebook session but the `n` whose kernels were active last."""
+        try:
+            sessions = self.api("/api/sessions")
+            sessions.sort(key=lambda s: (s.get("kernel") or {}).get("last_activity") or "", reverse=True)
+            for session in sessions[n:]:
+                self.api(f"/api/sessions/{session['id']}", method="DELETE")
+        except (OSError, urllib.error.URLError, ValueError):
+            pass  # a server that is gone has no kernels left
 
     def shutdown_kernels(self) -> None:
         try:
@@ -164,6 +177,15 @@ def lab_server(tmp_path_factory):
                 os.kill(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+
+
+@pytest.fixture(autouse=True)
+def _few_kernels(request):
+    """After each test of the lab server, only the last few kernels stay (see KERNELS_KEPT)."""
+    yield
+    server = request.node.funcargs.get("lab_server")
+    if server is not None:
+        server.keep_recent_kernels(KERNELS_KEPT)
 
 
 @pytest.fixture(scope="session")

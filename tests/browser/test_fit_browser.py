@@ -15,6 +15,7 @@ A hand-made trace (no model: its tokens and alternatives chosen to be long, " Ne
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 
 import pytest
 
@@ -26,6 +27,7 @@ from browser.lab import (
     projector_page,
     run_cell,
     save_screenshot,
+    screen_shot,
     wait_for_output,
     write_notebook,
 )
@@ -165,3 +167,48 @@ def test_a_surprise_index_group_moves_nothing(page, lab_server):
             was, now = (before[name], after[name]) if name != "row" else (before[name][1], after[name][1])
             assert abs(now - was) < 2, f"a click on group row {row} moved the {name}: {was} -> {now}"
     assert not page.page_errors, page.page_errors
+
+
+LONG_NAMES = [" extraordinarily", " internationalization", "=" * 32, " Neptune"]
+INDEX_CELL = f"""\
+import numpy as np
+import logprob_viz as lv
+names = {LONG_NAMES!r}
+rng = np.random.default_rng(5)
+def trace(words):
+    n = len(words)
+    lp = np.log(rng.uniform(0.01, 0.9, n)).astype(np.float32)
+    ranks = rng.integers(1, 30, n)
+    return lv.Trace(tokens=words, logprobs=lp, ranks=ranks, prompt_len=1, meta={{"model": "hand-made"}})
+corpus = lv.Corpus([trace(["A", *names, " and", " the", " end"]), trace(["B", " the", names[2], " end"])])
+v = lv.CorpusView(corpus)
+v"""
+
+# Every group row in the index's body now: its name and whether it overflows its cell.
+GROUP_NAMES_JS = """root => [...root.querySelectorAll('.lvx-index .lvx-data')].filter(r => r.offsetParent).map(r => {
+  const c = r.querySelector('.lvx-col-group');
+  return [c.textContent, c.scrollWidth <= c.clientWidth];
+})"""
+
+
+def test_the_index_shows_every_token_whole_at_projector_size(browser, lab_server):
+    """At 853x480 CSS px, light and dark: the group column is as wide as its longest token; none is cut."""
+    from browser.expected import expected_marks
+
+    write_notebook(lab_server, "index-fit.ipynb", [INDEX_CELL])
+    with projector_page(browser, lab_server, "index-fit.ipynb") as small:
+        small.evaluate("() => { const s = window.jupyterapp.shell; if (!s.leftCollapsed) s.collapseLeft(); }")
+        run_cell(small, 0)
+        wait_for_output(small, lab_server, 0, ".lvx-root .lvx-tab", HAND_MADE_TIMEOUT)
+        root = cell(small, 0).locator(".lvx-root").first
+        root.locator(".lvx-tab[data-tab='index']").click()
+        root.locator(".lvx-index .lvx-data").first.wait_for(timeout=10_000)
+        root.scroll_into_view_if_needed()
+        for dark in (False, True):
+            with dark_theme(small, root) if dark else nullcontext():
+                next_frames(small, 3)
+                shown = dict(root.evaluate(GROUP_NAMES_JS))
+                assert {expected_marks(t) for t in LONG_NAMES} <= set(shown), sorted(shown)
+                cut = [name for name, whole in shown.items() if not whole]
+                assert not cut, f"cut in the index ({'dark' if dark else 'light'}): {cut}"
+                screen_shot(small, f"index-projector{'-dark' if dark else ''}.png")

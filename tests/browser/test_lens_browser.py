@@ -18,9 +18,13 @@ from browser.expected import expected_logprob, expected_marks, expected_percent
 from browser.lab import (
     MODEL_TIMEOUT,
     cell,
+    dark_theme,
+    next_frames,
     open_notebook,
+    projector_page,
     run_cell,
     save_screenshot,
+    screen_shot,
     wait_cell_done,
     wait_for_output,
     write_notebook,
@@ -187,3 +191,58 @@ def test_a_busy_kernel_gives_a_message_not_a_spinner_and_the_late_answer_still_l
     assert error.count() == 0
     assert panel_rows(root) == expected_panel(lens, 12, i)
     assert not page.page_errors, page.page_errors
+
+
+# Every column in the page: each cell's and the token's text and whether it overflows its box.
+COLUMNS_JS = """root => [...root.querySelectorAll('.lvl-col')].map(col => {
+  const whole = el => el.scrollWidth <= el.clientWidth;
+  const token = col.querySelector('.lvl-token');
+  return {index: +col.dataset.index, token: [token.textContent, whole(token)],
+          cells: [...col.querySelectorAll('.lvl-cell')].map(c => [+c.dataset.row, c.textContent, whole(c)])};
+})"""
+
+
+def read_all_columns(page, root) -> dict[int, dict]:
+    """Every column of the grid, scrolling it sideways a screen at a time (only those in view exist)."""
+    columns = {}
+    scroll = root.locator(".lvl-scroll")
+    width, client = scroll.evaluate("el => [el.scrollWidth, el.clientWidth]")
+    for left in range(0, width, max(client // 2, 1)):
+        scroll.evaluate("(el, x) => { el.scrollLeft = x; }", left)
+        next_frames(page, 3)
+        columns.update({c["index"]: c for c in root.evaluate(COLUMNS_JS)})
+    scroll.evaluate("el => { el.scrollLeft = 0; }")
+    return columns
+
+
+def check_names_whole(page, root, lens: dict) -> None:
+    """Each layer's top guess and each token, whole: the text expected and no overflow in its cell."""
+    columns = read_all_columns(page, root)
+    assert sorted(columns) == list(range(len(lens["tokens"])))
+    cut = []
+    for i, col in columns.items():
+        assert col["token"][0] == expected_marks(lens["tokens"][i])
+        if not col["token"][1]:
+            cut.append(("token", i, col["token"][0]))
+        for row, text, whole in col["cells"]:
+            assert text == ("" if i == 0 else expected_marks(lens["top_tokens"][row][i][0])), (row, i)
+            if not whole:
+                cut.append((lens["layers"][row], i, text))
+    assert not cut, f"cut names (layer, token, text): {cut[:10]}"
+
+
+def test_every_name_in_the_grid_is_whole_at_projector_size(browser, lab_server, lens_notebook):
+    """At 853x480 CSS px, light and dark: no layer's guess and no token is cut (the columns fit their texts)."""
+    with projector_page(browser, lab_server, lens_notebook) as small:
+        small.evaluate("() => { const s = window.jupyterapp.shell; if (!s.leftCollapsed) s.collapseLeft(); }")
+        run_cell(small, 0)
+        wait_for_output(small, lab_server, 0, ".lvl-root .lvl-cell", MODEL_TIMEOUT)
+        lens = json.loads((lab_server.root / "lens.json").read_text())
+        root = cell(small, 0).locator(".lvl-root")
+        root.scroll_into_view_if_needed()
+        check_names_whole(small, root, lens)
+        screen_shot(small, "lens-projector.png")
+        with dark_theme(small, root):
+            next_frames(small)
+            check_names_whole(small, root, lens)
+            screen_shot(small, "lens-projector-dark.png")

@@ -42,7 +42,7 @@ def test_two_explorers_and_a_cell_on_one_server_runner_take_turns(llamacpp_url):
     from logprob_viz.views.explorer import explore
 
     runner = lv.connect(llamacpp_url)
-    first = explore(ROBOT, runner=runner, max_new_tokens=24, top_logprobs=3)
+    first = explore(ROBOT, runner=runner, max_new_tokens=120, top_logprobs=3)  # long: the cell waits > 1 s
     second = explore(FRANCE, runner=runner, max_new_tokens=8, top_logprobs=3)
     first.controls.generate.click()
     wait_for(lambda: len(generated(first.view.trace)) >= 2, "the first explorer streams")
@@ -50,11 +50,11 @@ def test_two_explorers_and_a_cell_on_one_server_runner_take_turns(llamacpp_url):
     wait_for(lambda: "waiting for the runner" in status(second), "the second explorer says it waits")
     first.controls.generate.click()  # pressed twice: refused, named
     assert "Generate was not started: Generate is running" in first.last_error
-    with pytest.warns(RuntimeWarning, match="generate waits for the runner: an explorer's Generate is using it"):
+    with pytest.warns(RuntimeWarning, match="generate waits for the runner, which is busy with an explorer's Generate"):
         mine = runner.generate(ROBOT, max_new_tokens=5, top_logprobs=3)
     assert first.wait(300) and second.wait(300), "a deadlock: the jobs did not end"
     assert "Generate was not started" in status(first) and second.last_error is None, status(second)
-    assert generated(first.tree.nodes[0]) == greedy_ids(llamacpp_url, ROBOT, 24)
+    assert generated(first.tree.nodes[0]) == greedy_ids(llamacpp_url, ROBOT, 120)
     assert generated(second.tree.nodes[0]) == greedy_ids(llamacpp_url, FRANCE, 8)
     assert generated(mine) == greedy_ids(llamacpp_url, ROBOT, 5)
     assert not jobs_of(runner).busy

@@ -31,7 +31,7 @@ def held_elsewhere(jobs: RunnerJobs, what: str) -> threading.Event:
 
 def waited(jobs: RunnerJobs, call) -> list[warnings.WarningMessage]:
     done = held_elsewhere(jobs, "the explorer's readout of a pinned token")
-    release = threading.Timer(0.5, done.set)  # the holder ends while this thread waits
+    release = threading.Timer(1.5, done.set)  # the holder ends while this thread waits, after the 1 s notice delay
     release.start()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -55,5 +55,5 @@ def test_the_waiting_warning_names_the_callers_line(how):
     line = Path(__file__).read_text().splitlines()[w.lineno - 1]
     assert line.endswith("# the line warned"), line  # the caller's own line, where it called the runner
     said = str(w.message)
-    assert said.startswith(f"runner.{'score' if how == 'call' else 'stream'} waits for the runner: "
-                           "the explorer's readout of a pinned token is using it"), said
+    assert said.startswith(f"runner.{'score' if how == 'call' else 'stream'} waits for the runner, which is busy "
+                           "with the explorer's readout of a pinned token"), said

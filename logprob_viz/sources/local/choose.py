@@ -18,7 +18,7 @@ import torch
 
 from ...records.choices import Choices, check_length
 from ..base import _Progress
-from ..choose import STRADDLES, ChoiceInput, choice_inputs, split_pair
+from ..choose import ChoiceInput, choice_inputs, choices_of, fill_pairs, input_meta, mark_straddle
 from .batch import _batches, _check_budget, _pad_id, _split
 from .distribution import summarize_rows, to_host
 from .recording import Recorder
@@ -45,10 +45,8 @@ def choose(runner, prompt=None, options=None, *, messages=None, top_logprobs: in
             bar.update_to(sum(t is not None for t in traces))
     finally:
         bar.close()
-    sums = [[float(np.sum(t.logprobs[t.prompt_len:], dtype=np.float64)) for t in row] for row in traces]
     meta = {**runner._meta(k), "mode": "choose", "seconds": round(time.perf_counter() - started, 4)}
-    return Choices([c.text for c in inputs], options, traces, sums, length=length, gold=gold, single=single,
-                   meta=meta)
+    return choices_of(inputs, options, traces, length=length, gold=gold, single=single, meta=meta)
 
 
 def _tokenize(runner, item: ChoiceInput, options: list[str], where: str) -> None:
@@ -66,7 +64,7 @@ def _tokenize(runner, item: ChoiceInput, options: list[str], where: str) -> None
 
         def encode(s):
             return tokenizer(s)["input_ids"]  # as runner.score encodes a text
-    item.pairs = [split_pair(encode, item.text, option, where) for option in options]
+    fill_pairs(item, options, encode, where)
     longest = len(item.pairs[0].context) + max(len(p.option) for p in item.pairs)
     limit = getattr(runner.model.config, "max_position_embeddings", None)
     if limit is not None and longest > limit:
@@ -139,13 +137,9 @@ def _score_packed(runner, inputs: list[ChoiceInput], options: list[str], k: int)
             record = Recorder(runner, pair.context, k, len(pair.context) + len(pair.option), processed=False)
             record.add(prompt_rows)
             record.add(next(pieces))
-            trace = record.trace({**runner._meta(k), "mode": "choose", "option": option, **_input_meta(item)})
-            if pair.straddles:
-                trace.flags[len(pair.context)] = [STRADDLES]
+            trace = record.trace({**runner._meta(k), "mode": "choose", "option": option, **input_meta(item)})
+            mark_straddle(trace, pair)
             row.append(trace)
         out.append(row)
     return out
 
-
-def _input_meta(item: ChoiceInput) -> dict:
-    return {"messages": item.item["messages"]} if "messages" in item.item else {"prompt": item.text}

@@ -9,6 +9,7 @@ import math
 
 import torch
 
+from ...records.sampling import min_p_removes, top_k_removes, top_p_removes
 from ..request import Sampling
 
 # Rows summarised at once when scoring many positions. On the CPU a block of 16 x 49k float32
@@ -20,22 +21,24 @@ SCORE_ROWS_GPU = 256
 
 
 def process(sampling: Sampling, logits: torch.Tensor) -> torch.Tensor:
-    """Logprobs of the distribution sampled from, in transformers' order: temperature, top-k, top-p, min-p."""
+    """Logprobs of the distribution sampled from, in transformers' order: temperature, top-k, top-p, min-p.
+
+    The cuts are the rules of `records.sampling`, which the explorer's numbers use too.
+    """
     scores = logits / sampling.temperature  # (T, V)
     if sampling.top_k > 0:
         kth = torch.topk(scores, min(sampling.top_k, scores.shape[-1]), dim=-1).values[..., -1:]
-        scores = scores.masked_fill(scores < kth, -math.inf)
+        scores = scores.masked_fill(top_k_removes(scores, kth), -math.inf)
     if sampling.top_p < 1.0:
         sorted_scores, order = torch.sort(scores, descending=False, dim=-1)
         cumulative = sorted_scores.softmax(dim=-1).cumsum(dim=-1)
-        remove = cumulative <= (1 - sampling.top_p)
+        remove = top_p_removes(cumulative, sampling.top_p)
         remove[..., -1:] = False  # always keep the most likely token
         scores = scores.masked_fill(remove.scatter(-1, order, remove), -math.inf)
     if sampling.min_p > 0.0:
-        # p >= min_p * p(top) is logit >= top logit + log(min_p): no softmax needed, and the top
-        # token always stays (transformers' MinPLogitsWarper keeps at least one too).
+        # the top token always stays (transformers' MinPLogitsWarper keeps at least one too)
         top = scores.amax(dim=-1, keepdim=True)  # (T, 1)
-        scores = scores.masked_fill(scores < top + math.log(sampling.min_p), -math.inf)
+        scores = scores.masked_fill(min_p_removes(scores, top, sampling.min_p), -math.inf)
     return torch.log_softmax(scores, dim=-1)
 
 

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -73,12 +74,29 @@ def _load(model, device, dtype, tokenizer, from_pretrained: dict):
         dtype = _resolve_dtype(dtype)
     try:
         hf_tokenizer = tokenizer if tokenizer is not None else AutoTokenizer.from_pretrained(source)
-        hf_model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **from_pretrained)
+        with _quiet_loading(model is None):
+            hf_model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **from_pretrained)
     except OSError as error:
         hint = "" if Path(str(source)).exists() else (
             " If this machine cannot reach the Hugging Face hub, download the model elsewhere and pass its folder.")
         raise OSError(f"could not load the model {name!r}: {error}.{hint}") from error
     return TransformersRunner(hf_model.to(target), hf_tokenizer, name=name)
+
+
+@contextlib.contextmanager
+def _quiet_loading(quiet: bool):
+    """No "Loading weights" bar for the package's own default model: a user who named no model
+    did not ask to watch one load (in Voila it is a stray bar at the top of the page)."""
+    from transformers.utils import logging as hf_logging
+
+    if not quiet or not hf_logging.is_progress_bar_enabled():
+        yield
+        return
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.enable_progress_bar()
 
 
 def _resolve_device(device):

@@ -22,6 +22,6 @@ def next_logprobs(runner, prompt_ids: list[int]) -> np.ndarray:
         raise ValueError("prompt_ids is empty: the first token has no context to predict it from")
 
     ids = torch.tensor([list(prompt_ids)], device=runner.device)  # (1, P)
-    with jobs_of(runner).hold("the explorer's readout of a pinned token"), torch.inference_mode():
+    with jobs_of(runner).hold("the explorer's pinned-token readout"), torch.inference_mode():
         logits = runner.model(input_ids=ids, use_cache=False).logits[0, -1]  # (V,)
     return torch.log_softmax(logits.double(), dim=-1).cpu().numpy()

@@ -6,6 +6,7 @@
     vllm.py        `VLLMRunner`: plus prompt logprobs, token ids, tokens as ids, score
     llamacpp.py    `LlamaCppRunner`: llama-server through its native /completion
     corpus.py      a list of inputs as concurrent requests (at most `concurrency`): an lv.Corpus
+    choose.py      `choose`: given options scored after each prompt by the server (vLLM's prompt_logprobs)
     http.py        JSON requests, SSE streams and error bodies, standard library only
 """
 

@@ -139,7 +139,32 @@ class RemoteRunner(Runner):
         corpus = jobs_of(self).call("runner.score", lambda: score_corpus(self, items, concurrency=width, **kwargs))
         return corpus.labelled(labels, metadata)
 
+    def choose(self, prompt=None, options=None, *, messages=None, top_logprobs: int = 5, length: str = "sum",
+               gold=None, concurrency: int | None = None, progress: bool = True):
+        """The probability of each given option after the prompt: an `lv.Choices`, as the local
+        runner's ``choose`` gives it (``length``, ``gold``, a list of prompts: a row per prompt).
+
+        The server scores each prompt + option given as token ids (split as lm-eval does, with the
+        server's tokenizer), one request per prompt for all its options, at most ``concurrency``
+        (default 8) requests at once (`remote.choose`). It needs the prompt's logprobs: vLLM has
+        them (``prompt_logprobs``); on a server without them (the OpenAI API, llama.cpp, Ollama)
+        this raises a ValueError that says so and what to use instead.
+        """
+        from .choose import choose
+
+        return jobs_of(self).call("runner.choose", lambda: choose(
+            self, prompt, options, messages=messages, top_logprobs=top_logprobs, length=length, gold=gold,
+            concurrency=concurrency, progress=progress))
+
     # -- shared machinery ----------------------------------------------------------------
+
+    def _check_choose(self) -> None:
+        """Raise when this server cannot score given text (it returns no logprobs for the prompt)."""
+        raise ValueError(
+            f"choose scores given answers after the prompt, which needs the logprobs of tokens the server is given; "
+            f"the server at {self.base_url} ({self.server}) returns logprobs only for tokens it generates (no echo or "
+            "prompt_logprobs). Serve the model with vLLM and lv.connect to it (prompt_logprobs), or load it here: "
+            "lv.load(...).choose(prompt, options)")  # (TGI's and SGLang's native /generate have them; not this API)
 
     def _request(self, method: str, path: str, body: dict | None = None, *, root: bool = False) -> dict:
         return request_json((self.root_url if root else self.base_url) + path, method, body, api_key=self.api_key,

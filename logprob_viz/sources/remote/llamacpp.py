@@ -86,6 +86,10 @@ class LlamaCppRunner(OpenAIRunner):
     def _score(self, req: Request, bar) -> Trace:
         raise ValueError(f"{NO_PROMPT_LOGPROBS} (the server at {self.base_url})")
 
+    def _check_choose(self) -> None:
+        raise ValueError(f"choose scores given answers, which needs the prompt's logprobs: {NO_PROMPT_LOGPROBS}, "
+                         f"e.g. lv.load(...).choose(prompt, options) (the server at {self.base_url})")
+
     def token_id(self, text: str) -> int:
         """The id of `text` when it is exactly one token (the tokenizer's, else the server's /tokenize)."""
         if self.tokenizer is not None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 
 from ...records.trace import Trace
+from ..readers import OpenAIResponseError, from_openai
 from ..request import Request, Step
 from .http import ServerError
 from .openai import OpenAIRunner, new_tokens_in
@@ -82,8 +83,55 @@ class VLLMRunner(OpenAIRunner):
         """The id of `text` when it is exactly one token (the tokenizer's, else the server's /tokenize)."""
         if self.tokenizer is not None:
             return super().token_id(text)
-        body = {"model": self.model, "prompt": text, "add_special_tokens": False}
-        return self._one_token(text, self._request("POST", "/tokenize", body, root=True).get("tokens") or [])
+        return self._one_token(text, self._server_ids({"prompt": text, "add_special_tokens": False}))
+
+    # -- choose (remote.choose): given text scored through prompt_logprobs ----------------------
+
+    def _check_choose(self) -> None:
+        pass  # vLLM scores the tokens it is given (prompt_logprobs)
+
+    def _choice_encoder(self, item: dict, where: str):
+        """(the prompt's text, how to encode a text) as the server does: a text with its special
+        tokens, as /completions encodes it; messages through the server's chat template (its
+        /tokenize of the messages, read back as text by /detokenize), then without special tokens."""
+        special = "messages" not in item
+        if special:
+            text = item["text"]
+        else:
+            ids = self._server_ids({"messages": item["messages"], "add_generation_prompt": True})
+            text = self._request("POST", "/detokenize", {"model": self.model, "tokens": ids}, root=True).get("prompt")
+            if not isinstance(text, str):
+                raise self._unexpected("answered /detokenize without the prompt's text")
+        if self.tokenizer is not None:
+            return text, lambda s: self.tokenizer(s, add_special_tokens=special)["input_ids"]
+        return text, lambda s: self._server_ids({"prompt": s, "add_special_tokens": special})
+
+    def _score_ids(self, rows: list[list[int]], k: int) -> list[Trace]:
+        """Each row of token ids scored by one /completions request (a list of prompts, echoed)."""
+        ids = {"return_tokens_as_token_ids": True} if self.tokenizer is not None else {}
+        body = {"model": self.model, "prompt": rows, "max_tokens": 0, "echo": True, "logprobs": 0,
+                "prompt_logprobs": k, "return_token_ids": True, **ids}
+        try:
+            traces = from_openai(self._request("POST", "/completions", body), top_logprobs=k,
+                                 tokenizer=self.tokenizer, source=self.server)
+        except OpenAIResponseError as e:
+            raise self._unexpected(f"returned an unexpected answer to a choose request: {e}") from e
+        traces = traces if isinstance(traces, list) else [traces]
+        if len(traces) != len(rows):
+            raise self._unexpected(f"scored {len(traces)} of the {len(rows)} options sent")
+        out = [_prompt_only(trace) for trace in traces]  # (max_tokens 0: the prompt)
+        for trace in out:
+            trace.meta["model"] = self.model
+        return out
+
+    def _server_ids(self, body: dict) -> list[int]:
+        ids = self._request("POST", "/tokenize", {"model": self.model, **body}, root=True).get("tokens")
+        if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
+            raise self._unexpected(f"answered /tokenize without a list of token ids ({ids!r:.80})")
+        return ids
+
+    def _unexpected(self, what: str) -> ServerError:
+        return ServerError(f"the server at {self.base_url} {what}", server=self.base_url)
 
     def _prompt_trace(self, req: Request, like_generate: bool = False) -> Trace:
         """The prompt alone, scored by vLLM (``prompt_logprobs``): every token is a prompt token.

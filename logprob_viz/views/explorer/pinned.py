@@ -8,7 +8,7 @@ The distribution at a position costs one forward pass; it is computed in a backg
 a slider afterwards is numpy only. The panel sits below the view: pinning never moves the text.
 A server runner returns only the top K, from which no exact number under other settings follows:
 the panel then shows for each of them the range its probability certainly lies in, whatever the
-unknown rest holds (temperature_bounds.py), rather than an approximation a class would read as true.
+unknown rest holds (records/sampling_bounds.py), rather than an approximation a class would read as true.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from collections import OrderedDict
 import ipywidgets as w
 import numpy as np
 
+from ...records.sampling import band_of, sampled_from
+from ...records.sampling_bounds import probability_ranges
 from ...records.trace import Trace
 from .pinned_html import panel_html, ranges_html, settings_words, unavailable_html, waiting_html
 from .settings import Settings
-from .temperature import band_of, sampled_from
-from .temperature_bounds import probability_ranges
 
 __all__ = ["PinnedPanel", "Distributions", "has_full_distribution"]
 

@@ -11,9 +11,9 @@ import html
 
 import numpy as np
 
+from ...records.sampling import Band
 from ...records.trace import Trace
 from .branching import visible
-from .temperature import Band
 
 __all__ = ["panel_html", "ranges_html", "waiting_html", "unavailable_html", "STYLE"]
 

@@ -12,6 +12,7 @@ thread, with a status line that says what runs, what waits, and how a job ended.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import threading
 
@@ -70,7 +71,11 @@ class Worker:
         self.stop.clear()  # a Stop pressed before this job is not for it
         self._set_busy(True)
         self.controls.say(f"{name}…")
-        self.thread = threading.Thread(target=self._wrapped, args=(name, job), name=f"lv-explore-{name}", daemon=True)
+        # The job runs in the caller's context (contextvars): a host that registers new widgets by
+        # the context they are made in (Panel's current document) then sees the rows the job makes.
+        context = contextvars.copy_context()
+        self.thread = threading.Thread(target=context.run, args=(self._wrapped, name, job),
+                                       name=f"lv-explore-{name}", daemon=True)
         self.thread.start()
 
     def wait(self, timeout: float | None = None) -> bool:

@@ -67,6 +67,8 @@ def test_the_explorer_and_a_view_in_voila(page, voila_server, tokenizer, referen
     errors_before = len(page.page_errors)
     app, explorer_view, view = open_app(page, voila_server)
     assert page.get_by_text("No version of module").count() == 0  # anywidget's frontend was found
+    assert page.get_by_text("Error displaying widget").count() == 0  # no output of a closed model (a bar)
+    assert page.get_by_text("Loading weights").count() == 0  # the default model loads quietly
 
     check_hover(view, tokenizer, reference_model)
     app.locator("textarea").fill(PROMPT)

@@ -1,14 +1,14 @@
 """runner.choose on the real default model: each option's logprob against an independent teacher-forced
 sum (the tokenizer and a plain unpadded forward pass of a separately loaded copy of the model, log_softmax
-in float64), the probabilities against a softmax written here, and the traces against runner.score."""
-
-import math
+in float64: tests/choose_reference.py), the probabilities against a softmax written there, and the traces
+against runner.score."""
 
 import numpy as np
 import pytest
 import torch
 
 import logprob_viz as lv
+from choose_reference import independent_sum, softmax
 
 TOL = 1e-4
 PROMPT = "Review: The plot was dull and the actors looked bored. Sentiment:"
@@ -20,25 +20,6 @@ PROMPTS = [
     "Review: I would watch it again tomorrow! Sentiment:",
     "x",
 ]
-
-
-def independent_sum(model, tokenizer, prompt, option, chat=False):
-    """lm-eval's split written here: trailing whitespace moved, whole tokenized, split at the prompt's count."""
-    spaces = len(prompt) - len(prompt.rstrip())
-    if spaces:
-        prompt, option = prompt[:-spaces], prompt[-spaces:] + option
-    encode = (lambda s: tokenizer(s, add_special_tokens=False)["input_ids"]) if chat else \
-        (lambda s: tokenizer(s)["input_ids"])
-    context, whole = encode(prompt), encode(prompt + option)
-    ids = context + whole[len(context):]
-    with torch.no_grad():
-        logp = torch.log_softmax(model(torch.tensor([ids])).logits[0].double(), dim=-1)  # (T, V)
-    return sum(logp[i - 1, ids[i]].item() for i in range(len(context), len(ids))), len(ids) - len(context), ids
-
-
-def softmax(x):
-    e = [math.exp(v - max(x)) for v in x]
-    return [v / sum(e) for v in e]
 
 
 def test_one_prompt_logprobs_equal_independent_sums_and_probs_sum_to_one(runner, reference_model):

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import html
 import re
+import threading
 import time
+import warnings
 
 import pytest
 
@@ -94,16 +96,39 @@ def test_stop_ends_the_wait_of_an_explorer_and_nothing_runs(runner):
 
 
 def test_a_cell_calling_generate_while_an_explorer_streams_waits_its_turn(runner, reference_model, tokenizer):
-    app = make(runner, ROBOT, 30)
+    """The cell waits, and (its wait being longer than a blink) says so in a warning that names the
+    cell's own line, not a file of the package."""
+    app = make(runner, ROBOT, 90)  # several seconds of streaming: the cell's wait outlasts the 1 s notice delay
     app.controls.generate.click()
     wait_for(lambda: len(generated(app.view.trace)) >= 2, "tokens reach the view")
-    with pytest.warns(RuntimeWarning, match="generate waits for the runner: an explorer's Generate is using it"):
+    with pytest.warns(RuntimeWarning, match="generate waits for the runner, which is busy with an explorer's "
+                      "Generate") as caught:
         mine = runner.generate(FRANCE, max_new_tokens=8, top_logprobs=5, progress=False)
+    assert {w.filename for w in caught if "waits for the runner" in str(w.message)} == {__file__}
     # the cell went on only once the explorer's job had finished with the runner
-    assert app.tree is not None and len(generated(app.tree.nodes[0])) == 30
+    assert app.tree is not None and len(generated(app.tree.nodes[0])) == 90
     assert generated(mine) == reference(reference_model, tokenizer, FRANCE, 8)
     assert app.wait(JOB_TIMEOUT) and app.last_error is None, status(app)
-    assert generated(app.tree.nodes[0]) == reference(reference_model, tokenizer, ROBOT, 30)
+    assert generated(app.tree.nodes[0]) == reference(reference_model, tokenizer, ROBOT, 90)
+
+
+def test_a_blink_of_a_wait_gives_no_warning(runner):
+    """A cell that waits less than the notice delay (here for a held lock let go after 0.3 s) says nothing."""
+    jobs = jobs_of(runner)
+    held = threading.Event()
+
+    def hold_briefly():
+        with jobs.hold("a short job"):
+            held.set()
+            time.sleep(0.3)
+
+    thread = threading.Thread(target=hold_briefly)
+    thread.start()
+    held.wait(10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning fails the test
+        runner.score("A short wait.", top_logprobs=1, progress=False)
+    thread.join()
 
 
 def test_generate_pressed_twice_and_branch_during_generate_are_refused_with_a_clear_status(

@@ -3,29 +3,18 @@
 The independent computation: the model loaded a second time with plain transformers
 (`reference_model`), its logits filtered by transformers' own logits warpers (temperature, top-k,
 top-p, min-p: the order `generate` applies them), then a softmax — none of it the package's code.
-The band is checked against a dense sweep of those warpers.
+The numbers' own math (records/sampling.py) is tested in tests/records/test_sampling.py.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 
-from warpers import warp
+from warpers import warped
 
 PROMPT = "The largest planet in the solar system is"
 JOB_TIMEOUT = 600  # s: 2 shared cores
-
-
-def warped(model, ids: list[int], temperature: float, top_k: int = 0, top_p: float = 1.0, min_p: float = 0.0):
-    """p (V,) of the distribution transformers samples from after `ids`, with these settings."""
-    import torch
-
-    with torch.inference_mode():
-        logits = model(torch.tensor([ids])).logits[:, -1].double()  # (1, V)
-    return warp(logits, temperature, top_k, top_p, min_p)
 
 
 @pytest.fixture(scope="module")
@@ -42,88 +31,6 @@ def logprobs(runner, prompt_ids):
     from logprob_viz.views.explorer.pinned import Distributions
 
     return Distributions().compute(runner, tuple(prompt_ids))
-
-
-SETTINGS = [
-    dict(temperature=0.8),
-    dict(temperature=1.5),
-    dict(temperature=0.0),
-    dict(temperature=1.2, top_p=0.9),
-    dict(temperature=0.7, top_k=20, top_p=0.95),
-    dict(temperature=1.0, min_p=0.05),
-    dict(temperature=1.5, top_k=50, top_p=0.8, min_p=0.02),
-]
-
-
-@pytest.mark.parametrize("args", SETTINGS, ids=lambda a: ",".join(f"{k}={v}" for k, v in a.items()))
-def test_sampled_from_is_the_distribution_transformers_samples_from(logprobs, reference_model, prompt_ids, args):
-    from logprob_viz.views.explorer.settings import Settings
-    from logprob_viz.views.explorer.temperature import sampled_from
-
-    expected = warped(reference_model, prompt_ids, **args)
-    got = sampled_from(logprobs, Settings(**args))
-    assert got.shape == expected.shape
-    assert np.abs(got - expected).max() < 2e-6
-    assert np.array_equal(got > 0, expected > 0), "the same tokens are cut off"
-    assert math.isclose(got.sum(), 1.0, abs_tol=1e-9)
-
-
-def first_change(values, condition) -> float | None:
-    """The first value of a sweep at which `condition` differs from its value at the start."""
-    start = condition(values[0])
-    for v in values[1:]:
-        if condition(v) != start:
-            return v
-    return None
-
-
-def test_the_band_agrees_with_an_independent_sweep(logprobs, reference_model, prompt_ids):
-    from logprob_viz.views.explorer.settings import Settings
-    from logprob_viz.views.explorer.temperature import band_of
-
-    order = np.argsort(-logprobs)
-    third, top = int(order[2]), int(order[0])
-    held = dict(temperature=1.0, top_p=0.9, min_p=0.05)
-    step = 0.01
-
-    # temperature, with top-p 0.9 and min-p 0.05 held: the third token is cut at low T, kept from a threshold
-    band = band_of(logprobs, third, Settings(**held))["temperature"]
-    temps = np.arange(step, 2.0 + step / 2, step)
-    kept = first_change(temps, lambda t: warped(reference_model, prompt_ids, t, 0, 0.9, 0.05)[third] > 0)
-    assert band.rank == 3
-    assert kept is not None and band.sampleable_from is not None
-    assert kept - step <= band.sampleable_from <= kept + 1e-9
-    assert band.sampleable_to == 2.0
-
-    # top-p at T = 1: kept once top-p passes the mass of the two tokens above it
-    band = band_of(logprobs, third, Settings(**held))["top_p"]
-    tops = np.arange(0.05, 1.0 + step / 2, step)
-    kept = first_change(tops, lambda p: warped(reference_model, prompt_ids, 1.0, 0, p, 0.05)[third] > 0)
-    model = np.exp(logprobs)
-    assert kept - step <= band.sampleable_from <= kept + 1e-9
-    assert math.isclose(band.sampleable_from, model[order[:2]].sum(), abs_tol=1e-6)
-
-    # min-p at T = 1, top-p 1: kept up to p(third) / p(top)
-    band = band_of(logprobs, third, Settings(temperature=1.0))["min_p"]
-    mins = np.arange(0.0, 1.0 + step / 2, step)
-    cut = first_change(mins, lambda m: warped(reference_model, prompt_ids, 1.0, 0, 1.0, m)[third] > 0)
-    assert band.sampleable_from == 0.0
-    assert cut - step <= band.sampleable_to <= cut + 1e-9
-    assert math.isclose(band.sampleable_to, model[third] / model[top], rel_tol=1e-6)
-
-    # the most likely token: sampleable everywhere, and alone (sampled for sure) at low T / low top-p / high min-p
-    bands = band_of(logprobs, top, Settings(**held))
-    assert all(b.sampleable_from == b.low and b.sampleable_to == b.high for b in bands.values())
-    assert bands["temperature"].rank == 1
-    alone = first_change(temps, lambda t: warped(reference_model, prompt_ids, t, 0, 0.9, 0.05)[top] < 1)
-    assert bands["temperature"].only_from == 0.0
-    assert alone - step <= bands["temperature"].only_to <= alone + 1e-9
-    alone = first_change(mins, lambda m: warped(reference_model, prompt_ids, 1.0, 0, 0.9, m)[top] == 1)
-    assert alone - step <= bands["min_p"].only_from <= alone + 1e-9
-    # the drawn probabilities are the warpers' at the grid's values
-    t_band = bands["temperature"]
-    for v, p in list(zip(t_band.values, t_band.probs, strict=True))[1::20]:
-        assert abs(p - warped(reference_model, prompt_ids, float(v), 0, 0.9, 0.05)[top]) < 2e-6
 
 
 def test_the_panel_shows_the_pinned_token_exactly_and_follows_the_sliders(runner, reference_model):

@@ -1,22 +1,56 @@
-"""A pinned position under other sampling settings, exactly: the distribution sampled from, computed
-from the model's whole next-token distribution (numpy, float64), and the band of settings over which
-a token stays sampleable.
+"""The distribution sampled from under sampling settings, and where a token stays sampleable: one
+statement of the rules for the local runner and the views.
 
-The order and the rules are the local runner's (`sources.local.distribution.process`, transformers'
-order): temperature, then top-k, then top-p, then min-p. None of them reorders the tokens, so the
-most likely token is the same under every setting; they only reshape the probabilities and cut the
-tail. That is what the band teaches.
+The rules are transformers' warpers, in their order: temperature, then top-k, then top-p, then
+min-p. Each cut is written once below (`top_k_removes`, `top_p_removes`, `min_p_removes`) with plain
+comparisons that numpy arrays and torch tensors both take: the local runner applies them to its
+logits on the model's device (`sources.local.distribution.process`), the explorer to a position's
+whole next-token distribution in numpy float64 (`sampled_from`, `band_of`). Settings are anything
+with ``temperature``, ``top_k``, ``top_p`` and ``min_p`` (the runner's `Sampling`, the explorer's
+`Settings`).
+
+None of the rules reorders the tokens, so the most likely token is the same under every setting;
+they only reshape the probabilities and cut the tail. That is what the band teaches.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
-from .settings import Settings
+__all__ = ["sampled_from", "Band", "band_of", "top_k_removes", "top_p_removes", "min_p_removes",
+           "TEMPERATURE_RANGE", "TOP_P_RANGE", "MIN_P_RANGE"]
 
-__all__ = ["sampled_from", "Band", "band_of", "TEMPERATURE_RANGE", "TOP_P_RANGE", "MIN_P_RANGE"]
+
+class SamplingSettings(Protocol):
+    temperature: float
+    top_k: int
+    top_p: float
+    min_p: float
+
+
+def top_k_removes(scores, kth):
+    """Top-k: the tokens whose score is below the k-th highest score `kth` go. Ties with the k-th
+    stay, so a tie can keep more than k (transformers' TopKLogitsWarper does the same)."""
+    return scores < kth
+
+
+def top_p_removes(cumulative, top_p: float):
+    """Top-p: `cumulative` is each token's probability summed with every less likely token's (from
+    the least likely up); a token goes when that is at most 1 - top_p, so the most likely tokens that
+    hold top_p of the mass stay. The caller keeps the most likely token whatever this says
+    (transformers' TopPLogitsWarper: the same comparison, min_tokens_to_keep=1)."""
+    return cumulative <= (1 - top_p)
+
+
+def min_p_removes(scores, top_score, min_p: float):
+    """Min-p: p >= min_p * p(top) is, in scores (logits / T, up to a constant), score >= top score +
+    log(min_p); the tokens below go. No softmax needed, and the top token always stays."""
+    return scores < top_score + math.log(min_p)
+
 
 # The explorer sliders' ranges: the band is drawn over what the person can set.
 TEMPERATURE_RANGE = (0.0, 2.0)
@@ -24,7 +58,7 @@ TOP_P_RANGE = (0.05, 1.0)
 MIN_P_RANGE = (0.0, 1.0)
 
 
-def sampled_from(logprobs: np.ndarray, settings: Settings) -> np.ndarray:
+def sampled_from(logprobs: np.ndarray, settings: SamplingSettings) -> np.ndarray:
     """Probabilities (V,) of the distribution `settings` sample from, given the model's logprobs (V,).
 
     Temperature 0 is greedy: all the mass on the most likely token.
@@ -44,16 +78,18 @@ def _kept_prefix(desc: np.ndarray, temperature: float, top_k: int, top_p: float,
     """
     if temperature <= 0:
         return np.ones(1), 1  # greedy: the most likely token only
-    n = len(desc) if top_k <= 0 else min(top_k, len(desc))
-    weights = np.exp((desc[:n] - desc[0]) / temperature)  # (n,): the top token's weight is 1
+    scores = desc / temperature  # (V,) descending, as the runner's logits / T up to a constant
+    n = len(desc)
+    if 0 < top_k < n:
+        n = int(np.count_nonzero(~top_k_removes(scores, scores[top_k - 1])))
+    weights = np.exp(scores[:n] - scores[0])  # (n,): the top token's weight is 1
     kept = n
     if top_p < 1.0:
-        cumulative = np.cumsum(weights)
-        above = (cumulative - weights) / cumulative[-1]  # mass of the tokens more likely than each one
-        kept = min(kept, max(1, int(np.count_nonzero(above < top_p))))  # the most likely token always stays
+        probs = weights / weights.sum()
+        cumulative = np.cumsum(probs[::-1])[::-1]  # each token's mass and every less likely one's
+        kept = max(1, int(np.count_nonzero(~top_p_removes(cumulative, top_p))))  # the top token stays
     if min_p > 0.0:
-        # p >= min_p * p(top): the weight relative to the top token's, which is 1
-        kept = min(kept, max(1, int(np.count_nonzero(weights >= min_p))))
+        kept = min(kept, max(1, int(np.count_nonzero(~min_p_removes(scores[:kept], scores[0], min_p)))))
     return weights, kept
 
 
@@ -81,7 +117,7 @@ class Band:
     rank: int
 
 
-def band_of(logprobs: np.ndarray, token_id: int, settings: Settings, points: int = 81) -> dict[str, Band]:
+def band_of(logprobs: np.ndarray, token_id: int, settings: SamplingSettings, points: int = 81) -> dict[str, Band]:
     """The token's band over temperature, top-p and min-p (each swept with the others held).
 
     The ends of each interval come from bisection on a condition that is monotone in the setting

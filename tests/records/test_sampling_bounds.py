@@ -1,4 +1,4 @@
-"""The ranges a server's top K allow under other sampling settings (temperature_bounds.py).
+"""The ranges a server's top K allow under other sampling settings (records/sampling_bounds.py).
 
 The independent computation: whole distributions built here, the K most likely tokens given to
 `probability_ranges`, and each known token's exact probability under the settings computed from
@@ -15,8 +15,8 @@ import itertools
 import numpy as np
 import pytest
 
+from logprob_viz.records.sampling_bounds import probability_ranges
 from logprob_viz.views.explorer.settings import Settings
-from logprob_viz.views.explorer.temperature_bounds import probability_ranges
 from warpers import warp
 
 K = 5

@@ -5,12 +5,12 @@ A server returns the K most likely tokens' logprobs; the rest of the vocabulary 
 mass R = 1 - sum p_known, in tokens each no more likely than the K-th. How that mass is spread is
 unknown (one token or thousands), and temperature, top-k, top-p and min-p treat the two cases
 differently, so no single number follows. But every spread gives a normalizer within bounds that
-the known numbers fix, and the range below holds for every one of them (tests/views/
-test_temperature_bounds.py tries many spreads). Where it is a point (T = 1 with no cut, T = 0,
+the known numbers fix, and the range below holds for every one of them (tests/records/
+test_sampling_bounds.py tries many spreads). Where it is a point (T = 1 with no cut, T = 0,
 top-k <= K, a min-p that cuts the whole tail) the number is exact.
 
-Weights are relative to the most likely token: w(p) = (p / p_1) ** (1 / T), as in temperature.py
-(the same order of rules: temperature, top-k, top-p, min-p).
+Weights are relative to the most likely token: w(p) = (p / p_1) ** (1 / T), as in sampling.py
+(the same rules in the same order: temperature, top-k, top-p, min-p).
 """
 
 from __future__ import annotations
@@ -19,13 +19,12 @@ import math
 
 import numpy as np
 
-from .settings import Settings
-from .temperature import sampled_from
+from .sampling import SamplingSettings, min_p_removes, sampled_from
 
 __all__ = ["probability_ranges"]
 
 
-def probability_ranges(known_logprobs, settings: Settings) -> list[tuple[float, float]]:
+def probability_ranges(known_logprobs, settings: SamplingSettings) -> list[tuple[float, float]]:
     """(low, high) of each known token's probability under `settings`, for logprobs of the K most
     likely tokens (in any order; the rest of the vocabulary unknown). low == high where exact."""
     lp = np.asarray(known_logprobs, dtype=np.float64)
@@ -40,7 +39,7 @@ def probability_ranges(known_logprobs, settings: Settings) -> list[tuple[float, 
     return out
 
 
-def _ranges_desc(desc: np.ndarray, s: Settings) -> list[tuple[float, float]]:
+def _ranges_desc(desc: np.ndarray, s: SamplingSettings) -> list[tuple[float, float]]:
     p = np.exp(desc)
     tail = max(0.0, 1.0 - float(p.sum()))  # the unknown tokens' mass
     k = len(desc)
@@ -53,8 +52,9 @@ def _ranges_desc(desc: np.ndarray, s: Settings) -> list[tuple[float, float]]:
     w = np.exp((desc - desc[0]) * alpha)  # (k,): the known tokens' weights, the top one's 1
     extra = math.inf if s.top_k <= 0 else s.top_k - k  # unknown tokens top-k may keep
     p_top, p_last = float(p[0]), float(p[-1])
-    # min-p keeps w >= min_p (w is relative to the most likely token): a prefix, known exactly
-    kept = (w >= s.min_p) if s.min_p > 0 else np.ones(k, bool)
+    # min-p's cut among the known tokens, relative to the most likely (known) one: a prefix, known exactly
+    scores = desc * alpha
+    kept = ~min_p_removes(scores, scores[0], s.min_p) if s.min_p > 0 else np.ones(k, bool)
     final_tail = _tail_bounds(tail, p_top, p_last, alpha, s.min_p, extra)  # what the last normalizer holds
     if s.top_p >= 1.0:
         known = float(w[kept].sum())
