@@ -66,7 +66,7 @@ p = softmax_after(t.token_ids[:at].tolist(), app.controls.temperature.value)
 print("REF " + json.dumps({"at": at, "T": app.controls.temperature.value, "p": float(p[int(t.token_ids[at])])}))"""
 
 TYPED_CELL = """\
-base = app._base.token_ids.tolist()
+base = app.state.base.token_ids.tolist()
 tid = app.runner.tokenizer(app.view.next_typed["text"], add_special_tokens=False)["input_ids"]
 print("REF " + json.dumps({"ids": tid, "p": float(softmax_after(base)[tid[0]])}))"""
 

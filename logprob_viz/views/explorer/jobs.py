@@ -28,24 +28,24 @@ def generate_job(app, settings, args: dict) -> None:
         **args,
         max_new_tokens=settings.max_new_tokens,
         top_logprobs=settings.top_logprobs,
-        stop=app._stop,
+        stop=app.state.stop,
         **settings.sampling(),
     )
     try:
         snapshot = stream_into_view(app, stream, started, shown)
     except Exception:
         if shown[0] is not None:  # what the view shows stays, as the tree's root
-            app._new_tree(shown[0], args)
+            app.new_tree(shown[0], args)
         else:
-            app._refresh()
+            app.refresh()
         raise
-    app._new_tree(snapshot, args)
+    app.new_tree(snapshot, args)
     new = len(snapshot) - snapshot.prompt_len
     seconds = time.perf_counter() - started
-    ending, kind = ending_of(snapshot, app._stop.is_set())
+    ending, kind = ending_of(snapshot, app.state.stop.is_set())
     if kind == "error":
         app.worker.last_error = f"ServerError: {snapshot.meta.get('error')}"
-    app._say(
+    app.say(
         f"Generated {new} tokens in {seconds:.1f} s ({new / max(seconds, 1e-9):.1f} tokens/s){ending}. "
         "Pin a token to branch from it.",
         kind,
@@ -59,10 +59,10 @@ def stream_into_view(app, stream, started: float, shown: list) -> Trace:
         now = time.perf_counter()
         if now - shown_at >= UPDATE_EVERY:
             shown_at = now
-            app._show(snapshot, forks=[])
+            app.show(snapshot, forks=[])
             shown[0] = snapshot
             new = len(snapshot) - snapshot.prompt_len
-            app._say(f"Generating… {new} tokens, {new / max(now - started, 1e-9):.1f} tokens/s")
+            app.say(f"Generating… {new} tokens, {new / max(now - started, 1e-9):.1f} tokens/s")
     if snapshot is None:
         raise RuntimeError("the runner's stream gave no trace")
     return snapshot
@@ -70,11 +70,11 @@ def stream_into_view(app, stream, started: float, shown: list) -> Trace:
 
 def next_token_job(app, settings, args: dict) -> None:
     """Show the distribution of the token after the text on show (or after the prompt, if it changed)."""
-    base = app.current if app.current is not None and app._tree_input == args else None
+    base = app.current if app.current is not None and app.state.tree_input == args else None
     if base is None:
         step = app.runner.generate(progress=False, **args, max_new_tokens=1, top_logprobs=settings.top_logprobs)
         base = step[: len(step) - 1]
-        app._new_tree(base, args)
+        app.new_tree(base, args)
     else:
         step = app.runner.generate(
             progress=False,
@@ -82,20 +82,20 @@ def next_token_job(app, settings, args: dict) -> None:
             max_new_tokens=1,
             top_logprobs=settings.top_logprobs,
         )
-    app._base, app._step = base, step
+    app.state.base, app.state.step = base, step
     app.next_panel.show(step)
-    app._say("Next token: its choices are beside the text, in the chart's place; click one to append it.")
+    app.say("Next token: its choices are beside the text, in the chart's place; click one to append it.")
 
 
 def choose_job(app, settings, token_id: int) -> None:
     """Manual decoding: append `token_id` to the text on show, then show the following distribution."""
-    ids = app._base.token_ids.tolist() + [int(token_id)]
+    ids = app.state.base.token_ids.tolist() + [int(token_id)]
     step = app.runner.generate(progress=False, prompt_ids=ids, max_new_tokens=1, top_logprobs=settings.top_logprobs)
-    grown = append_row(app._base, step, len(step) - 2)
-    app._replace_current(grown)
-    app._base, app._step = grown, step
+    grown = append_row(app.state.base, step, len(step) - 2)
+    app.replace_current(grown)
+    app.state.base, app.state.step = grown, step
     app.next_panel.show(step)
-    app._say(
+    app.say(
         f"Appended {grown.tokens[-1]!r}, chosen by hand, as token {len(grown)}: {len(grown)} tokens "
         f"({grown.prompt_len} prompt, {len(grown) - grown.prompt_len} completion)."
     )
@@ -111,7 +111,7 @@ def branch_job(app, settings, parent: Trace, at: int, token) -> None:
             token=token,
             max_new_tokens=settings.max_new_tokens,
             parent=parent,
-            stop=app._stop,
+            stop=app.state.stop,
             progress=False,
             **settings.sampling(),
         )
@@ -119,12 +119,12 @@ def branch_job(app, settings, parent: Trace, at: int, token) -> None:
         app.history.forget()  # the tree is as it was: nothing to undo
         raise
     app.current = as_trace(node)
-    app._refresh()
-    app._show(app.current, pin=int(at))  # the fork stays pinned: its chart stays where the click was
-    ending, kind = ending_of(app.current, app._stop.is_set())
+    app.refresh()
+    app.show(app.current, pin=int(at))  # the fork stays pinned: its chart stays where the click was
+    ending, kind = ending_of(app.current, app.state.stop.is_set())
     if kind == "error":
         app.worker.last_error = f"ServerError: {app.current.meta.get('error')}"
-    app._say(
+    app.say(
         f"Branch #{len(app.tree.nodes) - 1} from token {at + 1} with {app.current.tokens[at]!r}: "
         f"{len(app.current) - at} tokens in {time.perf_counter() - started:.1f} s{ending}.",
         kind,
@@ -153,9 +153,9 @@ def typed_token_job(app, base: Trace, step: Trace, text: str) -> None:
         answer.update(_from_top_k(step, after, text, token_id))
     app.view.next_typed = answer
     if answer.get("error"):
-        app._say(answer["error"], "note")
+        app.say(answer["error"], "note")
     else:
-        app._say(f"{text!r} after token {after}: p {answer['p']:.4%} (rank {answer.get('rank', '?')}).")
+        app.say(f"{text!r} after token {after}: p {answer['p']:.4%} (rank {answer.get('rank', '?')}).")
 
 
 def _from_top_k(step: Trace, row: int, text: str, token_id) -> dict:

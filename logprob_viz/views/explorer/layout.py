@@ -44,7 +44,11 @@ class Status(t.HasTraits):
     kind = t.Unicode("info")
 
 
+# JupyterLab's output area clips (overflow auto / hidden), which would hold the view's sticky column
+# and sliders (explorer.css) to the output instead of the notebook's scroller: not around an explorer.
 STYLE = """<style>
+.jp-OutputArea:has(.lv-explore), .jp-OutputArea-child:has(.lv-explore),
+.jp-OutputArea-output:has(.lv-explore) { overflow: visible; }
 .lv-explore.widget-box, .lv-explore .lv-explore-head { overflow: visible !important; }
 .lv-explore .lv-explore-head { position: relative; z-index: 5; }
 .lv-explore .lv-explore-bar { gap: 4px; flex-wrap: nowrap; overflow: visible; }
