@@ -186,6 +186,19 @@ def together(page, at: int) -> dict:
     return {"slider": s, "chart": c}
 
 
+def still_together_when_scrolled(page, at: int, by: int) -> None:
+    """The notebook scrolled down by `by` px (the text moves up under them): the slider and the chart
+    stick to the top of the visible area, together; then scrolled back."""
+    scroller = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer"
+    page.locator(scroller).evaluate(f"e => e.scrollBy(0, {by})")
+    next_frames(page, 3)
+    try:
+        together(page, at)
+    finally:
+        page.locator(scroller).evaluate(f"e => e.scrollBy(0, -{by})")
+        next_frames(page, 3)
+
+
 def scroll_to_text(page) -> None:
     """As a person scrolls once: the view (its text and the column beside it) at the top of the notebook's area."""
     body = page.locator(f"{APP} .lv-root")
@@ -228,6 +241,7 @@ def test_the_explorer_on_one_screen_at_projector_and_large_sizes(browser, lab_se
         token = app.locator(f".lv-token[data-index='{at}']")
         clicked_without_moving(page, "pin", token)
         together(page, at)
+        still_together_when_scrolled(page, at, 100)
         page.wait_for_function("e => e.dataset.state === 'exact'", arg=app.locator(".lv-side-readout").element_handle(),
                                timeout=MODEL_TIMEOUT * 1000)
         first = readout(page)
