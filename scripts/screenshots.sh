@@ -24,6 +24,9 @@ overview.png               overview.png             tests/browser/test_overview_
 explore-mid-stream.png     explorer-stream.png      tests/browser/test_explore_browser.py::test_type_generate_stream_stop_branch_switch_and_step
 explore-three-branches.png explorer-branches.png    tests/browser/test_explore_browser.py::test_type_generate_stream_stop_branch_switch_and_step
 explore-tree.png           explorer-tree.png        tests/browser/test_explore_tree_browser.py::test_the_tree_as_a_class_sees_it
+explore-projector-pinned.png explorer-projector.png  tests/browser/test_explore_screen_browser.py::test_the_explorer_on_one_screen_at_projector_and_large_sizes
+explore-projector-dark.png explorer-projector-dark.png tests/browser/test_explore_screen_browser.py::test_the_explorer_on_one_screen_at_projector_and_large_sizes
+explore-large.png          explorer-screen.png      tests/browser/test_explore_screen_browser.py::test_the_explorer_on_one_screen_at_projector_and_large_sizes
 lens.png                   lens.png                 tests/browser/test_lens_browser.py::test_hover_reads_a_layers_alternatives_and_pin_plots_the_token_through_the_layers
 compare-cross-tokenizer.png compare.png             tests/browser/test_compare_browser.py::test_cross_tokenizer_comparison_on_real_models
 compare-branches.png       compare-branches.png     tests/browser/test_compare_numbers_browser.py::test_two_branches_show_their_own_continuations_numbers

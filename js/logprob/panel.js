@@ -4,6 +4,7 @@
 // widget's size).
 
 import { h } from "../toolkit/dom.js";
+import { appendText } from "./text.js";
 import { buildChart, Chart, ROW_PX, tallest } from "./chart.js";
 import { buildOverview } from "./overview.js";
 
@@ -127,7 +128,14 @@ function widest(chart, data) {
   let rank = 0;
   for (let i = 0; i < data.n; i++) rank = Math.max(rank, data.ranks[i]);
   const chip = chart.querySelector(".lv-chart-title .lv-chip");
-  if (chip) chip.textContent = "\u2588".repeat(80);
+  if (chip) {
+    // the trace's longest token, as the chip shows it (whitespace marks and all): a chip wraps,
+    // so a made-up 80-character name measured several lines the real charts never need
+    let longest = "";
+    for (let i = 0; i < data.n; i++) if (data.tokens[i].length > longest.length) longest = data.tokens[i];
+    chip.replaceChildren();
+    appendText(chip, longest);
+  }
   const where = chart.querySelector(".lv-chart-where");
   if (where) where.textContent = `token ${data.n} of ${data.n} \u00b7 completion \u00b7 id 999999`;
   const stats = chart.querySelector(".lv-chart-stats");

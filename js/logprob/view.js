@@ -15,6 +15,7 @@ import { h } from "../toolkit/dom.js";
 import { panelEstimate } from "./chart.js";
 import { listen } from "./events.js";
 import { FORK_TITLE, listenAppKeys } from "./explorer.js";
+import { ExplorerSide, hasSide } from "./explorer_side.js";
 import { headerText } from "./header.js";
 import { buildLegend } from "./legend.js";
 import { scale, tokenStyle } from "./modes.js";
@@ -69,6 +70,7 @@ export class LogprobRender {
     this.visibility = null; // the IntersectionObserver of long texts' blocks
     this.forks = new Set(model.get("forks") ?? []); // fork points to mark (e.g. where branches start)
     this.why = new Why(this); // "why?": attribution colours (why.js)
+    this.side = hasSide(model) ? new ExplorerSide(this) : null; // the explorer's sliders above the chart
   }
 
   get shown() {
@@ -206,7 +208,7 @@ export class LogprobRender {
     this.root.append(top, this.legend, this.strip.el);
   }
 
-  /** The text box and the chart panel beside it. */
+  /** The text box and the chart panel beside it (in the explorer: its column, sliders above the chart). */
   buildBody() {
     const body = h("div", "lv-body");
     this.textEl = h("div", "lv-text");
@@ -223,7 +225,7 @@ export class LogprobRender {
         forced: (this.data.meta.forced ?? []).includes(i),
       }),
     });
-    body.append(this.textEl, this.panel.el);
+    body.append(this.textEl, this.side ? this.side.hold(this.panel.el) : this.panel.el);
     this.root.appendChild(body);
     this.panel.show(this.data, -1, true); // the trace's overview, until a token is hovered or pinned
     // Long texts: a block is laid out only while near the text box's view (content-visibility).
@@ -282,6 +284,7 @@ export class LogprobRender {
     }
     if (this.shown < 0) this.showChart(-1, true); // the overview on screen follows the stream
     if (this.data.n > 0) this.textEl.querySelector(".lv-empty-trace")?.remove();
+    this.side?.markEmpty();
     this.jumps = null;
     this.jumpBtn.hidden = this.data.n === 0;
     this.header.textContent = headerText(this.data);
@@ -335,6 +338,7 @@ export class LogprobRender {
     this.store.views.add(onStore);
     const stopListening = listen(this, JUMPS);
     const stopKeys = listenAppKeys(this);
+    const stopSide = this.side ? this.side.listen() : () => {};
     this.dark = onDark(this.root);
     this.theme = watchTheme(this.root, this.dark, (dark) => this.onTheme(dark));
     // Build in a task of its own, not inside the one that delivered the widget's (large) state.
@@ -347,6 +351,7 @@ export class LogprobRender {
       this.store.views.delete(onStore);
       stopListening();
       stopKeys();
+      stopSide();
       this.theme.stop();
       this.why.stop();
       if (this.visibility) this.visibility.disconnect();

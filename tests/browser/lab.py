@@ -307,3 +307,12 @@ def screen_shot(page, name: str) -> Path:
     path = ARTIFACTS / name
     page.screenshot(path=str(path), animations="disabled")
     return path
+
+
+def show_more(page, app: str, shown: bool) -> None:
+    """Open or close the explorer's "more" popover (top-k, seed, max new tokens, ..., the tree's
+    tools) of the app at selector `app`, with a click on its toggle, as a person does."""
+    toggle = page.locator(f"{app} button", has_text="more").first
+    if ("mod-active" in (toggle.get_attribute("class") or "")) != shown:
+        toggle.click()
+    page.locator(f"{app} .lv-explore-pop").first.wait_for(state="visible" if shown else "hidden", timeout=10_000)

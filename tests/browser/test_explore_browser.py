@@ -19,6 +19,7 @@ from browser.lab import (
     output_text,
     python_prints,
     run_cell,
+    show_more,
     tall_screenshot,
     wait_cell_done,
     wait_for_output,
@@ -119,10 +120,12 @@ def branch_from_pinned(page, at: int, option: int) -> str:
     chart = app.locator(f".lv-chart[data-index='{at}']")
     chart.wait_for(state="visible", timeout=20_000)
     text = chart.locator(".lv-alt-row .lv-alt-token").nth(option).evaluate("e => e.textContent")
+    show_more(page, APP, True)  # (branching with a picked or typed token is one of the tree's tools there)
     dropdown = app.locator(".widget-dropdown select")
     page.wait_for_function("el => el.options.length > 1", arg=dropdown.element_handle(), timeout=20_000)
     dropdown.select_option(index=option)
-    click_button(page, "Branch")
+    app.locator(".lv-explore-pop button", has_text="Branch").first.click()
+    show_more(page, APP, False)
     return text
 
 
@@ -161,9 +164,11 @@ def flow(page, lab_server) -> None:
     page.wait_for_function(f"() => ({PAGE_JS})().tokens.length === {kernel['n']}", timeout=30_000)
     assert page_state(page)["tokens"] == kernel["tokens"]
     root = kernel
-    # Branches need not be as long as the first generation.
+    # Branches need not be as long as the first generation (the setting is behind "more").
+    show_more(page, APP, True)
     page.locator(f"{APP} .widget-inline-hbox", has_text="max new tokens").locator("input").fill("10")
     page.locator(f"{APP} .widget-inline-hbox", has_text="max new tokens").locator("input").press("Enter")
+    show_more(page, APP, False)
 
     # Click an alternative of a pinned token in the chart: the new branch has that token at that position.
     at = root["prompt_len"] + 3
@@ -193,7 +198,7 @@ def flow(page, lab_server) -> None:
     # Next token: the distribution shows, and no token is appended until one is chosen.
     before = page_state(page)["tokens"]
     click_button(page, "Next token")
-    choices = page.locator(f"{APP} .lv-explore-next .lv-next-choice")  # the chart's rows: a button per token
+    choices = page.locator(f"{APP} .lv-next .lv-next-choice")  # the chart's rows: a button per token
     choices.first.wait_for(state="visible", timeout=MODEL_TIMEOUT * 1000)
     wait_until(page, idle, "Next token finishing", timeout=120)
     assert page_state(page)["tokens"] == before, "Next token appended a token before one was chosen"

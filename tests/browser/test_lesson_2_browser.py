@@ -66,13 +66,13 @@ STDOUT_JS = """index => {
 
 
 def slide_temperature(page, app, steps: int) -> str:
-    """Press an arrow key `steps` times on the temperature slider's handle (negative: left); the
-    settings' words the panel should then show ("T = 0.50")."""
-    handle = app.locator(".widget-slider", has_text="temperature").locator(".noUi-handle")
-    handle.focus()
+    """Press an arrow key `steps` times on the temperature slider (in the view's column, above the
+    chart; negative: left); the value it then shows ("0.50")."""
+    slider = app.locator(".lv-side-slider", has=page.locator(".lv-side-range[data-setting='temperature']"))
+    slider.locator("input").focus()
     for _ in range(abs(steps)):
         page.keyboard.press("ArrowRight" if steps > 0 else "ArrowLeft")
-    return app.locator(".widget-slider", has_text="temperature").locator(".widget-readout").inner_text().strip()
+    return slider.locator(".lv-side-value").inner_text().strip()
 
 
 def pinned_percent(app, temperature: str) -> tuple[str, float]:
@@ -117,7 +117,7 @@ def test_lesson_2_slider_changes_the_pinned_token_visibly_and_no_warning_names_a
 def panel_picture(page, app, name: str) -> None:
     """The slider row and the pinned panel, each scrolled into view (the explorer is taller than the window)."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    for part, suffix in ((".widget-slider >> nth=0", "-slider"), (".lv-explore-pinned", "")):
+    for part, suffix in ((".lv-side-sliders", "-slider"), (".lv-explore-pinned", "")):
         app.locator(part).scroll_into_view_if_needed()
         next_frames(page, 2)
         picture = name.replace(".png", f"{suffix}.png")
@@ -126,7 +126,7 @@ def panel_picture(page, app, name: str) -> None:
 
 def projector_picture(browser, lab_server, demo: int) -> None:
     """The demo at 1280x720 at 150 % (853x480 CSS px), file browser hidden: the demo cell run again
-    in the same kernel, the slider at 0.5, the pinned row in view."""
+    in the same kernel, the slider at 0.5, the slider and the pinned token's readout and chart in view."""
     context = browser.new_context(viewport=PROJECTOR, device_scale_factor=PROJECTOR_SCALE)
     small = context.new_page()
     try:
@@ -138,7 +138,7 @@ def projector_picture(browser, lab_server, demo: int) -> None:
         app.locator(PINNED_ROW).wait_for(timeout=MODEL_TIMEOUT * 1000)
         slide_temperature(small, app, -6)
         pinned_percent(app, "0.50")
-        app.locator(PINNED_ROW).scroll_into_view_if_needed()
+        app.locator(".lv-side-sliders").scroll_into_view_if_needed()  # the slider, its readout and the chart
         next_frames(small, 3)
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         small.screenshot(path=str(ARTIFACTS / "lesson-02-slider-projector.png"))

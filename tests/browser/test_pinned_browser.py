@@ -1,7 +1,7 @@
 """The explorer's pinned token in a real JupyterLab + chromium, as a person uses it: Generate, click a
 token, read its numbers under the sliders, move min-p with the keyboard, read the band; the page
 must not move when the token is pinned (its bounding box is measured before and after, also on a
-1280x720 screen at 150 %). Next token shows its choices as a chart below the text; Enter on one
+1280x720 screen at 150 %). Next token shows its choices as a chart in the chart panel's place; Enter on one
 appends it.
 
 The independent computation runs in the same kernel but shares nothing with the package: the default
@@ -177,9 +177,8 @@ def test_pinned_token_numbers_are_exact_the_page_stays_and_the_band_matches_a_sw
     assert reference["at"] == at
     check_numbers(page, reference)
 
-    # min-p by the keyboard on the slider's handle: five steps of 0.01
-    handle = page.locator(f"{APP} .widget-slider", has_text="min-p").locator(".noUi-handle")
-    handle.focus()
+    # min-p by the keyboard on its slider (in the view's column, above the chart): five steps of 0.01
+    page.locator(f"{APP} .lv-side-range[data-setting='min_p']").focus()
     for _ in range(5):
         page.keyboard.press("ArrowRight")
     # (the panel's HTML is replaced on each change: wait on the selector, not on an element)
@@ -242,15 +241,16 @@ def projector(browser, lab_server, at: int) -> None:
 
 
 def next_token_chart(page) -> None:
-    """Next token: the choices as a chart below the text; Tab to one and Enter appends it."""
+    """Next token: the choices as a chart in the view's column, in the chart panel's place (the same
+    box); Tab to one and Enter appends it."""
     tokens = page.locator(f"{APP} .lv-root .lv-token").count()
     page.locator(f"{APP} button", has_text="Next token").first.click()
     chart = page.locator(f"{APP} .lv-next-chart")
     chart.locator(".lv-next-choice").first.wait_for(timeout=MODEL_TIMEOUT * 1000)
-    view = page.locator(f"{APP} .lv-root").first.bounding_box()
-    where = chart.bounding_box()
-    assert where["y"] >= view["y"] + view["height"] - 1, "the choices come below the text"
-    widths = chart.locator(".lv-next-fill").evaluate_all("els => els.map(e => parseFloat(e.style.width))")
+    slot = page.locator(f"{APP} .lv-side-slot").first.bounding_box()
+    where = page.locator(f"{APP} .lv-next").first.bounding_box()
+    assert all(abs(where[k] - slot[k]) < 1 for k in ("x", "y", "width", "height")), (where, slot)
+    widths = chart.locator(".lv-alt-fill").evaluate_all("els => els.map(e => parseFloat(e.style.width))")
     assert widths == sorted(widths, reverse=True) and widths[0] > 0
     picture(page, "next-token-chart.png")
     chart.locator(".lv-next-choice").nth(1).focus()

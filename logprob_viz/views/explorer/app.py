@@ -12,19 +12,18 @@ every token it showed.
 
 from __future__ import annotations
 
-import threading
-
 import ipywidgets as w
 
 from ...records.trace import Trace
 from .branches import BranchHere, BranchList
 from .comparing import BranchComparison
-from .controls import Controls, settings_from
+from .controls import Controls, link_sampling, settings_from
 from .history import History
 from .host_panel import MarimoDisplay
-from .jobs import branch_job, choose_job, generate_job, next_token_job
+from .jobs import branch_job, choose_job, generate_job, next_token_job, typed_token_job
 from .panels import NextTokenPanel, TemperatureReadout
 from .settings import Settings, default_runner
+from .state import ExplorerState
 from .tree_actions import TreeActions
 from .view import ExplorerView, empty_view
 from .worker import Worker, start_warm_up
@@ -42,44 +41,36 @@ class Explorer(TreeActions, MarimoDisplay):  # (marimo renders no ipywidgets con
         self.tree = None  # the tree on show (the history holds every tree made here)
         self.history = History()
         self.current: Trace | None = None  # the node (trace) on show
-        self._base: Trace | None = None  # manual decoding: the text the next-token panel continues
-        self._step: Trace | None = None  # manual decoding: the runner's record of the next position
-        self._tree_input: dict | None = None  # the prompt / messages the tree grew from
-        self._stop = threading.Event()
+        self.state = ExplorerState()  # what the jobs read and the actions change (state.py)
 
         self.controls = Controls(prompt or "", settings, self.runner)  # its limits are the runner's
         self.view = empty_view()
         self.view.runner = self.runner  # "why?" at a pinned token asks the runner the explorer drives
         self.branches = BranchList()
         self.branch_here = BranchHere()
-        self.next_panel = NextTokenPanel()
+        self.next_panel = NextTokenPanel(self.view)  # drawn in the view's column, in the chart's place
         self.readout = TemperatureReadout()
-        # The tree panel sits above the view, so the branches stay in sight however long the text is;
-        # it keeps one height from the start (the outline scrolls), so the view never moves under it.
-        side = w.VBox([self.branch_here.box], layout=w.Layout(flex="1 1 50%"))
-        self.branches.box.layout.flex = "1 1 50%"
-        tree_panel = w.HBox([self.branches.box, side], layout=w.Layout(width="100%", flex_flow="row wrap"))
-        # The next-token chart and the pinned token's panel come below the view: showing them never moves the text.
-        self.widget = w.VBox(
-            [self.controls.box, tree_panel, self.view, self.next_panel.box, self.readout.box],
-            layout=w.Layout(width="100%"),
-        )
-        self.widget.add_class("lv-explore")
-        self.worker = Worker(self.controls, self.runner, self._stop, on_busy=self.next_panel.disable)
-
         c = self.controls
+        # Behind "more": branch with any token, and the tree's tools (layout.py says where all goes).
+        c.more_box.children = (*c.more_box.children, self.branch_here.box, self.branches.tools)
+        # Below the view, so nothing above moves when they appear: the tree (once it branches; Compare in
+        # its outline's place), then the pinned token's whole table and bands.
+        self.widget = w.VBox([c.box, self.view, self.branches.box, self.readout.box], layout=w.Layout(width="100%"))
+        self.widget.add_class("lv-explore")
+        self.worker = Worker(self.controls, self.runner, self.state.stop, on_busy=self.next_panel.disable)
+        link_sampling(c, self.view)  # the view's sliders are these controls' values
+
         c.generate.on_click(lambda _: self.generate())
         c.next_token.on_click(lambda _: self.next_token())
         c.stop.on_click(lambda _: self.stop())
         self.branch_here.branch.on_click(lambda _: self.branch())
-        self.next_panel.on_choose(self.choose)
         self.branches.observe(self.switch)
         self.branches.delete.on_click(lambda _: self.delete())
         self.branches.undo.on_click(lambda _: self.undo())
         self.branches.earlier.on_click(lambda _: self.show_tree(-1))
         self.branches.later.on_click(lambda _: self.show_tree(1))
         self.branches.name.observe(lambda change: self.rename(change["new"]), names="value")
-        self.comparing = BranchComparison(self)  # the Compare button's view, above the tree panel
+        self.comparing = BranchComparison(self)  # the Compare button's view, in the outline's place
         self.view.observe(self._pinned, names="selected")
         c.temperature.observe(lambda _: self._update_readout(), names="value")
         self.view.on_msg(self._on_view_message)
@@ -98,7 +89,7 @@ class Explorer(TreeActions, MarimoDisplay):  # (marimo renders no ipywidgets con
 
     def stop(self) -> None:
         """Ask the running generation to stop; what was generated so far stays."""
-        self._stop.set()
+        self.state.stop.set()
 
     def next_token(self) -> None:
         """Show the next token's distribution after the text on show (or the prompt, if it changed)."""
@@ -110,7 +101,7 @@ class Explorer(TreeActions, MarimoDisplay):  # (marimo renders no ipywidgets con
 
     def choose(self, token_id: int) -> None:
         """Manual decoding: append `token_id` to the text on show, then show the following distribution."""
-        if self._base is None:
+        if not self.state.decoding_by_hand:
             return self._fail(ValueError("press Next token first: there is no distribution to choose from"))
         settings = self._settings()
         self._run("Choose", lambda: choose_job(self, settings, token_id))
@@ -128,6 +119,13 @@ class Explorer(TreeActions, MarimoDisplay):  # (marimo renders no ipywidgets con
         self._end_manual()
         self._run("Branch", lambda: branch_job(self, settings, parent, at, token))
 
+    def token_p(self, text: str) -> None:
+        """Next token's "type a token": the p of `text` (one token) at the position Next token shows."""
+        if self.state.step is None:
+            return self._fail(ValueError("press Next token first: there is no distribution to look a token up in"))
+        base, step = self.state.base, self.state.step
+        self._run("Token p", lambda: typed_token_job(self, base, step, str(text)))
+
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for the running job (if any); True when none is running any more."""
         return self.worker.wait(timeout)
@@ -141,6 +139,41 @@ class Explorer(TreeActions, MarimoDisplay):  # (marimo renders no ipywidgets con
         """The status line's last error (a job that failed or was refused), None after a job went well."""
         return self.worker.last_error
 
+    # -- what a job does to what the person sees (jobs.py; each also callable from Python) ----
+
+    def say(self, message: str, kind: str = "info") -> None:
+        """The status line says `message` (kind "error" shows it as an error)."""
+        self.worker.say(message, kind)
+
+    def new_tree(self, root: Trace, args: dict | None = None) -> None:
+        """A new tree from `root`, after the earlier ones (which stay in the history)."""
+        from ...records.tree import Tree
+
+        self.tree = Tree(root, runner=self.runner)
+        self.state.tree_input = args if args is not None else self.state.tree_input
+        self.history.add(self.tree, self.state.tree_input, root)
+        self.current = root
+        self.refresh()
+        self.show(root)
+
+    def replace_current(self, grown: Trace) -> None:
+        """Manual decoding grew the text on show: that node grows in place (one branch, not one per token)."""
+        if self.tree is None:
+            return self.new_tree(grown)
+        self.history.remember()
+        self.current = self.tree.grow(self.current, grown)
+        self.refresh()
+        self.show(self.current)
+
+    def show(self, trace: Trace, forks: list[int] | None = None, pin: int | None = None) -> None:
+        """Show `trace` in the view (its forks marked, default from the tree), `pin` pinned again."""
+        self.view.trace = trace  # (which releases the pin: `pin` pins that token of the new text again)
+        if pin is not None and 0 <= pin < len(trace):
+            self.view.selected = pin
+        self.view.forks = self.branches.fork_points(trace) if forks is None else forks
+        self.view.explored = self._explored(trace) if forks is None else {}
+        self._update_readout()
+
     # -- internals ------------------------------------------------------------------------
 
     def _run(self, name: str, job) -> None:
@@ -148,9 +181,6 @@ class Explorer(TreeActions, MarimoDisplay):  # (marimo renders no ipywidgets con
 
     def _fail(self, error: BaseException) -> None:
         self.worker.fail(error)
-
-    def _say(self, message: str, kind: str = "info") -> None:
-        self.worker.say(message, kind)
 
     def _settings(self) -> Settings:
         settings = self.controls.settings()
@@ -167,35 +197,8 @@ class Explorer(TreeActions, MarimoDisplay):  # (marimo renders no ipywidgets con
 
     def _end_manual(self) -> None:
         """Close the next-token panel: its distribution belongs to a text no longer on show."""
-        self._base = self._step = None
+        self.state.base = self.state.step = None
         self.next_panel.hide()
-
-    def _new_tree(self, root: Trace, args: dict | None = None) -> None:
-        """A new tree from `root`, after the earlier ones (which stay in the history)."""
-        from ...records.tree import Tree
-
-        self.tree = Tree(root, runner=self.runner)
-        self._tree_input = args if args is not None else self._tree_input
-        self.history.add(self.tree, self._tree_input, root)
-        self.current = root
-        self._refresh()
-        self._show(root)
-
-    def _replace_current(self, grown: Trace) -> None:
-        """Manual decoding grew the text on show: that node grows in place (one branch, not one per token)."""
-        if self.tree is None:
-            return self._new_tree(grown)
-        self.history.remember()
-        self.current = self.tree.grow(self.current, grown)
-        self._refresh()
-        self._show(self.current)
-
-    def _show(self, trace: Trace, forks: list[int] | None = None) -> None:
-        self.view.trace = trace
-        self.view.layout.display = None
-        self.view.forks = self.branches.fork_points(trace) if forks is None else forks
-        self.view.explored = self._explored(trace) if forks is None else {}
-        self._update_readout()
 
     def _pinned(self, change) -> None:
         self.branch_here.show(self.view.trace if self.current is not None else None, change["new"])
@@ -205,13 +208,20 @@ class Explorer(TreeActions, MarimoDisplay):  # (marimo renders no ipywidgets con
         self.readout.show(self)  # the pinned token, exactly, under the controls' settings (pinned.py)
 
     def _on_view_message(self, _widget, content, _buffers) -> None:
-        # The view asks to branch (a click on an alternative bar, or a key on a pinned token), or
-        # passes on a key of the app (Ctrl+Enter, n, s, u).
+        # The view asks to branch (a click on an alternative bar, or a key on a pinned token), to
+        # append a Next token choice, for a typed token's p, or passes on a key (Ctrl+Enter, n, s, u).
         if not isinstance(content, dict):
             return
-        if content.get("event") == "key":
+        event = content.get("event")
+        if event == "key":
             return self._on_key(content.get("action"))
-        if content.get("event") != "alternative":
+        if event == "choose" and isinstance(content.get("token_id"), int):
+            return self.choose(content["token_id"])
+        if event == "next_close":
+            return self._end_manual()
+        if event == "next_typed":
+            return self.token_p(content.get("text", ""))
+        if event != "alternative":
             return
         at = content.get("at")
         token_id = content.get("token_id")

@@ -1,6 +1,6 @@
-"""The explorer's tree panel: the tree drawn as an outline (switch, rename, delete, undo, earlier
-trees), the shared prefix shown once, the keys, and the branch-here controls for the pinned token
-(an alternative, or any token text).
+"""The explorer's tree panel: the tree drawn as an outline (a click switches), the shared prefix shown
+once, the tree's tools (rename, delete, undo, earlier trees: behind the app's "more"), and the
+branch-here controls for the pinned token (an alternative, or any token text; also behind "more").
 
 Plain ipywidgets; the app (`app.py`) runs `tree.branch` and swaps the view's trace.
 """
@@ -20,29 +20,6 @@ __all__ = ["BranchList", "BranchHere"]
 
 MAX_COMPARED = 8  # rows the compare view shows
 
-
-KEYS = (
-    "Keys: Ctrl+Enter in the prompt generates · n next token · s or Esc in the prompt stops · "
-    "b branches at the pinned token · u undoes the last change to the tree · ← → move the pin · Esc releases it"
-)
-FORK_LEGEND = (
-    "▏ in the text: a fork (another branch takes another token there) · ↳ #n in the chart: that alternative's branch"
-)
-
-# The outline's rows are buttons (a click switches); these rules make them read as an outline.
-STYLE = """<style>
-.lv-explore .lv-tree-outline { border: 1px solid var(--jp-border-color2, #ddd); border-radius: 4px; }
-.lv-explore .lv-tree-outline .lv-tree-row { justify-content: flex-start; text-align: left; height: auto;
-  min-height: 24px; padding: 1px 6px; background: transparent; box-shadow: none; overflow: hidden;
-  white-space: nowrap; text-overflow: ellipsis; font-family: var(--jp-code-font-family, monospace); font-size: 13px; }
-.lv-explore .lv-tree-outline .lv-tree-row:hover { background: var(--jp-layout-color2, #eee); }
-.lv-explore .lv-tree-outline .lv-tree-row.lv-tree-current { font-weight: bold;
-  background: color-mix(in srgb, var(--jp-brand-color1, #1976d2) 28%, transparent); }
-.lv-explore .lv-tree-note { color: var(--jp-ui-font-color2, #666); font-size: 12px; line-height: 1.4; }
-.lv-explore .lv-explore-prefix, .lv-explore .lv-tree-title { white-space: nowrap; overflow: hidden;
-  text-overflow: ellipsis; }
-.lv-explore .lv-tree-title { flex: 1 1 auto; min-width: 0; padding: 0 0.5em; }
-</style>"""
 
 OUTLINE_HEIGHT = "8.2em"  # about five rows: the panel keeps its height, so the view below never moves
 
@@ -72,21 +49,18 @@ class BranchList:
             description="Compare",
             icon="columns",
             layout=w.Layout(width="auto"),
-            tooltip=f"the branches (up to {MAX_COMPARED}) aligned by bytes, one row each, above the tree panel",
+            tooltip=f"the branches (up to {MAX_COMPARED}) aligned by bytes, one row each, in the outline's place",
         )
-        notes = w.HTML(f'<div class="lv-tree-note">{html.escape(FORK_LEGEND)}<br>{html.escape(KEYS)}</div>')
-        self.box = w.VBox(
-            [
-                w.HTML(STYLE),
-                w.HBox([self.earlier, self.title, self.later], layout=w.Layout(align_items="center")),
-                self.outline,
-                w.HBox([self.name, self.delete, self.undo, self.compare_button], layout=w.Layout(flex_flow="row wrap")),
-                self.prefix,
-                notes,
-            ],
-            layout=w.Layout(width="100%", min_width="30em"),  # narrower (a projector): a row of its own
-        )
+        # Below the view, shown once the tree has a branch (appearing there moves nothing above it);
+        # Compare opens in the outline's place, under the same title row, so its button stays put.
+        self.header = w.HBox([self.title, self.compare_button], layout=w.Layout(align_items="center", width="100%"))
+        self.box = w.VBox([self.header, self.outline, self.prefix],
+                          layout=w.Layout(width="100%", display="none"))
         self.box.add_class("lv-tree-panel")
+        self.box.add_class("lv-explore-tools")
+        # The tree's tools, behind the app's "more": rename, delete, undo, the earlier and later trees.
+        self.tools = w.HBox([self.earlier, self.later, self.name, self.delete, self.undo],
+                            layout=w.Layout(flex_flow="row wrap", align_items="center"))
         self.nodes: list = []
         self.rows: list[w.Button] = []
         self.labels: list[str] = []  # per node, as its row says (the offline copy uses them too)
@@ -137,6 +111,7 @@ class BranchList:
         self.name.value = str(as_trace(current).meta.get("name", "")) if shown is not None else ""
         self.delete.disabled = not shown  # (None: nothing on show; 0: the root stays)
         self.prefix.value = self._prefix_html()
+        self.box.layout.display = "flex" if len(self.nodes) > 1 else "none"  # the tree, once it branches
 
     def _row(self, i: int, label: str, depth: int) -> w.Button:
         indent = f"{depth * 1.5:g}em"  # a child's row under its parent's, one step in
@@ -177,9 +152,7 @@ class BranchHere:
     """Branch from the pinned token: pick one of its alternatives (or type any token), press Branch."""
 
     def __init__(self) -> None:
-        # One line of its own whatever it says, so pinning (which changes it) never moves the view below.
-        self.where = w.HTML(value=_one_line("<i>Pin a token (click it) to branch from there.</i>"),
-                            layout=w.Layout(width="100%"))
+        self.where = w.HTML(value="<i>Pin a token (click it) to branch from there.</i>", layout=w.Layout(width="100%"))
         self.alternative = w.Dropdown(
             options=[], description="alternative", style={"description_width": "initial"}, layout=w.Layout(width="22em")
         )
@@ -201,7 +174,7 @@ class BranchHere:
         if trace is None or not 0 <= at < len(trace) or at == 0:
             self.alternative.options = []
             self.branch.disabled = True
-            self.where.value = _one_line("<i>Pin a token (click it) to branch from there.</i>")
+            self.where.value = "<i>Pin a token (click it) to branch from there.</i>"
             return
         options = []
         for text, lp, token_id in zip(trace.top_tokens[at], trace.top_logprobs[at], trace.top_ids[at], strict=False):
@@ -211,13 +184,9 @@ class BranchHere:
             options.append((f"{visible(text)}  {np.exp(lp):.1%}{chosen}", int(token_id) if token_id >= 0 else text))
         self.alternative.options = options
         self.branch.disabled = False
-        self.where.value = _one_line(f"at token {at + 1} ({html.escape(visible(trace.tokens[at]))}):")
+        self.where.value = f"Branch at token {at + 1} ({html.escape(visible(trace.tokens[at]))}) with:"
 
     def token(self):
         """The token to branch with: the typed text if any, else the picked alternative's id (or text)."""
         typed = self.typed.value
         return typed if typed else self.alternative.value
-
-
-def _one_line(markup: str) -> str:
-    return f'<div style="white-space:nowrap;overflow:hidden;text-overflow:ellipsis">{markup}</div>'

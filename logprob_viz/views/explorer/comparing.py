@@ -1,6 +1,6 @@
-"""The explorer's Compare: the branches aligned by bytes, in a compare view that opens right under
-the controls, above the tree panel (in sight: the outline, its buttons and key list are taller than
-a screen's remaining height, and a long text is taller still) and follows the tree as it grows.
+"""The explorer's Compare: the branches aligned by bytes, in a compare view that opens in the tree
+panel in its outline's place (below the view, under the Compare button's own row: opening it moves
+neither the button nor the text) and follows the tree as it grows.
 
 Which branches it shows: all of them while there are at most `MAX_COMPARED`; beyond that the root
 and the newest. A tick box per branch changes that; once the person has picked, new branches are
@@ -19,17 +19,6 @@ from .branching import as_trace
 __all__ = ["MAX_COMPARED", "BranchComparison"]
 
 MAX_COMPARED = 8  # rows the compare view shows (CompareView.MAX_ROWS)
-
-
-def _insert_before(container, box, target) -> None:
-    """Put `box` into `container`'s children just before the child that is or holds `target` (else last)."""
-
-    def holds(widget) -> bool:
-        return widget is target or any(holds(c) for c in getattr(widget, "children", ()))
-
-    children = list(container.children)
-    at = next((i for i, c in enumerate(children) if holds(c)), len(children))
-    container.children = children[:at] + [box] + children[at:]
 
 
 def _numbers(nodes: list[int]) -> str:
@@ -67,10 +56,13 @@ class BranchComparison:
         self._shown: tuple | None = None  # (tree, nodes compared) on show
         self._quiet = False
         self._tree = None  # the tree `chosen` is about: a new tree (Generate) starts from every branch again
-        app.branches.compare_button.on_click(lambda _: self._open_or_say())
+        app.branches.compare_button.on_click(lambda _: self.close() if self.is_open else self._open_or_say())
         # The view on show changes after every branch, switch and generation: the moment to follow the tree.
         app.view.observe(lambda _: self.follow(), names=["_payload", "n_tokens"])
-        _insert_before(app.widget, self.box, app.branches.box)  # above the tree panel (see the docstring)
+        # In the tree panel, in its outline's place under the same title row (see the docstring)
+        panel = app.branches.box
+        at = list(panel.children).index(app.branches.outline) + 1
+        panel.children = (*panel.children[:at], self.box, *panel.children[at:])
 
     @property
     def is_open(self) -> bool:
@@ -92,8 +84,8 @@ class BranchComparison:
     def _open_or_say(self) -> None:
         try:
             self.open()
-            self.app.controls.say("The branches, aligned by bytes, are above the tree panel; hover a row's own "
-                                  "continuation for its numbers.")
+            self.app.controls.say("The branches, aligned by bytes, in the outline's place; hover a row's own "
+                                  "continuation for its numbers. Compare again shows the outline.")
         except (ValueError, TypeError) as error:
             self.app.worker.fail(error)
 
@@ -110,12 +102,14 @@ class BranchComparison:
             self.chosen = rows
         self._tree = self.app.tree
         self.box.layout.display = "flex"
+        self.app.branches.outline.layout.display = "none"  # the comparison takes the outline's place
         self._shown = None
         self.follow()
         return self.view
 
     def close(self) -> None:
         self.box.layout.display = "none"
+        self.app.branches.outline.layout.display = None
 
     def follow(self) -> None:
         """Bring the comparison up to date with the tree (only while it is open)."""

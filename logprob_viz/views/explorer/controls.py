@@ -11,9 +11,10 @@ import html
 import ipywidgets as w
 
 from .kernel_note import NO_KERNEL_NOTE, KernelNote
+from .layout import HELP_HTML, KEYS_TEXT, STYLE, Status
 from .settings import MIN_TOP_LOGPROBS, SETTING_NAMES, Settings, has_chat_template
 
-__all__ = ["Controls", "NO_KERNEL_NOTE"]
+__all__ = ["Controls", "NO_KERNEL_NOTE", "Status"]
 
 _LABEL = {"description_width": "initial"}
 
@@ -40,7 +41,7 @@ class Controls:
         self.prompt = w.Textarea(
             value=prompt,
             placeholder="Type a prompt, then Generate (or Next token to choose tokens yourself)",
-            layout=w.Layout(width="100%", height="4.5em"),
+            layout=w.Layout(width="100%", height="3.4em"),  # two lines: the text below stays in sight
         )
         self.chat = w.Checkbox(
             value=settings.chat and chat_available,
@@ -53,22 +54,38 @@ class Controls:
         self._sampling_controls(settings, runner)
         self._length_controls(settings, self.top_logprobs_limit[0])
         self._buttons()
-        self.status = w.HTML(value=_status_html("Ready: type a prompt, then Generate or Next token.", "info"))
+        self.state = Status()  # the status line as data; `status` is its HTML, made from it
+        self.status = w.HTML(value=_status_html(self.state.message, self.state.kind))
+        self.status.add_class("lv-explore-statusbox")
         # Shown only when no kernel answers it: a saved copy reopened without one says why its buttons do nothing.
         self.note = KernelNote(NO_KERNEL_NOTE)
-        self.box = w.VBox(
-            [
-                w.HBox([self.prompt]),
-                w.HBox([self.temperature, self.top_p, self.min_p, self.top_k], layout=w.Layout(flex_flow="row wrap")),
-                w.HBox(
-                    [self.max_new_tokens, self.top_logprobs, self.seed, self.chat],
-                    layout=w.Layout(flex_flow="row wrap", align_items="center"),
-                ),
-                w.HBox([self.generate, self.next_token, self.stop]),
-                self.status,
-                self.note,
-            ]
-        )
+        # The sliders are drawn by the view, in its column above the chart (ExplorerView.sampling, linked
+        # to these by the app); the rest of the settings sit behind "more", the keys behind "?".
+        self.more = w.ToggleButton(description="more", icon="ellipsis-h", layout=w.Layout(width="auto"),
+                                   tooltip="top-k, seed, max new tokens, top_logprobs, chat, branch with a typed "
+                                           "token, and the tree's tools")
+        self.help = w.ToggleButton(description="?", layout=w.Layout(width="auto"), tooltip=KEYS_TEXT)
+        self.settings_row = w.HBox([self.top_k, self.seed, self.max_new_tokens, self.top_logprobs, self.chat],
+                                   layout=w.Layout(flex_flow="row wrap", align_items="center"))
+        self.more_box = w.VBox([self.settings_row], layout=w.Layout(display="none"))
+        self.more_box.add_class("lv-explore-pop")
+        self.help_box = w.HTML(HELP_HTML, layout=w.Layout(display="none"))
+        self.help_box.add_class("lv-explore-pop")
+        self.more.observe(lambda change: self._pop(self.more_box, change["new"], self.help), names="value")
+        self.help.observe(lambda change: self._pop(self.help_box, change["new"], self.more), names="value")
+        bar = w.HBox([self.generate, self.next_token, self.stop, self.status, self.more, self.help],
+                     layout=w.Layout(align_items="center", width="100%"))
+        bar.add_class("lv-explore-bar")
+        self.box = w.VBox([w.HTML(STYLE, layout=w.Layout(display="none")), w.HBox([self.prompt]), bar,
+                           self.more_box, self.help_box, self.note])
+        self.box.add_class("lv-explore-head")
+
+    @staticmethod
+    def _pop(box, shown: bool, other: w.ToggleButton) -> None:
+        """Open or close a popover (over what is below it: opening it moves nothing); one at a time."""
+        box.layout.display = "flex" if shown else "none"
+        if shown:
+            other.value = False
 
     def _sampling_controls(self, settings: Settings, runner) -> None:
         self.temperature = _slider(settings.temperature, 0.0, 2.0, "temperature", tooltip="0 is greedy",
@@ -116,15 +133,18 @@ class Controls:
             description="Generate",
             button_style="primary",
             icon="play",
-            tooltip="generate from the prompt, streaming the tokens into the view",
+            tooltip="generate from the prompt, streaming the tokens into the view (Ctrl+Enter in the prompt)",
+            layout=w.Layout(width="auto", flex="0 0 auto"),
         )
         self.next_token = w.Button(
             description="Next token",
             icon="step-forward",
-            tooltip="show the next token's distribution, then choose the token yourself",
+            tooltip="show the next token's distribution beside the text, then choose the token yourself (n)",
+            layout=w.Layout(width="auto", flex="0 0 auto"),
         )
         self.stop = w.Button(
-            description="Stop", icon="stop", disabled=True, tooltip="stop generating; keeps what was generated"
+            description="Stop", icon="stop", disabled=True, tooltip="stop generating; keeps what was generated (s)",
+            layout=w.Layout(width="auto", flex="0 0 auto"),
         )
 
     def settings(self) -> Settings:
@@ -147,6 +167,7 @@ class Controls:
 
     def say(self, message: str, kind: str = "info") -> None:
         """Show `message` in the status line; kind "error" shows it as an error."""
+        self.state.message, self.state.kind = message, kind  # (what others read: the data, not the HTML)
         self.status.value = _status_html(message, kind)
 
 
@@ -157,7 +178,9 @@ def _status_html(message: str, kind: str) -> str:
     # The message can hold token text or an exception's words: escaped, never markup.
     colour = _COLOURS.get(kind, "inherit")
     role = ' role="alert"' if kind == "error" else ""
-    return f'<div class="lv-explore-status lv-explore-{kind}"{role} style="color:{colour}">{html.escape(message)}</div>'
+    text = html.escape(message)
+    return (f'<div class="lv-explore-status lv-explore-{kind}"{role} style="color:{colour}" '
+            f'title="{text}">{text}</div>')
 
 
 def settings_from(kwargs: dict) -> Settings:
@@ -168,3 +191,29 @@ def settings_from(kwargs: dict) -> Settings:
     settings = Settings(**kwargs)
     settings.check()
     return settings
+
+
+SAMPLING_SLIDERS = ("temperature", "top_p", "min_p")  # drawn by the view (ExplorerView.sampling)
+
+
+def link_sampling(controls: Controls, view) -> None:
+    """Keep the view's `sampling` trait (its sliders, js/logprob/explorer_side.js) and the controls'
+    sliders equal, both ways; the controls' limits hold (a FloatSlider clamps what it is given)."""
+
+    def to_view(_=None) -> None:
+        values = {name: float(getattr(controls, name).value) for name in SAMPLING_SLIDERS}
+        values["min_p_off"] = controls.min_p.tooltip if controls.min_p.disabled else ""
+        view.sampling = values
+
+    def from_view(change) -> None:
+        for name in SAMPLING_SLIDERS:
+            value = change["new"].get(name)
+            slider = getattr(controls, name)
+            if isinstance(value, (int, float)) and float(value) != slider.value:
+                slider.value = float(value)
+        to_view()  # (a clamped value goes back to the view as the control holds it)
+
+    for name in SAMPLING_SLIDERS:
+        getattr(controls, name).observe(to_view, names="value")
+    view.observe(from_view, names="sampling")
+    to_view()

@@ -17,9 +17,7 @@ last expression shows it).
 
 from __future__ import annotations
 
-import html
 import math
-import re
 
 import anywidget
 import traitlets as t
@@ -43,7 +41,6 @@ _LINKED = [
     ("seed", "seed"),
     ("chat", "chat"),
 ]
-_STATUS = re.compile(r'class="lv-explore-status lv-explore-(\w+)"[^>]*>(.*)</div>\s*$', re.S)
 
 
 class HostPanel(anywidget.AnyWidget):
@@ -84,20 +81,18 @@ class HostPanel(anywidget.AnyWidget):
         self._links = [t.link((self, mine), (getattr(c, theirs), "value")) for mine, theirs in _LINKED]
         c.stop.observe(lambda change: setattr(self, "running", not change["new"]), names="disabled")
         self.running = not c.stop.disabled
-        c.status.observe(lambda change: self._status(change["new"]), names="value")
-        self._status(c.status.value)
-        explorer.next_panel.choices.observe(lambda _: self._choices(), names="children")
+        c.state.observe(lambda _: self._status(), names=["message", "kind"])
+        self._status()
+        explorer.view.observe(lambda _: self._choices(), names="next_step")
         # the outline is rebuilt (new rows) whenever the tree or the node on show changes
         explorer.branches.outline.observe(lambda _: self._branches(), names="children")
         self._branches()
         self.observe(self._picked, names="branch")
         self.on_msg(self._pressed)
 
-    def _status(self, shown: str) -> None:
-        # The status line is escaped HTML made by the controls; the panel shows its text as text.
-        match = _STATUS.search(shown)
-        kind, text = (match.group(1), match.group(2)) if match else ("info", shown)
-        self.status, self.status_kind = html.unescape(re.sub(r"<[^>]+>", "", text)), kind
+    def _status(self) -> None:
+        state = self.explorer.controls.state  # the status line as data (layout.Status)
+        self.status, self.status_kind = state.message, state.kind
 
     def _choices(self) -> None:
         self.choices = [(i, f"{visible(text)}  {math.exp(lp):.1%}") for i, text, lp in self.explorer.next_panel.options]

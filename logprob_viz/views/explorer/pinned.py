@@ -24,7 +24,7 @@ import numpy as np
 from ...records.sampling import band_of, sampled_from
 from ...records.sampling_bounds import probability_ranges
 from ...records.trace import Trace
-from .pinned_html import panel_html, ranges_html, unavailable_html, waiting_html
+from .pinned_html import panel_html, ranges_html, settings_words, unavailable_html, waiting_html
 from .settings import Settings
 
 __all__ = ["PinnedPanel", "Distributions", "has_full_distribution"]
@@ -110,6 +110,7 @@ class PinnedPanel:
         self.box.add_class("lv-explore-pinned")
         self.distributions = Distributions()
         self.numbers: dict | None = None
+        self.state = "none"
         self._app = None
         self._followed: set[int] = set()
         self._lock = threading.RLock()
@@ -124,9 +125,11 @@ class PinnedPanel:
             if trace is None or not 0 < at < len(trace):
                 self.numbers = None
                 self.box.layout.display = "none"
+                app.view.readout = {}
                 return
             self._render(app, trace, at)
             self.box.layout.display = "flex"
+            app.view.readout = readout_of(trace, at, self.state, self.numbers, _settings_of(app.controls))
 
     def _follow(self, controls) -> None:
         """Re-render when a setting changes (the app itself observes only the temperature)."""
@@ -141,6 +144,7 @@ class PinnedPanel:
     def _render(self, app, trace: Trace, at: int) -> None:
         settings = _settings_of(app.controls)
         prefix = tuple(int(i) for i in trace.token_ids[:at])
+        self.state = "unavailable"  # what the panel shows: "waiting", "unavailable", "exact" or "ranges"
         if settings is None:
             self.html.value = unavailable_html(trace, at, "a setting is out of range: see the status line")
             return
@@ -158,12 +162,33 @@ class PinnedPanel:
             if error is not None:
                 self.html.value = unavailable_html(trace, at, f"the forward pass failed: {error}")
                 return
-            self.numbers = None
+            self.numbers, self.state = None, "waiting"
             self.html.value = waiting_html(trace, at)
             self.distributions.request(app.runner, prefix, lambda: self.show(app))
             return
         self.numbers = numbers_at(trace, at, logprobs, settings)
         self.html.value = panel_html(trace, at, self.numbers)
+
+
+def readout_of(trace: Trace, at: int, state: str, numbers: dict | None, settings: Settings | None) -> dict:
+    """The two lines in the view's column, as data: the pinned token's p as the model gave it and under
+    the settings (exact, a range, or being computed), and what else to know."""
+    chosen_p = float(np.exp(trace.logprobs[at])) if np.isfinite(trace.logprobs[at]) else None
+    out = {"at": int(at), "token": trace.tokens[at], "model": chosen_p,
+           "label": settings_words(settings) if settings is not None else "(a setting is out of range)"}
+    if numbers is not None and "kept" in numbers:
+        row = next(r for r in numbers["rows"] if r["chosen"])
+        note = f"rank {numbers['rank']} · {numbers['kept']:,} of {numbers['vocab']:,} tokens kept · exact (table below)"
+        return {**out, "state": "exact", "model": row["model"], "sampled": row["new"], "note": note}
+    if numbers is not None:
+        row = next((r for r in numbers["rows"] if r["chosen"]), None)
+        note = "a range: the server lists only the top K; the table below says why"
+        if row is None:
+            return {**out, "state": "unavailable", "note": "not among the tokens the server listed: no range for it"}
+        return {**out, "state": "ranges", "low": row["low"], "high": row["high"], "note": note}
+    if state == "waiting":
+        return {**out, "state": "waiting", "note": "computing its exact numbers (one forward pass)…"}
+    return {**out, "state": "unavailable", "note": "no numbers under the settings here: see the panel below"}
 
 
 def _settings_of(controls) -> Settings | None:

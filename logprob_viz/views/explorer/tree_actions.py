@@ -20,11 +20,11 @@ class TreeActions:
         """Show another node of the tree; the status line says which."""
         self.current = as_trace(node)
         self._end_manual()
-        self._refresh()
-        self._show(self.current)
+        self.refresh()
+        self.show(self.current)
         i = self.branches.index_of(self.current)
         if i is not None:
-            self._say(f"Showing {self.branches.labels[i]}")
+            self.say(f"Showing {self.branches.labels[i]}")
 
     def rename(self, name: str) -> None:
         """Give the node on show a name (shown in the outline, kept in its ``meta["name"]``); "" removes it."""
@@ -35,7 +35,7 @@ class TreeActions:
             self.current.meta["name"] = str(name)
         else:
             self.current.meta.pop("name", None)
-        self._refresh()
+        self.refresh()
 
     def delete(self) -> None:
         """Take the branch on show (and the branches grown from it) out of the tree; its parent is shown."""
@@ -48,7 +48,7 @@ class TreeActions:
         self.history.remember()
         gone = self.tree.remove(self.current)
         self._use_node(parent)
-        self._say(f"Deleted #{number} ({len(gone)} node{'s' if len(gone) > 1 else ''}); Undo (u) brings it back.")
+        self.say(f"Deleted #{number} ({len(gone)} node{'s' if len(gone) > 1 else ''}); Undo (u) brings it back.")
 
     def undo(self) -> None:
         """Undo the last change to the tree (a branch, a token chosen by hand, a delete, a rename, a new tree)."""
@@ -57,9 +57,9 @@ class TreeActions:
         if not self.history.can_undo:
             return self._fail(ValueError("nothing to undo"))
         shown = self.history.undo()
-        self.tree, self._tree_input = (shown.tree, shown.input) if shown else (None, None)
+        self.tree, self.state.tree_input = (shown.tree, shown.input) if shown else (None, None)
         self._use_node(shown.current if shown else None)
-        self._say("Undone: the tree is as it was before the last change.")
+        self.say("Undone: the tree is as it was before the last change.")
 
     def show_tree(self, step: int) -> None:
         """Show the tree `step` Generates later (negative: earlier); every tree stays in the history."""
@@ -68,20 +68,20 @@ class TreeActions:
         shown = self.history.go(step)
         if shown is None:
             return self._fail(ValueError("there is no tree there"))
-        self.tree, self._tree_input = shown.tree, shown.input
+        self.tree, self.state.tree_input = shown.tree, shown.input
         self._use_node(shown.current)
-        self._say(f"Tree {self.history.at + 1} of {len(self.history.trees)}: {len(shown.tree.nodes)} nodes.")
+        self.say(f"Tree {self.history.at + 1} of {len(self.history.trees)}: {len(shown.tree.nodes)} nodes.")
 
     # -- internals ------------------------------------------------------------------------
 
     def _use_node(self, node: Trace | None) -> None:
         self.current = node
         self._end_manual()
-        self._refresh()
+        self.refresh()
         if node is not None:
-            self._show(node)
+            self.show(node)
 
-    def _refresh(self) -> None:
+    def refresh(self) -> None:
         """Redraw the outline, the history's title and Undo; remember which node is on show."""
         if self.history.shown is not None and self.current is not None:
             self.history.shown.current = self.current

@@ -20,6 +20,12 @@ class ExplorerView(LogprobView):
     # {position: {token id: node number}}: alternatives of the text on show that have a branch already
     explored = t.Dict().tag(sync=True)
     app_keys = t.Bool(True).tag(sync=True)  # pass the app's keys (Ctrl+Enter, n, s, u) to the kernel
+    # The column beside the text (js/logprob/explorer_side.js): the sliders above the chart, the pinned
+    # token's p under them, Next token's choices in the chart's place. Data from the app, drawn as text.
+    sampling = t.Dict({"temperature": 0.0, "top_p": 1.0, "min_p": 0.0, "min_p_off": ""}).tag(sync=True)
+    readout = t.Dict().tag(sync=True)  # the pinned token: {state, at, token, model, sampled | low, high, label, note}
+    next_step = t.Dict().tag(sync=True)  # Next token: {after, entropy, busy, options: [[id, text, logprob], ...]}
+    next_typed = t.Dict().tag(sync=True)  # the typed token's p there: {after, text, token, p, rank, note | error}
 
 
 def empty_view() -> ExplorerView:
@@ -28,5 +34,4 @@ def empty_view() -> ExplorerView:
     except (TypeError, ValueError):
         # Views that cannot show zero tokens: a hidden one-token placeholder until the first trace.
         view = ExplorerView(Trace(tokens=[" "], top_tokens=[[" "]], top_logprobs=[[0.0]]))
-    view.layout.display = "none"
-    return view
+    return view  # shown from the start: its column holds the sliders, which a person sets before Generate

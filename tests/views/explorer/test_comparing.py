@@ -52,9 +52,11 @@ def test_compare_opens_in_sight_and_follows_the_branches(runner):
     app.branches.compare_button.click()
     assert app.last_error is None, app.controls.status.value
     children = list(app.widget.children)
-    # right under the controls, above the tree panel and the text: in sight without scrolling
-    assert children.index(app.comparing.box) == children.index(app.controls.box) + 1
-    assert children.index(app.comparing.box) < children.index(app.view)
+    # in the tree panel, below the view (appearing there moves nothing above), in the outline's place
+    panel = list(app.branches.box.children)
+    assert children.index(app.branches.box) > children.index(app.view)
+    assert panel.index(app.comparing.box) == panel.index(app.branches.outline) + 1
+    assert app.comparing.box.layout.display == "flex" and app.branches.outline.layout.display == "none"
     assert app.comparing.view.labels == ["#0", "#1"]
     for k in range(1, 5):  # branches #2-#5, made while the comparison is open
         branch(app, k)

@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 
 import paths
-from logprob_viz.views.explorer.branching import visible
 
 PROMPT = "A robot may not injure a human being"
 JOB_TIMEOUT = 600  # s: 2 shared cores
@@ -225,13 +224,13 @@ def test_next_token_shows_the_distribution_before_a_token_is_chosen(runner, refe
     top = np.argsort(-logp)[:5]
     offered = app.next_panel.options
     assert [i for i, _, _ in offered] == top.tolist()
-    for (token_id, text, lp), button, row in zip(offered, app.next_panel.buttons, app.next_panel.choices.children,
-                                                 strict=True):
+    # the view's column draws them (explorer_side.js) from the view's next_step trait: as offered
+    assert app.view.next_step["options"] == [[i, text, lp] for i, text, lp in offered]
+    assert app.view.next_step["after"] == len(ids)  # its row in the runner's record: after the prompt
+    for token_id, _text, lp in offered:
         assert abs(lp - logp[token_id]) < 1e-4
-        assert button.description == visible(text)  # a row of the chart: the token, its bar and probability
-        assert f"{math.exp(logp[token_id]):.1%}" in row.children[1].value
-    # choose the second: it is appended with the model's numbers, and the next distribution follows
-    app.next_panel.buttons[1].click()
+    # choose the second, as a click on its row does (the view's "choose" message)
+    app._on_view_message(app.view, {"event": "choose", "token_id": int(top[1])}, [])
     finish(app)
     assert app.last_error is None, status(app)
     grown = app.view.trace
@@ -243,7 +242,7 @@ def test_next_token_shows_the_distribution_before_a_token_is_chosen(runner, refe
     # a new Generate closes the panel: its distribution was for a text no longer on show
     app.controls.generate.click()
     finish(app)
-    assert app.next_panel.box.layout.display == "none"
+    assert not app.next_panel.shown and app.view.next_step == {}
     app.choose(int(top[0]))
     assert "Next token first" in app.last_error
 
@@ -318,11 +317,10 @@ def test_compare_shows_the_branches_aligned(generated):
     app.branches.compare_button.click()
     assert app.last_error is None, status(app)
     (view,) = app.comparing.holder.children
-    # above the tree panel, above the text (not below a long text, out of sight)
+    # in the tree panel below the view, in the outline's place (appearing there moves nothing above)
     children = list(app.widget.children)
-    # right under the controls, above the tree panel and the text: in sight without scrolling
-    assert children.index(app.comparing.box) == children.index(app.controls.box) + 1
-    assert children.index(app.comparing.box) < children.index(app.view)
+    assert children.index(app.branches.box) > children.index(app.view)
+    assert app.comparing.box in app.branches.box.children and app.branches.outline.layout.display == "none"
     assert view.labels == [f"#{i}" for i in range(len(nodes))]
     assert view.n_tokens == [len(n) for n in nodes]
     assert view.same_text is False  # the branches differ after their forks

@@ -1,0 +1,81 @@
+"""The explorer's look on one screen: its stylesheet, the keys behind "?", and the status line as data.
+
+The layout (see README, "The explorer"): the prompt, then one bar (Generate, Next token, Stop, a
+two-line status, "more", "?"); below it the view, whose column beside the text holds the three
+sampling sliders above the pinned token's readout and chart (js/logprob/explorer_side.js); the
+tree and Compare below the view, shown once there is a branch; the pinned token's whole table and
+bands last. Popovers ("more", "?") lie over the view and move nothing; every part that changes
+its content keeps its height, so no click moves what a person is looking at.
+"""
+
+from __future__ import annotations
+
+import html
+
+import traitlets as t
+
+__all__ = ["STYLE", "KEYS", "KEYS_TEXT", "FORK_LEGEND", "HELP_HTML", "Status"]
+
+KEYS = (
+    ("Ctrl+Enter", "in the prompt: Generate"),
+    ("n", "Next token"),
+    ("s, or Esc in the prompt", "Stop"),
+    ("b", "branch at the pinned token (the alternative under the pointer, else the likeliest other)"),
+    ("u", "undo the last change to the tree"),
+    ("← →", "move the pin"),
+    ("Esc", "release the pin"),
+)
+KEYS_TEXT = "Keys: " + " · ".join(f"{key} {what}" for key, what in KEYS)
+FORK_LEGEND = (
+    "▏ in the text: a fork (another branch takes another token there) · ↳ #n in the chart: that alternative's branch"
+)
+HELP_HTML = (
+    "<div class='lv-explore-help'><b>Keys</b><table>"
+    + "".join(f"<tr><td><kbd>{html.escape(key)}</kbd></td><td>{html.escape(what)}</td></tr>" for key, what in KEYS)
+    + f"</table><div class='lv-tree-note'>{html.escape(FORK_LEGEND)}</div></div>"
+)
+
+
+class Status(t.HasTraits):
+    """The status line as data: what it says and of which kind ("info", "note", "error"). The HTML in
+    the controls is made from it; the marimo panel and tests observe it, nothing parses the HTML."""
+
+    message = t.Unicode("Ready: type a prompt, then Generate or Next token.")
+    kind = t.Unicode("info")
+
+
+# JupyterLab's output area clips (overflow auto / hidden), which would hold the view's sticky column
+# and sliders (explorer.css) to the output instead of the notebook's scroller: not around an explorer.
+STYLE = """<style>
+.jp-OutputArea:has(.lv-explore), .jp-OutputArea-child:has(.lv-explore),
+.jp-OutputArea-output:has(.lv-explore) { overflow: visible; }
+.lv-explore.widget-box, .lv-explore .lv-explore-head { overflow: visible !important; }
+.lv-explore .lv-explore-head { position: relative; z-index: 5; }
+.lv-explore .lv-explore-bar { gap: 4px; flex-wrap: nowrap; overflow: visible; }
+.lv-explore .lv-explore-bar .jupyter-button, .lv-explore .lv-explore-bar .widget-toggle-button { margin: 0; }
+.lv-explore .lv-explore-statusbox { flex: 1 1 0; min-width: 0; height: 2.8em; overflow: hidden; margin: 0 6px;
+  align-self: center; }
+.lv-explore .lv-explore-statusbox .widget-html-content { height: auto; line-height: 1.4em; white-space: normal; }
+.lv-explore .lv-explore-status { font-size: 13px; line-height: 1.4em; max-height: 2.8em; overflow: hidden;
+  overflow-wrap: anywhere; }
+.lv-explore .lv-explore-pop { position: absolute; top: 100%; right: 0; z-index: 30; width: min(680px, 100%);
+  flex-wrap: wrap; gap: 4px; padding: 8px 10px; background: var(--jp-layout-color1, #fff);
+  color: var(--jp-ui-font-color1, #222); border: 1px solid var(--jp-border-color1, #bbb); border-radius: 6px;
+  box-shadow: 0 4px 16px rgba(0, 0, 0, 0.3); box-sizing: border-box; }
+.lv-explore .lv-explore-pop .widget-html-content { height: auto; line-height: 1.4; white-space: normal; }
+.lv-explore .lv-explore-help table { border-collapse: collapse; margin: 4px 0; }
+.lv-explore .lv-explore-help td { padding: 1px 10px 1px 0; vertical-align: top; }
+.lv-explore .lv-explore-help kbd { font-family: var(--jp-code-font-family, monospace); white-space: nowrap; }
+.lv-explore .lv-explore-pop .lv-pop-title { font-weight: 600; margin: 6px 0 2px; }
+.lv-explore .lv-tree-outline { border: 1px solid var(--jp-border-color2, #ddd); border-radius: 4px; }
+.lv-explore .lv-tree-outline .lv-tree-row { justify-content: flex-start; text-align: left; height: auto;
+  min-height: 24px; padding: 1px 6px; background: transparent; box-shadow: none; white-space: pre-wrap;
+  overflow-wrap: anywhere; font-family: var(--jp-code-font-family, monospace); font-size: 13px; }
+.lv-explore .lv-tree-outline .lv-tree-row:hover { background: var(--jp-layout-color2, #eee); }
+.lv-explore .lv-tree-outline .lv-tree-row.lv-tree-current { font-weight: bold;
+  background: color-mix(in srgb, var(--jp-brand-color1, #1976d2) 28%, transparent); }
+.lv-explore .lv-tree-note { color: var(--jp-ui-font-color2, #666); font-size: 12px; line-height: 1.4; }
+.lv-explore .lv-explore-prefix { overflow-wrap: anywhere; }
+.lv-explore .lv-tree-title { flex: 1 1 auto; min-width: 0; padding: 0 0.5em; }
+.lv-explore .lv-explore-tools { margin-top: 6px; }
+</style>"""
