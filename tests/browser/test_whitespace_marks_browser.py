@@ -77,8 +77,8 @@ def test_every_view_marks_the_same_whitespace_the_same_way(page, lab_server):
     for i in marked:  # pinning a token (a click) tells the kernel, which labels the branch-here controls
         app.locator(f".lv-token[data-index='{i}']").dispatch_event("click")
         where = app.locator(".widget-html-content", has_text=f"at token {i + 1} (")  # numbered from 1, as the chart
-        where.wait_for(timeout=30_000)
-        text = where.inner_text()
+        where.wait_for(state="attached", timeout=30_000)  # (the branch-here controls are behind "more")
+        text = where.text_content()
         labels[i] = text[text.index("(") + 1 : text.rindex(")")]
     assert labels == expected, "the explorer's branch label"
 

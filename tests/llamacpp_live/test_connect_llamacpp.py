@@ -218,7 +218,7 @@ def test_the_explorer_picks_tokens_by_hand_on_the_server(llamacpp_url, server):
     for (_, _, lp), a in zip(offered, first, strict=True):
         assert abs(lp - a["logprob"]) < TOL
     # choosing the second appends it with the server's number for it, and the next distribution follows
-    app.next_panel.buttons[1].click()
+    app.choose(int(offered[1][0]))  # what a click on the second choice's row asks the app for
     assert app.wait(300) and app.last_error is None, app.controls.status.value
     grown = app.view.trace
     assert grown.token_ids.tolist() == ids + [first[1]["id"]] and grown.prompt_len == len(ids)
