@@ -316,3 +316,13 @@ def show_more(page, app: str, shown: bool) -> None:
     if ("mod-active" in (toggle.get_attribute("class") or "")) != shown:
         toggle.click()
     page.locator(f"{app} .lv-explore-pop").first.wait_for(state="visible" if shown else "hidden", timeout=10_000)
+
+
+def printed(page, index: int, tag: str) -> dict:
+    """Run cell `index` and return the JSON it printed on its line starting with `tag` ("REF {...}")."""
+    run_cell(page, index)
+    wait_cell_done(page, index, timeout=MODEL_TIMEOUT)
+    text = output_text(page, index)
+    line = next((ln for ln in text.splitlines() if ln.startswith(tag + " ")), None)
+    assert line, f"cell {index} printed no {tag}:\n{text[-3000:]}"
+    return json.loads(line[len(tag) + 1:])

@@ -14,7 +14,6 @@ JupyterLab's file browser hidden) and a 1400x900 screen, in the light and the da
 
 from __future__ import annotations
 
-import json
 import time
 
 import pytest
@@ -24,6 +23,7 @@ from browser.lab import (
     MODEL_TIMEOUT,
     next_frames,
     output_text,
+    printed,
     projector_page,
     run_cell,
     screen_shot,
@@ -122,15 +122,6 @@ PARTS_JS = f"""() => [...document.querySelectorAll('{APP} .lv-side .lv-chart > *
 
 def box(locator) -> dict:
     return locator.evaluate(BOX_JS)
-
-
-def printed(page, index: int, tag: str) -> dict:
-    run_cell(page, index)
-    wait_cell_done(page, index, timeout=MODEL_TIMEOUT)
-    text = output_text(page, index)
-    line = next((ln for ln in text.splitlines() if ln.startswith(tag + " ")), None)
-    assert line, f"cell {index} printed no {tag}:\n{text[-3000:]}"
-    return json.loads(line[len(tag) + 1:])
 
 
 def status(page) -> str:

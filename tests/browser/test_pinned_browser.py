@@ -11,7 +11,6 @@ model loaded again with plain transformers, its logits filtered by transformers'
 
 from __future__ import annotations
 
-import json
 import time
 
 import pytest
@@ -22,6 +21,7 @@ from browser.lab import (
     next_frames,
     open_notebook,
     output_text,
+    printed,
     run_cell,
     save_screenshot,
     wait_cell_done,
@@ -87,15 +87,6 @@ ROWS_JS = """panel => [...panel.querySelectorAll('tr[data-token-id]')].map(r => 
 BAND_JS = """panel => Object.fromEntries([...panel.querySelectorAll('.lv-pin-band')].map(b => [b.dataset.setting, {
   from: b.dataset.sampleableFrom, to: b.dataset.sampleableTo, onlyFrom: b.dataset.onlyFrom, onlyTo: b.dataset.onlyTo,
   words: b.textContent}]))"""
-
-
-def printed(page, index: int, tag: str) -> dict:
-    run_cell(page, index)
-    wait_cell_done(page, index, timeout=MODEL_TIMEOUT)
-    text = output_text(page, index)
-    line = next((ln for ln in text.splitlines() if ln.startswith(tag + " ")), None)
-    assert line, f"cell {index} printed no {tag}:\n{text[-3000:]}"
-    return json.loads(line[len(tag) + 1:])
 
 
 BOX_JS = """e => {

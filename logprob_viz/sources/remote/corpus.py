@@ -165,20 +165,27 @@ def _run_all(reqs: list[Request], one, plan: InFlight, progress: bool, stop, hal
     failed = _collect([f for f in futures if f.done() and not f.cancelled()], futures, traces, failed)
     corpus = _corpus(traces, started, mode)
     corpus.meta.update(gate.meta())
+    return _ended(corpus, len(reqs), failed, interrupted, stop)
+
+
+def _ended(corpus: Corpus, asked: int, failed, interrupted, stop) -> Corpus:
+    """The corpus of what finished, once every request has ended: a failed item raises (a refusal as
+    itself, anything else as `CorpusIncomplete` holding the corpus); a stop or Ctrl-C warns how many
+    of the `asked` items it holds."""
     kept = len(corpus)
     if failed is not None:
         i, error = failed
         if kept == 0 and isinstance(error, (TypeError, ValueError)):  # a refusal (this server cannot score)
             raise type(error)(f"item {i} of the list: {error}") from error
-        raise CorpusIncomplete(f"item {i} of the list failed: {error} — error.corpus holds the {kept} of {len(reqs)} "
+        raise CorpusIncomplete(f"item {i} of the list failed: {error} — error.corpus holds the {kept} of {asked} "
                                "items finished (the others were not run or were cut short); send the rest again "
                                "once the cause is fixed", corpus, i) from error
-    if interrupted is None and stop is not None and len(corpus) < len(reqs):
+    if interrupted is None and stop is not None and kept < asked:
         interrupted = Interrupted("stopped by the caller")  # a worker saw the stop first
     if interrupted is not None:
         how = "interrupted" if isinstance(interrupted, KeyboardInterrupt) else "stopped"
-        warnings.warn(f"{how}: the corpus holds the {kept} of {len(reqs)} items finished so far; the others were "
-                      "not run", stacklevel=4)
+        warnings.warn(f"{how}: the corpus holds the {kept} of {asked} items finished so far; the others were "
+                      "not run", stacklevel=5)
     return corpus
 
 
