@@ -58,7 +58,8 @@ def test_two_explorers_and_a_cell_on_one_server_runner_take_turns(llamacpp_url):
     wait_for(lambda: "waiting for the runner" in status(second), "the second explorer says it waits")
     first.controls.generate.click()  # pressed twice: refused, named
     assert "Generate was not started: Generate is running" in first.last_error
-    with pytest.warns(RuntimeWarning, match="generate waits for the runner, which is busy with an explorer's Generate") as said:
+    waits = "generate waits for the runner, which is busy with an explorer's Generate"
+    with pytest.warns(RuntimeWarning, match=waits) as said:
         stopper = threading.Thread(target=stop_once_warned, args=(first, said), daemon=True)
         stopper.start()
         mine = runner.generate(ROBOT, max_new_tokens=5, top_logprobs=3)
