@@ -17,7 +17,8 @@ import numpy as np
 from .fields import FIELDS
 from .trace import Trace
 
-__all__ = ["ColumnRows", "Block", "TraceColumns", "TextColumn", "JsonColumn", "previews", "texts_of", "flag_summaries"]
+__all__ = ["ColumnRows", "Block", "TraceColumns", "TextColumn", "JsonColumn", "any_has", "previews", "texts_of",
+           "flag_summaries"]
 
 PER_TOKEN_COLUMNS = {"token_ids": "token_ids", "logprobs": "logprobs", "ranks": "ranks", "entropy": "entropy"}
 
@@ -342,3 +343,18 @@ class JsonColumn(ColumnRows):
 
     def take(self, positions) -> JsonColumn:
         return JsonColumn(self.values.take(np.asarray(list(positions), dtype=np.int64)))
+
+    def any_has(self, key: str) -> bool:
+        """Whether a row's dict has `key`: only the rows whose text holds the quoted key are parsed."""
+        import pyarrow.compute as pc
+
+        holds = pc.match_substring(self.values, json.dumps(key)).to_numpy(zero_copy_only=False)
+        return any(key in self.row(int(i)) for i in np.flatnonzero(holds))
+
+
+def any_has(metadata, key: str) -> bool:
+    """Whether any item's metadata dict has `key`; a column-backed corpus answers from its JSON
+    texts, without a dict per row (1M rows took ~4 s that way)."""
+    if isinstance(metadata, JsonColumn):
+        return metadata.any_has(key)
+    return any(key in m for m in metadata)

@@ -88,10 +88,35 @@ def read_array(field: dict | None) -> np.ndarray | None:
 
 def texts(name: str, strings) -> dict:
     """``{"blob", "offsets"}`` of `strings`: one UTF-8 blob (uint8) and its offsets (uint32, len + 1)."""
+    blob, offsets = _utf8_by_arrow(strings) or _utf8_by_python(strings)
+    return {"blob": array(f"{name}.blob", blob, "uint8"), "offsets": array(f"{name}.offsets", offsets, "uint32")}
+
+
+def _utf8_by_python(strings) -> tuple[np.ndarray, np.ndarray]:
     encoded = [s.encode("utf-8", errors="surrogatepass") for s in strings]
     offsets = np.concatenate([[0], np.cumsum([len(b) for b in encoded], dtype=np.int64)])
-    blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
-    return {"blob": array(f"{name}.blob", blob, "uint8"), "offsets": array(f"{name}.offsets", offsets, "uint32")}
+    return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
+
+
+def _utf8_by_arrow(strings) -> tuple[np.ndarray, np.ndarray] | None:
+    """(blob, offsets) through pyarrow, which encodes in C (1M texts: ~0.3 s, against ~3 s for the
+    loop); None without pyarrow, or for a lone surrogate, which only the loop's surrogatepass keeps."""
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return None
+    values = getattr(strings, "values", None)  # a TextColumn of a Parquet-backed corpus holds Arrow already
+    try:
+        column = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(list(strings), pa.string())
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        column = column.cast(pa.large_string())
+    except (pa.ArrowException, UnicodeError, TypeError):
+        return None
+    _, offsets_buffer, data_buffer = column.buffers()
+    offsets = np.frombuffer(offsets_buffer, np.int64)[column.offset : column.offset + len(column) + 1]
+    data = np.frombuffer(data_buffer, np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
+    return data[offsets[0] : offsets[-1]], offsets - offsets[0]
 
 
 def message(kind: str, payload: dict, **fields) -> tuple[dict, list]:

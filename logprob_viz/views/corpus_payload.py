@@ -6,6 +6,7 @@ so 10,000 rows cross as a dozen binary buffers, never as per-row JSON::
 
     {"version": 1, "n": N,
      "label", "text", "flags": texts [N]            # text: the whole text (the filter reads it)
+     "text_rank": uint32 [N]                         # each text's place in code-point order (equal texts, equal ranks)
      "tokens": int32 [N], "perplexity", "mean_logprob", "min_logprob", "max_surprisal",
      "mean_entropy": float32 [N]                     # NaN where unknown (Corpus.to_pandas)
      "spark": float32 [S], "spark_offsets": uint32 [N + 1]   # row i's points: spark[off[i]:off[i+1]]
@@ -32,7 +33,7 @@ import math
 
 import numpy as np
 
-from ..records.corpus_columns import texts_of
+from ..records.corpus_columns import any_has, texts_of
 from .codec import array, texts
 
 __all__ = ["SPARK_POINTS", "NUMBER_COLUMNS", "encode_corpus", "sparklines", "encode_index", "encode_answers",
@@ -73,13 +74,15 @@ def encode_index(frame) -> dict:
 def encode_corpus(corpus) -> dict:
     """The table widget's ``_payload`` (see the module docstring)."""
     frame = corpus.to_pandas()
+    whole_texts = texts_of(corpus.traces)
     spark, offsets = sparklines(corpus)
     known = spark[~np.isnan(spark)]
     payload = {
         "version": 1,
         "n": len(corpus),
         "label": texts("label", corpus.labels),
-        "text": texts("text", texts_of(corpus.traces)),
+        "text": texts("text", whole_texts),
+        "text_rank": array("text_rank", text_ranks(whole_texts), "uint32"),
         "flags": texts("flags", frame["flags"].tolist()),
         "tokens": array("tokens", frame["tokens"].to_numpy(), "int32"),
         "spark": array("spark", spark, "float32"),
@@ -93,10 +96,44 @@ def encode_corpus(corpus) -> dict:
     return payload
 
 
+def text_ranks(strings) -> np.ndarray:
+    """Each text's rank in code-point order, equal texts sharing one (dense), for the table's sort
+    by text: sorted here, by Arrow in C where it can (1M texts: ~0.2 s; the browser's sort took 4.5 s)."""
+    order, changes = _sorted_by_arrow(strings) or _sorted_by_python(list(strings))
+    ranks = np.empty(len(order), np.uint32)
+    ranks[order] = np.concatenate([[0], np.cumsum(changes)]).astype(np.uint32)[: len(order)]
+    return ranks
+
+
+def _sorted_by_python(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(the order, whether each text in that order differs from the one before it, from the second on)."""
+    order = sorted(range(len(strings)), key=strings.__getitem__)
+    changes = [strings[a] != strings[b] for a, b in zip(order[1:], order[:-1])]
+    return np.array(order, dtype=np.int64), np.array(changes, dtype=bool)
+
+
+def _sorted_by_arrow(strings) -> tuple[np.ndarray, np.ndarray] | None:
+    """As `_sorted_by_python`; None without pyarrow or for a lone surrogate (Arrow holds only UTF-8)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+    except ImportError:
+        return None
+    values = getattr(strings, "values", None)  # a TextColumn of a Parquet-backed corpus holds Arrow already
+    try:
+        column = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(list(strings), pa.string())
+    except (pa.ArrowException, UnicodeError, TypeError):
+        return None
+    order = pc.sort_indices(column).to_numpy()
+    ordered = column.take(pa.array(order))
+    changes = pc.not_equal(ordered[1:], ordered[:-1]).to_numpy(zero_copy_only=False).astype(bool)
+    return order, changes
+
+
 def encode_answers(corpus) -> dict:
     """``{"answers": ...}`` for a corpus whose items carry a predicted option (see the module docstring); else {}."""
     metadata = corpus.metadata
-    if not any("predicted" in m for m in metadata):
+    if not any_has(metadata, "predicted"):
         return {}
     correct = [255 if m.get("correct") is None else int(bool(m["correct"])) for m in metadata]
     return {"answers": {"predicted": texts("predicted", [str(m.get("predicted", "")) for m in metadata]),

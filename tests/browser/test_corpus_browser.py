@@ -157,6 +157,9 @@ def test_sort_filter_and_a_row_opens_its_trace_below(page, lab_server, corpus_no
     root.locator(".lvx-traces .lvx-head .lvx-col-tokens").click()
     wait_rows(root, want.sort_values("tokens", ascending=False, kind="stable")["item"].tolist())
     assert header.get_attribute("aria-sort") == "none"
+    root.locator(".lvx-traces .lvx-head .lvx-col-text").click()  # whole texts, by the kernel's code-point ranks
+    wait_rows(root, want.sort_values("text", kind="stable")["item"].tolist())  # a text column: A to Z first
+    root.locator(".lvx-traces .lvx-head .lvx-col-tokens").click()
 
     # Filter: text contains (any case), then a perplexity range as well.
     root.locator(".lvx-f-text").fill("ROBOT")

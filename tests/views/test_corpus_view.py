@@ -96,6 +96,33 @@ def test_a_corpus_read_from_parquet_gives_the_same_table_payload_without_a_trace
     np.testing.assert_array_equal(wire.array(from_columns["tokens"], "int32"), [len(tr) for tr in corpus.traces])
 
 
+def test_the_text_ranks_order_whole_texts_by_code_points_and_tie_equal_texts(corpus, tmp_path):
+    from logprob_viz.views.corpus_payload import text_ranks
+
+    texts = ["b", "a", "b", "é", "", "a", "\uffff", "\U0001F600", "ab", "x\ud800"]  # a lone surrogate: no Arrow
+    distinct = sorted(set(texts))  # Python orders str by code points
+    assert text_ranks(texts).tolist() == [distinct.index(t) for t in texts]
+    assert text_ranks([]).tolist() == []
+    doubled = lv.Corpus(corpus.traces + corpus.traces)
+    doubled.to_parquet(tmp_path / "d.parquet")
+    payload_ranks = wire.array(CorpusView(lv.Corpus.read_parquet(tmp_path / "d.parquet")).table._payload["text_rank"],
+                               "uint32")
+    whole = [tr.text for tr in doubled.traces]
+    assert payload_ranks.tolist() == [sorted(set(whole)).index(t) for t in whole]
+
+
+def test_answers_come_with_the_items_that_carry_a_predicted_option(corpus, tmp_path):
+    from logprob_viz.views.corpus_payload import encode_corpus
+
+    metadata = [{"topic": "predicted"}, {"predicted": " yes", "gold": " no", "correct": False}, {}, {}]
+    lv.Corpus(corpus.traces, metadata=metadata).to_parquet(tmp_path / "a.parquet")
+    lv.Corpus(corpus.traces, metadata=[{"topic": "predicted"}] * 4).to_parquet(tmp_path / "b.parquet")
+    answers = encode_corpus(lv.Corpus.read_parquet(tmp_path / "a.parquet"))["answers"]
+    assert wire.texts(answers["predicted"]) == ["", " yes", "", ""]
+    assert wire.array(answers["correct"], "uint8").tolist() == [255, 0, 255, 255]
+    assert "answers" not in encode_corpus(lv.Corpus.read_parquet(tmp_path / "b.parquet"))  # a value is not a key
+
+
 def test_the_index_payload_is_a_groupby_of_every_known_token(view, corpus):
     rows = [(tok, -float(lp), int(rank)) for tr in corpus.traces
             for tok, lp, rank in zip(tr.tokens, tr.logprobs, tr.ranks, strict=True) if not np.isnan(lp)]

@@ -50,3 +50,9 @@ test("whole texts sort by code units, stable", () => {
   assert.deepEqual([...sortRows(rows, data.columns.text, "longtext", false)], [4, 3, 0, 1, 2]);
   assert.deepEqual([...sortRows(rows, ["b", "a", "b", "a", "b"], "longtext", true)], [0, 2, 4, 1, 3]);
 });
+
+test("whole texts sort by the kernel's ranks when the payload has them (equal ranks: stable)", () => {
+  const ranked = { ...data, textRank: Uint32Array.from([2, 0, 2, 1, 3]) };
+  assert.deepEqual([...visibleRows(ranked, {}, { column: "text", descending: false }, {})], [1, 3, 0, 2, 4]);
+  assert.deepEqual([...visibleRows(ranked, {}, { column: "text", descending: true }, {})], [4, 0, 2, 3, 1]);
+});
