@@ -69,28 +69,16 @@ export function decodeCorpus(payload) {
   return { n, columns, answers, textRank, spark: readArray(payload.spark, "spark"), sparkOffsets, sparkMax: payload.spark_max, index };
 }
 
-const NATURAL_KEYS = new WeakMap(); // a text column -> its sort keys, made once
-const PREFIX_KEYS = new WeakMap();
-export const TEXT_KEY_CHARS = 200; // whole texts sort by their first 200 characters (ties: the order before)
+export const TEXT_KEY_CHARS = 200; // without the kernel's ranks, whole texts sort by their first 200 characters
 
-/** Sort keys of whole texts: their first TEXT_KEY_CHARS characters, as flat strings (fast to compare). */
-export function prefixKeys(values) {
-  let keys = PREFIX_KEYS.get(values);
-  if (!keys) {
-    keys = values.map((s) => (s.length > TEXT_KEY_CHARS ? s.slice(0, TEXT_KEY_CHARS) : s));
-    PREFIX_KEYS.set(values, keys);
-  }
-  return keys;
+/** The sort key of a whole text: its first TEXT_KEY_CHARS characters. */
+export function prefixKey(s) {
+  return s.length > TEXT_KEY_CHARS ? s.slice(0, TEXT_KEY_CHARS) : s;
 }
 
-/** Sort keys of texts in natural order: case folded, digit runs zero-padded ("item 9" < "item 10"). */
-export function naturalKeys(values) {
-  let keys = NATURAL_KEYS.get(values);
-  if (!keys) {
-    keys = values.map((s) => s.toLowerCase().replace(/\d+/g, (d) => d.padStart(16, "0")));
-    NATURAL_KEYS.set(values, keys);
-  }
-  return keys;
+/** The sort key of a text in natural order: case folded, digit runs zero-padded ("item 9" < "item 10"). */
+export function naturalKey(s) {
+  return s.toLowerCase().replace(/\d+/g, (d) => d.padStart(16, "0"));
 }
 
 /**
@@ -102,8 +90,7 @@ export function naturalKeys(values) {
  */
 export function sortRows(rows, values, kind, descending) {
   if (kind === "text" || kind === "longtext") {
-    const keys = kind === "text" ? naturalKeys(values) : prefixKeys(values);
-    return radixOrder(rows, rankWords(rows, stringRanks(keys), descending));
+    return radixOrder(rows, rankWords(rows, stringRanks(values, kind === "text" ? naturalKey : prefixKey), descending));
   }
   return radixOrder(rows, numberWords(rows, values, descending));
 }

@@ -78,18 +78,29 @@ export function numberWords(rows, values, descending) {
   return [high, low];
 }
 
-const RANKS = new WeakMap(); // a column's sort keys -> each row's rank among the distinct keys
+const RANKS = new WeakMap(); // a text column -> Map(its key rule -> each row's rank)
 
-/** Each row's rank among the distinct strings of `keys` in code-unit order (`<`); equal keys, equal ranks. */
-export function stringRanks(keys) {
-  let ranks = RANKS.get(keys);
+/**
+ * Each row's rank among the distinct `keyOf(value)` of the column `values`, in code-unit order
+ * (`<`): equal keys, equal ranks. Keys are made once per distinct value (a label column of 1M rows
+ * holds a few hundred) and the ranks cached per column and rule.
+ */
+export function stringRanks(values, keyOf) {
+  let byRule = RANKS.get(values);
+  if (!byRule) RANKS.set(values, (byRule = new Map()));
+  let ranks = byRule.get(keyOf);
   if (ranks) return ranks;
-  const distinct = [...new Set(keys)].sort(); // the default sort compares code units, as `<` does
+  const keyed = [...new Set(values)].map((value) => [keyOf(value), value]);
+  keyed.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   const rankOf = new Map();
-  for (let r = 0; r < distinct.length; r++) rankOf.set(distinct[r], r);
-  ranks = new Uint32Array(keys.length);
-  for (let i = 0; i < keys.length; i++) ranks[i] = rankOf.get(keys[i]);
-  RANKS.set(keys, ranks);
+  let rank = -1;
+  for (let i = 0; i < keyed.length; i++) {
+    if (i === 0 || keyed[i][0] !== keyed[i - 1][0]) rank++;
+    rankOf.set(keyed[i][1], rank);
+  }
+  ranks = new Uint32Array(values.length);
+  for (let i = 0; i < values.length; i++) ranks[i] = rankOf.get(values[i]);
+  byRule.set(keyOf, ranks);
   return ranks;
 }
 
