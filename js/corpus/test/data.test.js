@@ -56,3 +56,12 @@ test("whole texts sort by the kernel's ranks when the payload has them (equal ra
   assert.deepEqual([...visibleRows(ranked, {}, { column: "text", descending: false }, {})], [1, 3, 0, 2, 4]);
   assert.deepEqual([...visibleRows(ranked, {}, { column: "text", descending: true }, {})], [4, 0, 2, 3, 1]);
 });
+
+test("contains is literal (regex characters are text) and case-insensitive", () => {
+  const texts = { n: 4, columns: { text: ["a.b (c)", "axb", "[X]*", "ÉTÉ"], label: ["", "", "", ""],
+    perplexity: Float32Array.from([1, 1, 1, 1]) } };
+  assert.deepEqual([...filterRows(texts, { text: "A.B (" }, {})], [0]);
+  assert.deepEqual([...filterRows(texts, { text: "[x]*" }, {})], [2]);
+  assert.deepEqual([...filterRows(texts, { text: "été" }, {})], [3]);
+  assert.deepEqual([...filterRows(texts, { text: "\\" }, {})], []);
+});
