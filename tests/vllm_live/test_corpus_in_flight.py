@@ -18,10 +18,12 @@ import logprob_viz as lv
 import paths
 from logprob_viz.sources.remote.inflight import START
 
-# 240 short texts (4-12 words): enough that a first window at 16 in flight leaves room to grow
+# 720 short texts (4-12 words): a window lasts at least 2 s, and a doubling needs two rounds of
+# the wider number still to start, so the corpus must outlast a few windows however fast the server
+# (240 were done by the first window's end on a quiet machine: nothing was left to grow into)
 WORDS = ("the robot may not injure a human being or through inaction allow one to come to harm "
          "while the cat sat on the mat and the dog ran after a ball in the park").split()
-TEXTS = [" ".join(WORDS[(i * 7) % len(WORDS):][: 4 + i % 9]).capitalize() + "." for i in range(240)]
+TEXTS = [" ".join(WORDS[(i * 7) % len(WORDS):][: 4 + i % 9]).capitalize() + "." for i in range(720)]
 TOL = 1e-4  # float32 numbers of the same tokens in other batches (vLLM's CPU kernels)
 
 
@@ -40,11 +42,11 @@ def test_the_runner_grows_the_number_in_flight_and_the_traces_equal_one_at_a_tim
     tried = {int(k): v for k, v in meta["concurrency_tried"].items()}
     assert "grown while tokens/s rose" in meta["concurrency_how"]
     assert START in tried and all(w == START * 2 ** n for n, w in enumerate(sorted(tried)))
-    assert len(tried) >= 2, meta  # the first window at 16 always grows: 240 texts leave room for it
+    assert len(tried) >= 2, meta  # the first window at 16 always grows: 720 texts leave room for it
     assert meta["concurrency"] == max(tried, key=tried.get)  # the best number measured
-    one = runner.score(TEXTS, top_logprobs=3, concurrency=1, progress=False)
+    one = runner.score(TEXTS[:120], top_logprobs=3, concurrency=1, progress=False)  # (one at a time: slow)
     assert one.meta["concurrency"] == 1 and "concurrency_tried" not in one.meta
-    same_traces(chosen, one)
+    same_traces(chosen[:120], one)
 
 
 @pytest.fixture(scope="module")
