@@ -25,6 +25,7 @@ from ..records.json_fields import Fields
 from .logprob_view import LogprobView
 from .page import STATIC, _DetachedComm, fallback_html, page, require_frontend, with_html_fallback, written
 from .settings import check_size, settings
+from .toolkit import percent
 
 __all__ = ["FieldsView", "FieldsPanel", "fields_payload", "fields_html"]
 
@@ -197,7 +198,7 @@ def _static_list(fields: Fields) -> str:
     least = fields.least_confident()
     items = []
     for r in fields.rows:
-        p = "?" if math.isnan(r.prob) else f"{r.prob * 100:.1f}%"
+        p = percent(r.prob)
         mark = " (least confident)" if r is least else ""
         items.append(f"<li><code>{html.escape(r.path)}</code>: <code>{html.escape(r.value)}</code> "
                      f"p = {p}{mark}</li>")

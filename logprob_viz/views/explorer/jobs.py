@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 
 from ...records.trace import Trace
+from ..toolkit import percent_of_logprob
 from .branching import append_row, as_trace
 from .worker import ending_of
 
@@ -169,4 +170,4 @@ def _from_top_k(step: Trace, row: int, text: str, token_id) -> dict:
             return {"token": alt, "p": math.exp(float(lp)), "rank": j + 1, "error": None, "note": "from the top K"}
     last = min((float(lp) for lp in step.top_logprobs[row] if math.isfinite(lp)), default=-math.inf)
     return {"error": f"{text!r} is not among the top {len(step.top_tokens[row])} the runner returned: its p is at most "
-                     f"{math.exp(last):.1%}"}
+                     f"{percent_of_logprob(last)}"}
