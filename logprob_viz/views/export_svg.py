@@ -154,11 +154,12 @@ def _chart(trace, i, palette, left, font_size) -> tuple[str, int]:
     row_h = small + 8
     lp = float(trace.logprobs[i])
     token, _ = shown_text(trace.tokens[i])
+    stats = f"p {percent(math.exp(lp))} · rank {trace.ranks[i] or '?'}"  # escaped below: "<0.1%" is text
     out = [f'<g class="lv-chart" font-size="{small}">',
            f'<text x="{left}" y="{MARGIN + small}" fill="#222">token {i + 1} of {len(trace)}: '
            f"{escape(token)}</text>",
-           f'<text x="{left}" y="{MARGIN + 2 * small + 6}" fill="#444">p {percent(math.exp(lp))} · rank '
-           f"{trace.ranks[i] or '?'}</text>"]
+           f'<text x="{left}" y="{MARGIN + 2 * small + 6}" fill="#444">'
+           f"{escape(stats)}</text>"]
     y = MARGIN + 2 * small + 14
     rows = list(zip(trace.top_tokens[i], trace.top_logprobs[i].tolist(), trace.top_ids[i].tolist(), strict=False))
     chosen_id = int(trace.token_ids[i])
