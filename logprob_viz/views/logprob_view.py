@@ -28,7 +28,7 @@ from .attribution_view import answer_why, encode_attribution
 from .codec import append_start, encode_append, encode_trace, extends, flag_notes, json_safe, message, summary
 from .lens_view import decided_traits
 from .page import STATIC, mimebundle_with_fallback, require_frontend, script_fragment, to_html
-from .settings import check_size, settings
+from .settings import UPDATE_S, check_size, settings
 
 __all__ = ["LogprobView", "encode_trace"]
 
@@ -37,7 +37,7 @@ logger = logging.getLogger(__name__)
 _BUNDLE = STATIC / "widget.js"
 _STYLES = STATIC / "widget.css"
 
-BATCH_S = 0.1  # while tokens arrive, new ones reach the browser at least this often
+BATCH_S = UPDATE_S  # while tokens arrive, new ones reach the browser at least this often
 FOLD_S = 0.5  # this long without new tokens ends a stream: the whole trace goes into _payload
 
 _MODES = ("probability", "logprob", "entropy", "rank", "ratio", "decided")

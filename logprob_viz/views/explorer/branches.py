@@ -15,10 +15,10 @@ import ipywidgets as w
 from ...records.trace import Trace
 from ..toolkit import percent_of_logprob
 from .branching import as_trace, branch_label, fork_position, parents_of, visible
+from .comparing import MAX_COMPARED
 
 __all__ = ["BranchList", "BranchHere"]
 
-MAX_COMPARED = 8  # rows the compare view shows
 
 
 OUTLINE_HEIGHT = "8.2em"  # about five rows: the panel keeps its height, so the view below never moves
