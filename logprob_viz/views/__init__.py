@@ -2,6 +2,7 @@
 
     codec.py          the one wire codec: arrays as self-describing binary buffers
     page.py           offline HTML pages and the notebook's HTML fallback; static_html.py for script-less copies
+    toolkit.py        palettes, text colour, percent format, token display (the JS twin: js/toolkit/)
     whitespace.py     the one visible-whitespace mapping (the JS twin: js/toolkit/whitespace.js)
     logprob_view.py   `LogprobView`: a trace as a heatmap, the alternatives chart, appends;
                       attribution_view.py its "why?" requests

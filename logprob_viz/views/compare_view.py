@@ -18,7 +18,8 @@ import traitlets as t
 from ..records.comparison import Comparison
 from ..records.tokens import split_groups
 from .codec import array, texts
-from .page import STATIC, fallback_html, require_frontend, with_html_fallback
+from .page import STATIC, require_frontend, with_html_fallback
+from .static_html import comparison_html
 
 __all__ = ["CompareView", "auto_range", "encode_comparison"]
 
@@ -203,10 +204,30 @@ class CompareView(anywidget.AnyWidget):
     def _range_set(self, change):
         self._auto_range = False  # set by the user: kept from now on (the line above re-arms it)
 
+    # -- the page protocol (`logprob_viz.views.page`) and the linked figure's (`plot_link`) --------
+
+    def page_html(self, max_state_bytes: int | None = None) -> str:
+        """A static HTML copy (no script): the header and the coloured rows (`static_html.comparison_html`)."""
+        return comparison_html(self._comparison)
+
+    def page_title(self) -> str:
+        return "logprob_viz: comparison"
+
+    def plot(self, kind: str = "difference", **kwargs):
+        """The comparison's figure for `logprob_viz.link` (point i is span i; see `plots.plot_comparison`)."""
+        from .plots import plot_comparison
+
+        return plot_comparison(self._comparison, kind, **kwargs)
+
+    @property
+    def pin_count(self) -> int:
+        """How many items a linked figure's click can pin: the spans."""
+        return int(self.n_spans)
+
     def _repr_mimebundle_(self, **kwargs):
         # The live view where a widget manager renders it; elsewhere (nbconvert's HTML, viewers)
         # a static HTML copy: the header and the coloured rows, no script.
-        return with_html_fallback(super()._repr_mimebundle_(**kwargs), lambda: fallback_html(self))
+        return with_html_fallback(super()._repr_mimebundle_(**kwargs), self.page_html)
 
     def __repr__(self) -> str:
         cmp = getattr(self, "_comparison", None)

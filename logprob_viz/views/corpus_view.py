@@ -16,11 +16,7 @@ list through ``_occurrences``): that is how the browser knows that no kernel ans
 
 from __future__ import annotations
 
-import base64
-import html
-import json
 import logging
-import uuid
 
 import anywidget
 import ipywidgets
@@ -31,14 +27,12 @@ from .corpus_payload import encode_corpus, occurrence_rows
 from .logprob_view import LogprobView
 from .page import (
     FALLBACK_MAX_STATE_BYTES,
-    STATE_TYPE,
     STATIC,
-    _DetachedComm,
-    _read_static,
+    detached,
     fallback_html,
     page,
     require_frontend,
-    view_state,
+    script_fragment,
     with_html_fallback,
     written,
 )
@@ -232,26 +226,15 @@ class CorpusView(ipywidgets.VBox):
         return f"CorpusView({corpus!r})" if corpus is not None else object.__repr__(self)
 
 
-_NOTE = ("(logprob_viz: the corpus view did not run here: its script is blocked, e.g. in an untrusted notebook; "
-         "in JupyterLab, trust the notebook)")
 _NOTE_LARGE = ("(logprob_viz: this corpus is too large to embed in the notebook as HTML; "
                "export it with corpus.to_html('corpus.html'))")
 
 
 def _table_fragment(table: CorpusTable, max_state_bytes: int | None = None) -> str:
-    raw = json.dumps(view_state(table), separators=(",", ":"), allow_nan=False, ensure_ascii=False)
-    state = base64.b64encode(raw.encode("utf-8")).decode("ascii")
-    n = table._payload.get("n", 0)
-    if max_state_bytes is not None and len(state) > max_state_bytes:
-        return f'<pre class="lvx-standalone-fallback">{html.escape(f"<Corpus of {n} traces>")}\n{_NOTE_LARGE}</pre>'
-    return "".join([
-        f'<div class="lvx-standalone" id="lvx-{uuid.uuid4().hex}">',
-        f"<style>{_read_static('corpus.css')}</style>",
-        f'<div class="lvx-standalone-host"><pre>{html.escape(f"<Corpus of {n} traces>")}\n{_NOTE}</pre></div>',
-        f'<script type="{STATE_TYPE}">{state}</script>',
-        f"<script>{_read_static('corpus_standalone.js')}</script>",
-        "</div>",
-    ])
+    # the page's one state encoding and box (`page.script_fragment`), mounted by js/corpus/standalone.js
+    return script_fragment(table, box="lvx-standalone", css="corpus.css", script="corpus_standalone.js",
+                           text=f"<Corpus of {table._payload.get('n', 0)} traces>", large_note=_NOTE_LARGE,
+                           what="corpus view", max_state_bytes=max_state_bytes)
 
 
 def _body(table: CorpusTable, logprob_view: LogprobView, max_state_bytes: int | None = None) -> str:
@@ -265,16 +248,9 @@ def _title(corpus: Corpus) -> str:
 
 def corpus_html(corpus: Corpus, path=None, *, selected_item: int = 0, pinned: int = -1, title: str | None = None):
     """`Corpus.to_html`: the page of a corpus view, made without opening one in the notebook."""
-    from ipywidgets import Layout
-
     corpus = _checked_corpus(corpus)
-    layouts = [Layout(comm=_DetachedComm()) for _ in range(2)]  # a DOMWidget's layout is a widget of its own
-    table = CorpusTable(_payload=encode_corpus(corpus), selected_item=selected_item, pinned=pinned,
-                        _shown_item=selected_item, comm=_DetachedComm(), layout=layouts[0])
-    detail = LogprobView(corpus[selected_item], selected=pinned, comm=_DetachedComm(), layout=layouts[1])
-    try:
+    with (detached(CorpusTable, _payload=encode_corpus(corpus), selected_item=selected_item, pinned=pinned,
+                   _shown_item=selected_item) as table,
+          detached(LogprobView, corpus[selected_item], selected=pinned) as detail):
         body = _body(table, detail)
-    finally:
-        for widget in (table, detail, *layouts):
-            widget.close()
     return written(page(body, title or _title(corpus)), path)

@@ -15,7 +15,9 @@ import unicodedata
 from xml.sax.saxutils import escape, quoteattr
 
 from ..records.trace import Trace
-from .pictures import MODES, RANK_BUCKETS, _check_mode, color_of, hex_color, readable_on, shown_text, token_colors
+from . import toolkit
+from .pictures import MODES, RANK_BUCKETS, _check_mode, color_of, shown_text, token_colors
+from .toolkit import hex_color, percent, readable_on
 
 __all__ = ["to_svg"]
 
@@ -34,14 +36,15 @@ def _columns(text: str) -> int:
     return cells
 
 
-def _percent(p: float) -> str:
-    """As the view's formatPercent: "41.3%", "<0.1%", "0%", "?"."""
-    if p is None or math.isnan(p):
-        return "?"
-    pct = p * 100
-    if pct == 0:
-        return "0%"
-    return "<0.1%" if pct < 0.05 else f"{pct:.1f}%"
+def _check_pinned(pinned, n: int) -> None:
+    """`pinned` is None or a token index: a whole number (not a bool: True is no token's index) below `n`."""
+    if pinned is None:
+        return
+    if isinstance(pinned, bool) or not isinstance(pinned, numbers.Integral):
+        raise TypeError(f"pinned must be None or a token index (a whole number), got {pinned!r} "
+                        f"({type(pinned).__name__})")
+    if not 0 <= pinned < n:
+        raise ValueError(f"pinned must be None or a token index between 0 and {n - 1}, got {pinned!r}")
 
 
 def to_svg(trace: Trace, color_mode: str = "probability", palette: str = "viridis", width: int = 720,
@@ -63,8 +66,7 @@ def to_svg(trace: Trace, color_mode: str = "probability", palette: str = "viridi
     if not isinstance(trace, Trace):
         raise TypeError(f"to_svg draws a logprob_viz.Trace, got {type(trace).__name__}")
     mode = _check_mode(color_mode, palette)
-    if pinned is not None and not (isinstance(pinned, numbers.Integral) and 0 <= pinned < len(trace)):
-        raise ValueError(f"pinned must be None or a token index between 0 and {len(trace) - 1}, got {pinned!r}")
+    _check_pinned(pinned, len(trace))
     text_w = width - 2 * MARGIN - (CHART_W + 16 if pinned is not None else 0)
     if text_w < 120:
         raise ValueError(f"width={width} leaves {text_w} px for the text; give at least {width - text_w + 120}")
@@ -103,7 +105,7 @@ def _tokens(trace, colors, pinned, show_whitespace, text_w, char_w, line_h, font
         if i == pinned:
             stroke = ' stroke="#000" stroke-width="2"'
         p = math.exp(trace.logprobs[i])
-        title = f"token {i + 1}: {token!r} p {_percent(p)} rank {trace.ranks[i] or '?'}"
+        title = f"token {i + 1}: {toolkit.shown(token)} p {percent(p)} rank {trace.ranks[i] or '?'}"
         out.append(
             f'<g class="lv-token" data-index="{i}"><title>{escape(title)}</title>'
             f'<rect x="{left:.1f}" y="{top}" width="{w:.1f}" height="{line_h - 2}" rx="2" fill="{fill}"{stroke}/>'
@@ -152,11 +154,12 @@ def _chart(trace, i, palette, left, font_size) -> tuple[str, int]:
     row_h = small + 8
     lp = float(trace.logprobs[i])
     token, _ = shown_text(trace.tokens[i])
+    stats = f"p {percent(math.exp(lp))} · rank {trace.ranks[i] or '?'}"  # escaped below: "<0.1%" is text
     out = [f'<g class="lv-chart" font-size="{small}">',
            f'<text x="{left}" y="{MARGIN + small}" fill="#222">token {i + 1} of {len(trace)}: '
            f"{escape(token)}</text>",
-           f'<text x="{left}" y="{MARGIN + 2 * small + 6}" fill="#444">p {_percent(math.exp(lp))} · rank '
-           f"{trace.ranks[i] or '?'}</text>"]
+           f'<text x="{left}" y="{MARGIN + 2 * small + 6}" fill="#444">'
+           f"{escape(stats)}</text>"]
     y = MARGIN + 2 * small + 14
     rows = list(zip(trace.top_tokens[i], trace.top_logprobs[i].tolist(), trace.top_ids[i].tolist(), strict=False))
     chosen_id = int(trace.token_ids[i])
@@ -183,7 +186,7 @@ def _chart(trace, i, palette, left, font_size) -> tuple[str, int]:
             outline = ' stroke="#000"' if chosen else ""
             out.append(f'<rect x="{left + 130}" y="{y + 2}" width="{max(0.5, 110 * p):.1f}" height="{row_h - 6}" '
                        f'fill="{hex_color(rgb)}"{outline}/>')
-            note = _percent(p) + (f" · rank {rank}" if rank else "")
+            note = percent(p) + (f" · rank {rank}" if rank else "")
             out.append(f'<text x="{left + 244}" y="{y + small}" fill="#222"{weight}>{escape(note)}</text>')
         y += row_h
     out.append("</g>")

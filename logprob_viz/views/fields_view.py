@@ -23,8 +23,9 @@ import traitlets as t
 
 from ..records.json_fields import Fields
 from .logprob_view import LogprobView
-from .page import STATIC, _DetachedComm, fallback_html, page, require_frontend, with_html_fallback, written
+from .page import STATIC, detached, page, require_frontend, with_html_fallback, written
 from .settings import check_size, settings
+from .toolkit import percent
 
 __all__ = ["FieldsView", "FieldsPanel", "fields_payload", "fields_html"]
 
@@ -197,7 +198,7 @@ def _static_list(fields: Fields) -> str:
     least = fields.least_confident()
     items = []
     for r in fields.rows:
-        p = "?" if math.isnan(r.prob) else f"{r.prob * 100:.1f}%"
+        p = percent(r.prob)
         mark = " (least confident)" if r is least else ""
         items.append(f"<li><code>{html.escape(r.path)}</code>: <code>{html.escape(r.value)}</code> "
                      f"p = {p}{mark}</li>")
@@ -207,13 +208,8 @@ def _static_list(fields: Fields) -> str:
 
 def _static_body(fields: Fields, selected: int = -1) -> str:
     pinned = fields.rows[selected].at if 0 <= selected < len(fields.rows) else -1
-    layout = ipywidgets.Layout(comm=_DetachedComm())
-    view = LogprobView(fields.trace, selected=pinned, comm=_DetachedComm(), layout=layout)
-    try:
-        return _static_list(fields) + fallback_html(view)
-    finally:
-        view.close()
-        layout.close()
+    with detached(LogprobView, fields.trace, selected=pinned) as view:
+        return _static_list(fields) + view.page_html()
 
 
 def fields_html(fields: Fields, path=None, *, title: str | None = None, selected: int = -1):

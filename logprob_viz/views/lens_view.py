@@ -23,7 +23,8 @@ import numpy as np
 import traitlets as t
 
 from .codec import array, message, texts
-from .page import STATIC, fallback_html, require_frontend, with_html_fallback
+from .page import STATIC, require_frontend, with_html_fallback
+from .static_html import lens_html
 
 __all__ = ["LensView", "encode_lens"]
 
@@ -75,6 +76,17 @@ def encode_lens(lens, inline: bool) -> dict:
         "top_logprobs": array("top_logprobs", lens.top_logprobs, "float32") if inline else None,
     }
 
+
+def decided_traits(lens, trace) -> dict:
+    """The "decided" mode's traits of a lens: its commitment(top=1) per token and its blocks."""
+    from ..records.lens import Lens
+
+    if not isinstance(lens, Lens):
+        raise TypeError(f"lens must be a logprob_viz Lens (runner.lens(text)), got {type(lens).__name__}")
+    if len(lens) != len(trace):
+        raise ValueError(f"the lens has {len(lens)} tokens and the trace {len(trace)}: "
+                         "show the lens's own trace, LogprobView(lens.trace, lens=lens)")
+    return {"_decided": array("decided", lens.commitment(top=1), "int32"), "decided_blocks": int(lens.n_blocks)}
 
 class LensView(anywidget.AnyWidget):
     """A `Lens` as a layers x tokens heatmap; alternatives on hover, a per-layer plot on pin.
@@ -155,10 +167,19 @@ class LensView(anywidget.AnyWidget):
         content, buffers = message("lens-detail", answer, id=request_id)
         self.send(content, buffers)
 
+    # -- the page protocol (`logprob_viz.views.page`) -------------------------------------------
+
+    def page_html(self, max_state_bytes: int | None = None) -> str:
+        """A static HTML copy (no script): the layers x tokens table (`static_html.lens_html`)."""
+        return lens_html(self.lens)
+
+    def page_title(self) -> str:
+        return f"logprob_viz: {self.lens.meta.get('model', 'lens')}"
+
     def _repr_mimebundle_(self, **kwargs):
         # The live view where a widget manager renders it; elsewhere (nbconvert's HTML, viewers)
         # a static HTML table of the layers' top guesses, no script.
-        return with_html_fallback(super()._repr_mimebundle_(**kwargs), lambda: fallback_html(self))
+        return with_html_fallback(super()._repr_mimebundle_(**kwargs), self.page_html)
 
     def __repr__(self) -> str:
         return f"LensView({self._lens!r})" if hasattr(self, "_lens") else object.__repr__(self)

@@ -26,8 +26,9 @@ import traitlets as t
 from ..records.trace import Trace
 from .attribution_view import answer_why, encode_attribution
 from .codec import append_start, encode_append, encode_trace, extends, flag_notes, json_safe, message, summary
-from .page import STATIC, mimebundle_with_fallback, require_frontend
-from .settings import check_size, settings
+from .lens_view import decided_traits
+from .page import STATIC, mimebundle_with_fallback, require_frontend, script_fragment, to_html
+from .settings import UPDATE_S, check_size, settings
 
 __all__ = ["LogprobView", "encode_trace"]
 
@@ -36,25 +37,12 @@ logger = logging.getLogger(__name__)
 _BUNDLE = STATIC / "widget.js"
 _STYLES = STATIC / "widget.css"
 
-BATCH_S = 0.1  # while tokens arrive, new ones reach the browser at least this often
+BATCH_S = UPDATE_S  # while tokens arrive, new ones reach the browser at least this often
 FOLD_S = 0.5  # this long without new tokens ends a stream: the whole trace goes into _payload
 
 _MODES = ("probability", "logprob", "entropy", "rank", "ratio", "decided")
 _MODE_ALIASES = {"surprisal": "logprob", "prob": "probability"}
 _PALETTES = ("viridis", "cividis", "magma")
-
-
-def _decided_traits(lens, trace: Trace) -> dict:
-    """The "decided" mode's traits of a lens: its commitment(top=1) per token and its blocks."""
-    from ..records.lens import Lens
-    from .codec import array
-
-    if not isinstance(lens, Lens):
-        raise TypeError(f"lens must be a logprob_viz Lens (runner.lens(text)), got {type(lens).__name__}")
-    if len(lens) != len(trace):
-        raise ValueError(f"the lens has {len(lens)} tokens and the trace {len(trace)}: "
-                         "show the lens's own trace, LogprobView(lens.trace, lens=lens)")
-    return {"_decided": array("decided", lens.commitment(top=1), "int32"), "decided_blocks": int(lens.n_blocks)}
 
 
 def _checked(trace) -> Trace:
@@ -153,7 +141,7 @@ class LogprobView(anywidget.AnyWidget):
         self._lock = threading.RLock()
         self._runner = runner
         self.lens = lens
-        decided = {} if lens is None else _decided_traits(lens, trace)
+        decided = {} if lens is None else decided_traits(lens, trace)
         kwargs.setdefault("size", settings.size)
         # The payload in the constructor: the view opens with it in one message.
         super().__init__(_payload=encode_trace(trace, self._trace_id), can_why=runner is not None, **decided, **kwargs)
@@ -376,9 +364,25 @@ class LogprobView(anywidget.AnyWidget):
         """This view as one standalone, offline page, with its colour mode, palette, range, size and
         pinned token: written to `path` (and the path returned), or returned as a string without one.
         (``trace.to_html`` knows no view: it shows the trace in a new view's defaults.)"""
-        from .page import to_html
-
         return to_html(self, path, title=title)
+
+    # -- the page protocol (`logprob_viz.views.page`) and the linked figure's (`plot_link`) --------
+
+    def page_html(self, max_state_bytes: int | None = None) -> str:
+        """This view with its own script (~45 KB, plus 4/3 of the state; beyond `max_state_bytes`: a note)."""
+        return script_fragment(self, box="lv-standalone", css="widget.css", script="standalone.js",
+                               text=repr(self._trace), large_note=_NOTE_LARGE, max_state_bytes=max_state_bytes)
+
+    def page_title(self) -> str:
+        return f"logprob_viz: {self._trace.meta.get('model', 'trace')}"
+
+    def plot(self, kind: str = "surprisal", **kwargs):
+        """The trace's figure for `logprob_viz.link` (point i is token i; see `plots.plot`)."""
+        from .plots import plot
+
+        return plot(self._trace, kind, **kwargs)
+
+    pin_count = n_tokens  # how many items a linked figure's click can pin: the tokens
 
     def _repr_mimebundle_(self, **kwargs):
         # The live widget where a widget manager renders it; elsewhere (nbconvert's HTML,
@@ -388,3 +392,8 @@ class LogprobView(anywidget.AnyWidget):
     def __repr__(self) -> str:
         trace = getattr(self, "_trace", None)
         return f"LogprobView({trace!r})" if trace is not None else object.__repr__(self)
+
+
+_NOTE_LARGE = ("(logprob_viz: this trace is too large to embed in the notebook as HTML; "
+               "export it with lv.to_html(trace, 'trace.html'))")
+

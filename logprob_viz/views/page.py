@@ -1,30 +1,38 @@
 """Every view's HTML outside a widget manager: the one page template and the one notebook fallback.
 
+Generic: this module knows no view. What each record or view shows goes through one protocol:
+
+- a view that can be a page provides ``page_html(max_state_bytes=None)`` (its HTML fragment: the
+  LogprobView its own script and state through `script_fragment`, a comparison or a lens static
+  HTML) and ``page_title()``;
+- a record provides ``view(**traits)``, its view widget; `to_html` and `fallback_html` make it
+  `detached` (no comm to the browser) and ask that view;
+- an object with pages of its own (a corpus, fields, the explorer: one per branch) provides
+  ``to_html(path)``, which `to_html` calls.
+
 The frontend files (`static_file`): the esbuild bundles and stylesheets in ``views/static``; a
 missing one is an error that names it and the command that builds it, never a view without its
 script or styles.
 
 ``to_html(record_or_view, path=None)`` writes a standalone, offline page (`page`: one file,
-nothing fetched): a trace (or a LogprobView) with its view's script and state inlined, so hover,
-pinning, colour modes and palettes work in the page; a comparison (CompareView) or a lens
-(LensView) as static HTML (`logprob_viz.views.static_html`); anything else with its own
-``to_html`` (the explorer) through it. With a `path` it returns the path; without, the page.
-
+nothing fetched); with a `path` it returns the path; without, the page.
 ``with_html_fallback(bundle, make_html)`` adds ``text/html`` to a widget's mime bundle: what a
 notebook output shows where no widget manager renders the widget (a notebook opened without a
 kernel or untrusted, nbconvert's HTML export, notebook viewers). Every view's
-``_repr_mimebundle_`` goes through it; `fallback_html` says what each record or view shows there.
+``_repr_mimebundle_`` goes through it.
 
-Safety: token texts are never put into HTML unescaped. A LogprobView's state is base64 (A–Z, a–z,
+Safety: token texts are never put into HTML unescaped. A view's state is base64 (A–Z, a–z,
 0–9, +, /, =) inside a ``<script type="application/vnd.logprob-viz.state+base64">`` element that
-the browser never runs; the script decodes it and the view inserts token text with textContent.
-The text shown before the script runs is escaped with ``html.escape``, as is all static HTML.
+the browser never runs (`script_fragment`); the view's script decodes it and inserts token text
+with textContent. The text shown before the script runs is escaped with ``html.escape``, as is all
+static HTML.
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
+import contextvars
 import html
 import json
 import logging
@@ -32,7 +40,6 @@ import re
 import uuid
 from pathlib import Path
 
-from ..records.trace import Trace
 from .codec import split_buffers
 
 __all__ = [
@@ -43,7 +50,9 @@ __all__ = [
     "to_html",
     "fallback_html",
     "with_html_fallback",
-    "html_fragment",
+    "script_fragment",
+    "detached",
+    "DetachedComm",
     "mimebundle_with_fallback",
     "view_state",
     "state_parts",
@@ -127,7 +136,7 @@ def written(text: str, path) -> str | Path:
     return path
 
 
-# -- the LogprobView as a fragment with its own script ------------------------------------------
+# -- a view's saved state, and a view as a fragment with its own script ------------------------
 
 
 def state_parts(view) -> tuple[dict, list, list]:
@@ -150,46 +159,44 @@ def view_state(view) -> dict:
     }
 
 
-def _state_b64(view) -> str:
+def state_b64(view) -> str:
+    """`view_state` as the base64 of its UTF-8 JSON: what a page's state element holds (js/toolkit/saved_state.js)."""
     # allow_nan=False: the state must be JSON that the browser's JSON.parse reads.
     raw = json.dumps(view_state(view), separators=(",", ":"), allow_nan=False, ensure_ascii=False)
     return base64.b64encode(raw.encode("utf-8")).decode("ascii")
 
 
-def _text_fallback(view, note: str) -> str:
-    text = repr(view.trace) if hasattr(view, "trace") else repr(view)
-    return f'<pre class="lv-standalone-fallback">{html.escape(text)}\n{html.escape(note)}</pre>'
-
-
-_NOTE_SCRIPT = (
-    "(logprob_viz: the view did not run here: its script is blocked, e.g. in an untrusted notebook; "
+NOTE_SCRIPT = (
+    "(logprob_viz: the {what} did not run here: its script is blocked, e.g. in an untrusted notebook; "
     "in JupyterLab, trust the notebook)"
 )
-_NOTE_LARGE = (
-    "(logprob_viz: this trace is too large to embed in the notebook as HTML; "
-    "export it with lv.to_html(trace, 'trace.html'))"
-)
 
 
-def _fragment(view, *, max_state_bytes: int | None = None) -> str:
-    box_id = f"lv-{uuid.uuid4().hex}"
-    state = _state_b64(view)
+def script_fragment(widget, *, box: str, css: str, script: str, text: str, large_note: str,
+                    what: str = "view", max_state_bytes: int | None = None) -> str:
+    """A widget as a self-contained fragment that its standalone bundle mounts (js/toolkit/saved_state.js).
+
+    ``<div class=box>``: a ``box-host`` showing `text` (escaped) until the script replaces it (and where
+    scripts do not run), the state as base64 in a script element the browser never runs, the
+    stylesheet `css` and the bundle `script` inlined. A state beyond `max_state_bytes` (base64
+    characters) becomes `text` and `large_note` instead.
+    """
+    box_id = f"{box}-{uuid.uuid4().hex}"
+    state = state_b64(widget)
+    fallback = f'<pre class="{box}-fallback">{html.escape(text)}\n{{}}</pre>'
     if max_state_bytes is not None and len(state) > max_state_bytes:
-        return f'<div class="lv-standalone" id="{box_id}">{_text_fallback(view, _NOTE_LARGE)}</div>'
-    return "".join(
-        [
-            f'<div class="lv-standalone" id="{box_id}">',
-            f"<style>{_read_static('widget.css')}</style>",
-            # Shown until the script replaces it, and where scripts do not run (an untrusted notebook).
-            f'<div class="lv-standalone-host">{_text_fallback(view, _NOTE_SCRIPT)}</div>',
-            f'<script type="{STATE_TYPE}">{state}</script>',
-            f"<script>{_read_static('standalone.js')}</script>",
-            "</div>",
-        ]
-    )
+        return f'<div class="{box}" id="{box_id}">{fallback.format(html.escape(large_note))}</div>'
+    return "".join([
+        f'<div class="{box}" id="{box_id}">',
+        f"<style>{_read_static(css)}</style>",
+        f'<div class="{box}-host">{fallback.format(html.escape(NOTE_SCRIPT.format(what=what)))}</div>',
+        f'<script type="{STATE_TYPE}">{state}</script>',
+        f"<script>{_read_static(script)}</script>",
+        "</div>",
+    ])
 
 
-class _DetachedComm:
+class DetachedComm:
     """A comm that reaches no frontend. A view made only for its state (an HTML copy) gets one, so
     no widget is announced to the browser and closed at once (its widget manager would then report
     "[anywidget] Failed to initialize model")."""
@@ -211,76 +218,68 @@ class _DetachedComm:
         pass
 
 
+_DetachedComm = DetachedComm  # the name benchmarks/corpus_view.py imports
+
+
 @contextlib.contextmanager
-def _logprob_view(obj, view_traits: dict):
-    """The LogprobView of a trace (a detached one, closed afterwards) or the view given."""
+def detached(make, *args, **traits):
+    """``make(*args, **traits)`` (a widget class, or a record's ``view``) made with a `DetachedComm`
+    (its layout too: a DOMWidget's layout is a widget of its own), closed afterwards."""
     from ipywidgets import Layout
 
-    from .logprob_view import LogprobView
-
-    if isinstance(obj, LogprobView):
-        if view_traits:
-            raise TypeError("view traits can only be given with a Trace; set them on the view instead")
-        yield obj
-        return
-    layout = Layout(comm=_DetachedComm())  # a DOMWidget's layout is a widget of its own
-    view = LogprobView(obj, comm=_DetachedComm(), layout=layout, **view_traits)
+    layout = Layout(comm=DetachedComm())
+    widget = make(*args, comm=DetachedComm(), layout=layout, **traits)
     try:
-        yield view
+        yield widget
     finally:
-        view.close()
+        widget.close()
         layout.close()
 
 
-def html_fragment(obj, **view_traits) -> str:
-    """The view of a trace (or a LogprobView) as a self-contained HTML fragment with its own script.
-
-    About 45 KB (bundle + CSS) plus the trace's state (~4/3 of the widget's binary payload, as
-    base64) per fragment. Meant for a notebook output's ``text/html``.
-    """
-    with _logprob_view(obj, view_traits) as view:
-        return _fragment(view)
-
-
-# -- what each record and view shows as HTML --------------------------------------------------
+# -- what a record or view shows as HTML: one protocol ------------------------------------------
+#
+# A view that can be a page provides ``page_html(max_state_bytes=None)`` (its HTML fragment: its
+# own script and state, or static HTML) and ``page_title()``. A record provides ``view(**traits)``
+# (its view widget), which must accept the widget keywords ``comm`` and ``layout`` (`detached`).
+# An app with pages of its own (the explorer: one per branch) provides ``to_html(path)``.
 
 _WHAT = (
-    "to_html shows a logprob_viz record or view (Trace, Comparison, Lens, LogprobView, CompareView, "
-    "LensView, or the explorer), got {name}; make a trace with lv.generate(...), lv.score(...) or lv.read(...)"
+    "to_html shows a logprob_viz record or view (a Trace, Comparison or Lens, their views, a Corpus, "
+    "Fields, or the explorer), got {name}; make a trace with lv.generate(...), lv.score(...) or lv.read(...)"
 )
 
 
-def _static_source(obj):
-    """("comparison" | "lens", record) for a comparison or a lens (or their views); None for anything else."""
-    from ..records.comparison import Comparison
-    from ..records.lens import Lens
+def _is_page_view(obj) -> bool:
+    return callable(getattr(obj, "page_html", None))
 
-    record = obj
-    for inner in (getattr(obj, "comparison", None), getattr(obj, "lens", None)):  # a view: its record
-        if inner is not None:
-            record = inner
-    if isinstance(record, Comparison):
-        return "comparison", record
-    if isinstance(record, Lens):
-        return "lens", record
-    return None
+
+@contextlib.contextmanager
+def _page_view(obj, view_traits: dict):
+    """The view that shows `obj` as a page: `obj` itself, or a record's detached view with `view_traits`."""
+    if _is_page_view(obj):
+        if view_traits:
+            raise TypeError(f"view traits ({', '.join(view_traits)}) can only be given with a record; "
+                            f"set them on the {type(obj).__name__} instead")
+        yield obj
+        return
+    if not callable(getattr(obj, "view", None)):
+        raise TypeError(_WHAT.format(name=type(obj).__name__))
+    with detached(obj.view, **view_traits) as view:
+        if not _is_page_view(view):
+            raise TypeError(f"a {type(obj).__name__}'s view ({type(view).__name__}) has no offline page yet; "
+                            "show it in a notebook, or export its traces (lv.to_html(trace))")
+        yield view
+
+
+_ASKED: contextvars.ContextVar[frozenset] = contextvars.ContextVar("logprob_viz_to_html_asked", default=frozenset())
 
 
 def fallback_html(obj, *, max_state_bytes: int | None = None) -> str:
-    """What `obj` (a record or view) shows as HTML: a trace its LogprobView with the view's script,
-    a comparison or a lens static HTML. A trace's state beyond `max_state_bytes` becomes a note."""
-    from .logprob_view import LogprobView
-
-    if isinstance(obj, (Trace, LogprobView)):
-        with _logprob_view(obj, {}) as view:
-            return _fragment(view, max_state_bytes=max_state_bytes)
-    source = _static_source(obj)
-    if source is None:
-        raise TypeError(_WHAT.format(name=type(obj).__name__))
-    from .static_html import comparison_html, lens_html
-
-    kind, record = source
-    return comparison_html(record) if kind == "comparison" else lens_html(record)
+    """What `obj` (a record or view) shows as HTML, through its view's ``page_html``: a trace its
+    LogprobView with the view's script, a comparison or a lens static HTML. A state beyond
+    `max_state_bytes` becomes a note."""
+    with _page_view(obj, {}) as view:
+        return view.page_html(max_state_bytes=max_state_bytes)
 
 
 def to_html(obj, path: str | Path | None = None, *, title: str | None = None, **view_traits) -> str | Path:
@@ -288,41 +287,35 @@ def to_html(obj, path: str | Path | None = None, *, title: str | None = None, **
 
     Parameters
     ----------
-    obj : Trace, Comparison, Lens, or their view (LogprobView, CompareView, LensView), or the explorer
-        What to show. A LogprobView is exported with its current traits (mode, palette, selection);
-        a trace shows in a LogprobView with `view_traits`. A comparison or a lens is static HTML.
+    obj : Trace, Comparison, Lens, or their view (LogprobView, CompareView, LensView); a Corpus, Fields, the explorer
+        What to show. A view is exported with its current traits (mode, palette, selection); a
+        record shows in its view with `view_traits`. A trace's page runs its view's script; a
+        comparison or a lens is static HTML.
     path : str or Path, optional
         Where to write the page (UTF-8).
     title : str, optional
-        The page's title; default: "logprob_viz: <model>".
+        The page's title; default: the view's (e.g. "logprob_viz: <model>").
     **view_traits
-        LogprobView traits for a trace's page, e.g. ``color_mode="entropy"``, ``palette="magma"``,
-        ``selected=3``.
+        The view's traits for a record's page, e.g. ``color_mode="entropy"``, ``palette="magma"``,
+        ``selected=3`` for a trace's LogprobView.
 
     Returns
     -------
     str or Path
         The page (it loads nothing: scripts, CSS and data are inside it); with `path`, that path.
     """
-    from .logprob_view import LogprobView
-
-    if isinstance(obj, (Trace, LogprobView)):
-        with _logprob_view(obj, view_traits) as view:
-            body, meta = _fragment(view), view.trace.meta
-        what = "trace"
-    else:
-        if view_traits:
-            raise TypeError(f"view traits ({', '.join(view_traits)}) only apply to a Trace's LogprobView")
-        source = _static_source(obj)
-        if source is None:
-            if callable(getattr(obj, "to_html", None)):
-                return obj.to_html(path)  # the explorer: every branch, its own page
-            raise TypeError(_WHAT.format(name=type(obj).__name__))
-        body, (what, record) = fallback_html(obj), source
-        meta = getattr(record, "meta", {})
-    if title is None:
-        title = f"logprob_viz: {meta.get('model', what)}"
-    return written(page(body, title), path)
+    own = getattr(obj, "to_html", None)
+    if not _is_page_view(obj) and callable(own) and id(obj) not in _ASKED.get():
+        # Its own page (a corpus, fields, the explorer: every branch); a record whose to_html is this
+        # function asks back, and then gets its view's page below.
+        token = _ASKED.set(_ASKED.get() | {id(obj)})
+        try:
+            return own(path, **({"title": title} if title is not None else {}), **view_traits)
+        finally:
+            _ASKED.reset(token)
+    with _page_view(obj, view_traits) as view:
+        body, default_title = view.page_html(), view.page_title()
+    return written(page(body, title or default_title), path)
 
 
 # -- the notebook output's text/html ---------------------------------------------------------------

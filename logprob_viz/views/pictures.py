@@ -1,8 +1,9 @@
 """Pictures for slides and papers, without a browser: a trace's heatmap as SVG text and as LaTeX.
 
-The colours are the view's: this module holds the one Python copy of the JS palette and
-rank-bucket tables (``js/toolkit/colors.js``, ``js/logprob/modes.js``), its colour modes and its text-on-colour rule
-(``tests/views/test_pictures_colors.py`` checks them against the JS module itself, in node).
+The colours are the view's: the palettes, rank buckets and text-on-colour rule of the Python
+toolkit (`logprob_viz.views.toolkit`, the twin of ``js/toolkit/colors.js``) and the view's colour
+modes (``js/logprob/modes.js``; ``tests/views/test_pictures_colors.py`` checks them against the JS
+modules themselves, in node).
 
 How token text is written: it is always data. In SVG every token is a ``<text>`` element whose
 content is XML-escaped (``& < >``); characters XML cannot hold (control characters) and
@@ -22,30 +23,13 @@ import math
 import numpy as np
 
 from ..records.trace import Trace
+from .toolkit import PALETTES, RANK_BUCKETS, palette_color, readable_on
 from .whitespace import EMPTY_MARK, WHITESPACE_MARKS, control_glyph
 
 __all__ = ["PALETTES", "RANK_BUCKETS", "MODES", "token_colors", "readable_on", "shown_text", "latex_escape",
            "to_latex"]
 
-# ---- the view's colours (a copy of js/toolkit/colors.js + js/logprob/modes.js; tests compare them) ----
-
-PALETTES = {
-    "viridis": [
-        (68, 1, 84), (72, 40, 120), (62, 74, 137), (49, 104, 142), (38, 130, 142),
-        (31, 158, 137), (53, 183, 121), (109, 205, 89), (180, 222, 44), (253, 231, 37),
-    ],
-    "cividis": [(0, 34, 78), (64, 77, 107), (124, 123, 120), (188, 175, 111), (254, 232, 56)],
-    "magma": [(0, 0, 4), (81, 18, 124), (183, 55, 121), (252, 137, 97), (252, 253, 191)],
-}
-
-# GLTR's rank buckets (label, largest rank, colour), Okabe–Ito colours.
-RANK_BUCKETS = [
-    ("top 1", 1, (86, 180, 233)),
-    ("top 10", 10, (0, 158, 115)),
-    ("top 100", 100, (240, 228, 66)),
-    ("top 1000", 1000, (230, 159, 0)),
-    ("> 1000", math.inf, (204, 121, 167)),
-]
+# ---- the view's colours: the toolkit's palettes and rank buckets, and js/logprob/modes.js's modes ----
 
 # mode -> (legend label, default range or None for rank buckets, which end is confident (bright))
 MODES = {
@@ -86,16 +70,6 @@ def mode_values(trace: Trace, mode: str) -> np.ndarray:
     return np.where(np.isnan(lp), np.nan, np.where(trace.ranks == 1, 1.0, ratio))
 
 
-def palette_color(palette: str, t: float) -> tuple[int, int, int]:
-    """The palette's colour at t in [0, 1], interpolated linearly between its samples (as js/toolkit/colors.js)."""
-    stops = PALETTES[palette]
-    x = min(1.0, max(0.0, t if math.isfinite(t) else 0.0)) * (len(stops) - 1)
-    lo = math.floor(x)
-    hi = min(lo + 1, len(stops) - 1)
-    f = x - lo
-    return tuple(math.floor(c + (stops[hi][ch] - c) * f + 0.5) for ch, c in enumerate(stops[lo]))  # JS Math.round
-
-
 def color_of(value: float, mode: str, palette: str, color_range=None) -> tuple[int, int, int] | None:
     """A token's background for its `value` under `mode`; None when the value is unknown."""
     if value is None or math.isnan(value):
@@ -115,17 +89,6 @@ def _valid_range(color_range):
     return (lo, hi) if math.isfinite(lo) and math.isfinite(hi) and hi > lo else None
 
 
-def readable_on(rgb) -> str:
-    """Black or white, whichever contrasts more with the background (WCAG relative luminance)."""
-    def lin(c):
-        s = c / 255
-        return s / 12.92 if s <= 0.04045 else ((s + 0.055) / 1.055) ** 2.4
-
-    r, g, b = rgb
-    lum = 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b)
-    return "#000" if (lum + 0.05) / 0.05 > 1.05 / (lum + 0.05) else "#fff"
-
-
 def token_colors(trace: Trace, color_mode: str = "probability", palette: str = "viridis", color_range=None):
     """Per token, ``(background rgb, text colour)`` as the view paints it, or None (unknown: no colour)."""
     mode = _check_mode(color_mode, palette)
@@ -134,10 +97,6 @@ def token_colors(trace: Trace, color_mode: str = "probability", palette: str = "
         rgb = color_of(value, mode, palette, color_range)
         out.append(None if rgb is None else (rgb, readable_on(rgb)))
     return out
-
-
-def hex_color(rgb) -> str:
-    return "#{:02x}{:02x}{:02x}".format(*rgb)
 
 
 # ---- how token text is shown: the views' marks (logprob_viz.views.whitespace) -------------------

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 
-from .plots import PIN_NAME, plot, plot_comparison
+from .page import fallback_html, with_html_fallback
+from .plots import PIN_NAME, figure_html
 
 __all__ = ["Link", "link"]
 
@@ -30,8 +31,7 @@ class Link:
     def __init__(self, view, figure):
         import plotly.graph_objects as go
 
-        if not hasattr(view, "selected") or not hasattr(view, "observe"):
-            raise TypeError(f"link joins a logprob_viz view (LogprobView or CompareView), got {type(view).__name__}")
+        _check_linkable(view)
         if isinstance(figure, go.Figure):
             figure = go.FigureWidget(figure)
         if not isinstance(figure, go.FigureWidget):
@@ -59,8 +59,7 @@ class Link:
         if not points.point_inds:
             return
         i = int(points.point_inds[0])
-        n = _count(self.view)
-        if 0 <= i < n:
+        if 0 <= i < self.view.pin_count:
             self.view.selected = i
 
     def _pinned(self, change) -> None:
@@ -102,9 +101,6 @@ class Link:
         use it from there.
         """
         global _PLOTLYJS_SENT
-        from .page import fallback_html
-        from .plots import figure_html
-
         view_html = fallback_html(self.view)
         figure = figure_html(self.figure, include_plotlyjs=not _PLOTLYJS_SENT)
         _PLOTLYJS_SENT = True
@@ -113,8 +109,6 @@ class Link:
     def _repr_mimebundle_(self, **kwargs):
         # The live widgets where a widget manager renders them; elsewhere (nbconvert's HTML) both
         # as HTML that needs nothing from the network (`page.with_html_fallback`: a display never fails over it).
-        from .page import with_html_fallback
-
         return with_html_fallback(self.widget()._repr_mimebundle_(**kwargs), self.fallback_html)
 
 
@@ -122,23 +116,24 @@ def _nan(value) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def _count(view) -> int:
-    """How many items (tokens of a LogprobView, spans of a CompareView) the view can pin."""
-    if hasattr(view, "comparison"):
-        return int(view.n_spans)
-    return int(view.n_tokens)
+def _check_linkable(view) -> None:
+    """A view `link` can join: it pins an item by its ``selected`` trait and says how many it has
+    (``pin_count``), and draws its own figure (``plot(kind, **kwargs)``): LogprobView, CompareView."""
+    if not all(hasattr(view, name) for name in ("selected", "observe", "pin_count", "plot")):
+        raise TypeError(f"link joins a logprob_viz view (LogprobView or CompareView), got {type(view).__name__}")
 
 
-def link(view, figure="surprisal", **plot_kwargs) -> Link:
+def link(view, figure=None, **plot_kwargs) -> Link:
     """Link a view to a plotly figure: click a point to pin its token; pin a token to mark its point.
 
     Parameters
     ----------
     view : LogprobView or CompareView
-    figure : str or plotly figure
+    figure : str, plotly figure or None
         A kind (``"surprisal"``, ``"entropy"``, ``"cumulative"`` for a `LogprobView`;
-        ``"difference"`` for a `CompareView`), drawn from the view's own trace or comparison,
-        or a figure whose first trace has one point per token (per span) in order.
+        ``"difference"`` for a `CompareView`), drawn by the view (``view.plot(kind)``) from its
+        own trace or comparison, or a figure whose first trace has one point per token (per span)
+        in order. None: the view's first kind ("surprisal", "difference").
     **plot_kwargs
         Passed to `logprob_viz.views.plots.plot` / `plot_comparison` when `figure` is a kind.
 
@@ -147,11 +142,8 @@ def link(view, figure="surprisal", **plot_kwargs) -> Link:
     Link
         Shows the view above the figure as the last expression of a cell.
     """
-    if isinstance(figure, str):
-        if hasattr(view, "comparison"):
-            figure = plot_comparison(view.comparison, figure, widget=True, **plot_kwargs)
-        elif hasattr(view, "trace"):
-            figure = plot(view.trace, figure, widget=True, **plot_kwargs)
-        else:
-            raise TypeError(f"link joins a logprob_viz view (LogprobView or CompareView), got {type(view).__name__}")
+    _check_linkable(view)
+    if figure is None or isinstance(figure, str):
+        kind = {} if figure is None else {"kind": figure}
+        figure = view.plot(**kind, widget=True, **plot_kwargs)
     return Link(view, figure)

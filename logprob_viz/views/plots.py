@@ -13,12 +13,14 @@ import math
 
 import numpy as np
 
+from . import toolkit
+from .toolkit import hex_color, percent, percent_of_logprob
+
 __all__ = ["KINDS", "figure_html", "plot", "plot_comparison", "rank_buckets"]
 
 KINDS = ("surprisal", "entropy", "rank", "cumulative")
-# GLTR's buckets (Gehrmann et al. 2019), coloured like the view's rank mode (Okabe-Ito)
-RANK_BUCKETS = (("top 1", 1, "#56b4e9"), ("top 10", 10, "#009e73"), ("top 100", 100, "#f0e442"),
-                ("top 1000", 1000, "#e69f00"), ("> 1000", math.inf, "#cc79a7"))
+# GLTR's buckets, coloured like the view's rank mode (the toolkit's table)
+RANK_BUCKETS = tuple((label, top, hex_color(rgb)) for label, top, rgb in toolkit.RANK_BUCKETS)
 UNKNOWN = "unknown"
 ALTERNATIVES_ON_HOVER = 5  # more makes the hover box taller than most figures
 PIN_NAME = "pinned"  # the highlight trace that `link` moves to the pinned token
@@ -38,12 +40,13 @@ def _go():
 
 
 def shown(text: str) -> str:
-    """A token's text for a hover box: quoted with escapes visible, and HTML-escaped.
+    """A token's text for a hover box, as the views show it (`toolkit.shown`: ``·`` for a space,
+    ``[RLO]`` for a bidi override), HTML-escaped.
 
     plotly reads a few tags in hover text (<b>, <br>, <a href>...); token text is data, so every
     ``<``, ``>`` and ``&`` is escaped and plotly shows it literally.
     """
-    return html.escape(repr(text), quote=False)
+    return html.escape(toolkit.shown(text), quote=False)
 
 
 def rank_buckets(ranks) -> list[str]:
@@ -65,13 +68,12 @@ def hover_texts(trace, extra=None) -> list[str]:
     for i, token in enumerate(trace.tokens):
         lp = lps[i]
         lines = [f"<b>#{i}</b> {shown(token)}" + (" (prompt)" if i < trace.prompt_len else "")]
-        prob = "?" if math.isnan(lp) else f"{math.exp(lp):.1%}"
-        lines.append(f"logprob {_fmt(lp)} · p {prob} · rank {ranks[i] or '?'}")
+        lines.append(f"logprob {_fmt(lp)} · p {percent_of_logprob(lp)} · rank {ranks[i] or '?'}")
         if extra is not None:
             lines.append(extra[i])
         alts = trace.top_tokens[i][:ALTERNATIVES_ON_HOVER]
         for text, alp in zip(alts, trace.top_logprobs[i].tolist(), strict=False):
-            lines.append(f"   {shown(text)}  {math.exp(alp):.1%}")
+            lines.append(f"   {shown(text)}  {percent(math.exp(alp))}")
         out.append("<br>".join(lines))
     return out
 
@@ -104,45 +106,53 @@ def plot(trace, kind: str = "surprisal", *, widget: bool = False, title: str | N
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     go = _go()
-    n = len(trace)
-    x = np.arange(n)
     name = str(trace.meta.get("model") or trace.meta.get("source") or "trace")
     fig = go.Figure()
     if kind == "rank":
-        order = [label for label, _, _ in RANK_BUCKETS] + [UNKNOWN]
-        buckets = rank_buckets(trace.ranks)
-        fig.add_histogram(
-            x=buckets, name=name, customdata=x, marker_color="#56b4e9",
-            hovertemplate="%{x}: %{y} tokens<extra></extra>",
-        )
-        fig.update_xaxes(categoryorder="array", categoryarray=order, title="rank of the chosen token (GLTR buckets)")
-        fig.update_yaxes(title="tokens")
+        _rank_histogram(fig, trace, name)
     else:
-        lp = trace.logprobs.astype(np.float64)
-        if kind == "surprisal":
-            y, label, extra = -lp, "surprisal (−logprob, nats)", None
-        elif kind == "entropy":
-            y, label = trace.entropy.astype(np.float64), "entropy (nats)"
-            extra = [f"entropy {_fmt(v)} nats" for v in y.tolist()]
-        else:
-            y, label = np.cumsum(np.nan_to_num(-lp, nan=0.0)), "cumulative −logprob (nats)"
-            extra = [f"running −logprob {_fmt(v)} nats" for v in y.tolist()]
-        fig.add_scatter(
-            x=x, y=y, mode="lines+markers", name=name, customdata=x,
-            hovertext=hover_texts(trace, extra), hovertemplate="%{hovertext}<extra></extra>",
-            marker={"size": 5, "color": "#0072b2"}, line={"width": 1, "color": "#0072b2"},
-        )
-        fig.add_scatter(
-            x=[], y=[], mode="markers", name=PIN_NAME, hoverinfo="skip", showlegend=False,
-            marker={"size": 14, "symbol": "circle-open", "color": "#d55e00", "line": {"width": 3}},
-        )
-        fig.update_xaxes(title="token position")
-        fig.update_yaxes(title=label)
+        _per_position(fig, trace, kind, name)
     fig.update_layout(
         title=title or f"{kind}: {name}", hovermode="closest", showlegend=False,
         margin={"l": 60, "r": 20, "t": 50, "b": 50}, height=320, clickmode="event",
     )
     return go.FigureWidget(fig) if widget else fig
+
+
+def _rank_histogram(fig, trace, name: str) -> None:
+    """How many tokens fall in each GLTR bucket (one entry per token, "unknown" without a rank)."""
+    order = [label for label, _, _ in RANK_BUCKETS] + [UNKNOWN]
+    fig.add_histogram(
+        x=rank_buckets(trace.ranks), name=name, customdata=np.arange(len(trace)), marker_color="#56b4e9",
+        hovertemplate="%{x}: %{y} tokens<extra></extra>",
+    )
+    fig.update_xaxes(categoryorder="array", categoryarray=order, title="rank of the chosen token (GLTR buckets)")
+    fig.update_yaxes(title="tokens")
+
+
+def _per_position(fig, trace, kind: str, name: str) -> None:
+    """One point per token (point i is token i, which `link` relies on) and the pinned token's marker."""
+    x = np.arange(len(trace))
+    lp = trace.logprobs.astype(np.float64)
+    if kind == "surprisal":
+        y, label, extra = -lp, "surprisal (−logprob, nats)", None
+    elif kind == "entropy":
+        y, label = trace.entropy.astype(np.float64), "entropy (nats)"
+        extra = [f"entropy {_fmt(v)} nats" for v in y.tolist()]
+    else:
+        y, label = np.cumsum(np.nan_to_num(-lp, nan=0.0)), "cumulative −logprob (nats)"
+        extra = [f"running −logprob {_fmt(v)} nats" for v in y.tolist()]
+    fig.add_scatter(
+        x=x, y=y, mode="lines+markers", name=name, customdata=x,
+        hovertext=hover_texts(trace, extra), hovertemplate="%{hovertext}<extra></extra>",
+        marker={"size": 5, "color": "#0072b2"}, line={"width": 1, "color": "#0072b2"},
+    )
+    fig.add_scatter(
+        x=[], y=[], mode="markers", name=PIN_NAME, hoverinfo="skip", showlegend=False,
+        marker={"size": 14, "symbol": "circle-open", "color": "#d55e00", "line": {"width": 3}},
+    )
+    fig.update_xaxes(title="token position")
+    fig.update_yaxes(title=label)
 
 
 def plot_comparison(cmp, kind: str = "difference", *, a=0, b=1, widget: bool = False, title: str | None = None):

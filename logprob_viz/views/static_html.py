@@ -5,7 +5,8 @@ notebook opened without a kernel show a notebook output's ``text/html`` instead 
 This is that HTML (`logprob_viz.views.page` adds it to the views' outputs and writes pages of it):
 a comparison's header (bits per byte, perplexity) and each row's tokens coloured by probability;
 a lens's layers x tokens table, each cell the layer's top guess coloured by the probability it
-gave the actual token. Every token text goes through ``html.escape``: it is data, not markup.
+gave the actual token. Token texts read as in every view (`toolkit.shown`: ``·``, ``↵``, ``[RLO]``),
+through ``html.escape``: they are data, not markup.
 """
 
 from __future__ import annotations
@@ -16,35 +17,17 @@ import math
 import numpy as np
 
 from ..records.tokens import split_groups
-from .whitespace import visible
+from . import toolkit
+from .toolkit import palette_color, percent, percent_of_logprob, readable_on
 
 __all__ = ["comparison_html", "lens_html"]
 
-# viridis, dark (p = 0) to bright (p = 1), as the live view colours a row
-_VIRIDIS = [
-    (68, 1, 84), (72, 40, 120), (62, 74, 137), (49, 104, 142), (38, 130, 142),
-    (31, 158, 137), (53, 183, 121), (109, 205, 89), (180, 222, 44), (253, 231, 37),
-]
 MAX_COLOURED_TOKENS = 20_000  # beyond it the rows are plain text: each coloured token costs ~90 bytes of HTML
 MAX_LENS_COLUMNS = 400  # tokens of a lens's table (x layers, ~100 bytes a cell); the rest is said in words
 
 
 def _viridis(p: float) -> tuple[int, int, int]:
-    x = min(1.0, max(0.0, p)) * (len(_VIRIDIS) - 1)
-    lo = int(x)
-    hi = min(lo + 1, len(_VIRIDIS) - 1)
-    f = x - lo
-    return tuple(round(a + (b - a) * f) for a, b in zip(_VIRIDIS[lo], _VIRIDIS[hi], strict=True))
-
-
-def _ink(rgb) -> str:
-    # black or white text, whichever contrasts more (WCAG relative luminance)
-    def lin(c):
-        s = c / 255
-        return s / 12.92 if s <= 0.04045 else ((s + 0.055) / 1.055) ** 2.4
-
-    lum = 0.2126 * lin(rgb[0]) + 0.7152 * lin(rgb[1]) + 0.0722 * lin(rgb[2])
-    return "#000" if (lum + 0.05) / 0.05 > 1.05 / (lum + 0.05) else "#fff"
+    return palette_color("viridis", p)  # the live view's colour of a probability
 
 
 def _num(x: float, digits: int) -> str:
@@ -94,13 +77,15 @@ def comparison_html(cmp) -> str:
             for start, _, run in split_groups(tr.token_bytes):  # a split character whole, on its last piece
                 shown[start : start + len(run)] = run
             for text, lp in zip(shown, tr.logprobs.tolist(), strict=True):
+                # as the live row shows it (·, ↵, [RLO]: a bidi control reorders nothing), a newline still breaking
+                text = html.escape(toolkit.shown(text)) + "\n" * text.count("\n")
                 if math.isnan(lp):
-                    out.append(f'<span style="outline: 1px dashed #888">{html.escape(text)}</span>')
+                    out.append(f'<span style="outline: 1px dashed #888">{text}</span>')
                     continue
                 rgb = _viridis(math.exp(lp))
                 out.append(
-                    f'<span style="background: rgb{rgb}; color: {_ink(rgb)}" title="logprob {lp:.3f}">'
-                    f"{html.escape(text)}</span>"
+                    f'<span style="background: rgb{rgb}; color: {readable_on(rgb)}" '
+                    f'title="p {percent_of_logprob(lp)}, logprob {lp:.3f}">{text}</span>'
                 )
         out.append("</div></div>")
     if not cmp.same_text:
@@ -115,7 +100,8 @@ def _cell(text: str, p: float, bold: bool) -> str:
         return f'<td style="outline: 1px dashed #888">{html.escape(text)}</td>'
     rgb = _viridis(p)
     weight = "; font-weight: bold" if bold else ""
-    return f'<td style="background: rgb{rgb}; color: {_ink(rgb)}{weight}" title="p {p:.3f}">{html.escape(text)}</td>'
+    style = f"background: rgb{rgb}; color: {readable_on(rgb)}{weight}"
+    return f'<td style="{style}" title="p {percent(p)}">{html.escape(text)}</td>'
 
 
 def lens_html(lens) -> str:
@@ -134,10 +120,10 @@ def lens_html(lens) -> str:
     for r in range(n_layers - 1, -1, -1):
         out.append(f"<tr><th>{int(lens.layers[r])}</th>")
         for i in range(shown):
-            guess = "" if i == 0 or top1[r, i] < 0 else visible(lens._text_of(int(top1[r, i])))
+            guess = "" if i == 0 or top1[r, i] < 0 else toolkit.shown(lens._text_of(int(top1[r, i])))
             out.append(_cell(guess, float(probs[r, i]) if i else math.nan, int(lens.ranks[r, i]) == 1))
         out.append("</tr>")
-    out.append("<tr><th>token</th>" + "".join(f"<td>{html.escape(visible(t))}</td>" for t in lens.tokens[:shown]))
+    out.append("<tr><th>token</th>" + "".join(f"<td>{html.escape(toolkit.shown(t))}</td>" for t in lens.tokens[:shown]))
     out.append("</tr></table></div>")
     if n > shown:
         out.append(f"<p>({n - shown} more tokens: the live view shows them all)</p>")

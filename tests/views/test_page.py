@@ -16,12 +16,13 @@ from html.parser import HTMLParser
 import anywidget
 import numpy as np
 import pytest
+import traitlets
 
 import logprob_viz as lv
 import wire
 from logprob_viz.views import page as export
 from logprob_viz.views.logprob_view import LogprobView
-from logprob_viz.views.page import STATE_TYPE, html_fragment, mimebundle_with_fallback, to_html
+from logprob_viz.views.page import STATE_TYPE, fallback_html, mimebundle_with_fallback, to_html
 
 BREAKOUT = "</script><script>window.__pwned=1</script>"
 HOSTILE_IMG = '<img src=x onerror="window.__pwned=2">'
@@ -195,7 +196,7 @@ def test_mimebundle_with_fallback_adds_the_view_as_html():
 def test_fragment_size_is_bundle_plus_state():
     trace = hostile_trace()
     fixed = len((STATIC / "standalone.js").read_bytes()) + len((STATIC / "widget.css").read_bytes())
-    size = len(html_fragment(trace).encode())
+    size = len(fallback_html(trace).encode())
     assert fixed < size < fixed + 4000
 
 
@@ -277,8 +278,8 @@ def test_every_record_has_a_view_and_an_offline_page(tmp_path):
     page = cmp.to_html()
     assert page.startswith("<!doctype html>") and "default-src 'none'" in page and "<script" not in page.lower()
     assert "&lt;i&gt;all&lt;/i&gt;" in page and "<i>all</i>" not in page  # labels and tokens are escaped
-    for hostile in (BREAKOUT, HOSTILE_IMG):
-        assert hostile not in page and html.escape(hostile) in page
+    for hostile in (BREAKOUT, HOSTILE_IMG):  # (its spaces shown as every view shows them, "·")
+        assert hostile not in page and html.escape(hostile.replace(" ", "\u00b7")) in page
     cmp_view = cmp.view()
     try:
         assert isinstance(cmp_view, CompareView)
@@ -286,8 +287,12 @@ def test_every_record_has_a_view_and_an_offline_page(tmp_path):
         assert path == tmp_path / "compare.html" and "bits / byte" in path.read_text(encoding="utf-8")
     finally:
         cmp_view.close()
-    with pytest.raises(TypeError, match="only apply to a Trace"):
+    # a record's page is its view's (`page_html`): traits go to that view, and are checked there
+    assert 'background: rgb' in lv.to_html(cmp, color_mode="difference")
+    with pytest.raises(traitlets.TraitError, match="'color_mode' trait of a CompareView"):
         lv.to_html(cmp, color_mode="rank")
+    with pytest.raises(TypeError, match="set them on the CompareView instead"):
+        lv.to_html(cmp_view, color_mode="difference")
 
 
 def test_an_html_copy_of_a_trace_announces_no_widget_to_the_browser(monkeypatch):

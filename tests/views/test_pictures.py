@@ -125,6 +125,10 @@ def test_svg_bad_arguments_say_what_to_do():
         trace.to_svg(palette="jet")
     with pytest.raises(ValueError, match="pinned must be None or a token index between 0 and 15"):
         trace.to_svg(pinned=16)
+    for not_an_index in (True, False, 1.0, "1"):  # a bool is not a token index (True would pin token 1)
+        with pytest.raises(TypeError, match=r"pinned must be None or a token index \(a whole number\), got"):
+            trace.to_svg(pinned=not_an_index)
+    assert 'data-index="1"><title>' in trace.to_svg(pinned=np.int64(1))  # numpy's whole numbers are
     with pytest.raises(ValueError, match="give at least"):
         trace.to_svg(width=200, pinned=1)
 

@@ -7,6 +7,7 @@ tests/browser/test_compare_browser.py.
 
 from __future__ import annotations
 
+import html
 import math
 import re
 import subprocess
@@ -19,6 +20,7 @@ import pytest
 import logprob_viz as lv
 from logprob_viz.records.comparison import compare
 from logprob_viz.views.plots import KINDS, figure_html, plot
+from logprob_viz.views.toolkit import shown
 
 TEXT = "A robot may not injure a human being, or, through inaction, allow a human being to come to harm."
 
@@ -71,9 +73,10 @@ def test_each_kind_has_one_point_per_token_with_the_trace_values(scored):
 def test_hover_shows_token_text_and_alternatives_as_text(scored):
     hover = plot(scored, "surprisal").data[0].hovertext
     i = 3
-    assert repr(scored.tokens[i]) in hover[i]
+    # as every view shows a token (a space as "·": tests/views/test_toolkit.py checks the glyphs)
+    assert html.escape(shown(scored.tokens[i]), quote=False) in hover[i]
     for alt in scored.top_tokens[i][:5]:
-        assert repr(alt) in hover[i]
+        assert html.escape(shown(alt), quote=False) in hover[i]
     hostile = lv.Trace(tokens=["<b>x</b>", "<img src=x onerror=alert(1)>"], logprobs=[-1.0, -2.0],
                        top_tokens=[["<script>"], ["&amp;"]], top_logprobs=[[-1.0], [-2.0]])
     texts = plot(hostile, "surprisal").data[0].hovertext

@@ -11,14 +11,14 @@ import html
 import math
 
 import ipywidgets as w
-import numpy as np
 
 from ...records.trace import Trace
+from ..toolkit import percent_of_logprob
 from .branching import as_trace, branch_label, fork_position, parents_of, visible
+from .comparing import MAX_COMPARED
 
 __all__ = ["BranchList", "BranchHere"]
 
-MAX_COMPARED = 8  # rows the compare view shows
 
 
 OUTLINE_HEIGHT = "8.2em"  # about five rows: the panel keeps its height, so the view below never moves
@@ -181,7 +181,8 @@ class BranchHere:
             if not math.isfinite(lp):
                 continue
             chosen = " (chosen)" if token_id >= 0 and token_id == trace.token_ids[at] else ""
-            options.append((f"{visible(text)}  {np.exp(lp):.1%}{chosen}", int(token_id) if token_id >= 0 else text))
+            value = int(token_id) if token_id >= 0 else text
+            options.append((f"{visible(text)}  {percent_of_logprob(lp)}{chosen}", value))
         self.alternative.options = options
         self.branch.disabled = False
         self.where.value = f"Branch at token {at + 1} ({html.escape(visible(trace.tokens[at]))}) with:"

@@ -10,8 +10,8 @@ import math
 import numpy as np
 
 from ...records.trace import Trace
+from ..toolkit import shown
 from ..whitespace import WHITESPACE_MARKS, control_glyph
-from ..whitespace import visible as marked
 
 __all__ = ["as_trace", "parents_of", "fork_position", "visible", "branch_label", "explored", "perplexity_words",
            "append_row"]
@@ -50,10 +50,11 @@ def fork_position(parent: Trace, child: Trace) -> int:
 
 
 def visible(token: str, limit: int = 40) -> str:
-    """A token's text with its whitespace made visible (for button and list labels, which are plain text):
-    the views' marks (`logprob_viz.views.whitespace`), other unprintable characters as ``\\xNN``."""
-    shown = "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in marked(token))
-    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+    """A token's text as the views show it (for button and list labels, which are plain text): the
+    toolkit's `shown` (whitespace marked, a control or bidi character by its glyph, ``[RLO]``), cut at
+    `limit` characters."""
+    text = shown(token)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 _MARKED_IN_WORDS = "\n\t\r"  # marked in a branch's words; a space (or no-break space) parts them

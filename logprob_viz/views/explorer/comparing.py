@@ -14,11 +14,12 @@ import html
 
 import ipywidgets as w
 
+from ..compare_view import MAX_ROWS, CompareView
 from .branching import as_trace
 
 __all__ = ["MAX_COMPARED", "BranchComparison"]
 
-MAX_COMPARED = 8  # rows the compare view shows (CompareView.MAX_ROWS)
+MAX_COMPARED = MAX_ROWS  # rows the compare view shows
 
 
 def _numbers(nodes: list[int]) -> str:
@@ -128,8 +129,6 @@ class BranchComparison:
             self.holder.children = []
             self.view = None
             return
-        from ..compare_view import CompareView
-
         self.view = CompareView([as_trace(nodes[i]) for i in rows], labels=[f"#{i}" for i in rows])
         self.holder.children = [self.view]
 

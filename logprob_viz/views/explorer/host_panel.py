@@ -17,12 +17,11 @@ last expression shows it).
 
 from __future__ import annotations
 
-import math
-
 import anywidget
 import traitlets as t
 
 from ..page import STATIC, require_frontend
+from ..toolkit import percent_of_logprob
 from .branching import visible
 
 __all__ = ["HostPanel", "MarimoDisplay", "marimo_layout"]
@@ -95,7 +94,8 @@ class HostPanel(anywidget.AnyWidget):
         self.status, self.status_kind = state.message, state.kind
 
     def _choices(self) -> None:
-        self.choices = [(i, f"{visible(text)}  {math.exp(lp):.1%}") for i, text, lp in self.explorer.next_panel.options]
+        options = self.explorer.next_panel.options
+        self.choices = [(i, f"{visible(text)}  {percent_of_logprob(lp)}") for i, text, lp in options]
 
     def _branches(self) -> None:
         outline = self.explorer.branches

@@ -11,12 +11,13 @@ from __future__ import annotations
 import time
 
 from ...records.trace import Trace
+from ..settings import UPDATE_S
+from ..toolkit import percent_of_logprob
 from .branching import append_row, as_trace
 from .worker import ending_of
 
 __all__ = ["generate_job", "next_token_job", "choose_job", "branch_job", "typed_token_job"]
 
-UPDATE_EVERY = 0.1  # s between view updates while streaming: smooth, and few messages
 
 
 def generate_job(app, settings, args: dict) -> None:
@@ -53,11 +54,11 @@ def generate_job(app, settings, args: dict) -> None:
 
 
 def stream_into_view(app, stream, started: float, shown: list) -> Trace:
-    """Show the stream's snapshots (about every UPDATE_EVERY s); returns the last, the whole trace."""
+    """Show the stream's snapshots (about every UPDATE_S s); returns the last, the whole trace."""
     shown_at, snapshot = 0.0, None
     for snapshot in stream:
         now = time.perf_counter()
-        if now - shown_at >= UPDATE_EVERY:
+        if now - shown_at >= UPDATE_S:
             shown_at = now
             app.show(snapshot, forks=[])
             shown[0] = snapshot
@@ -136,7 +137,7 @@ def typed_token_job(app, base: Trace, step: Trace, text: str) -> None:
     a local model, else from the runner's top K (a token outside it: at most the K-th's p)."""
     import numpy as np
 
-    from .pinned import has_full_distribution
+    from .pinned import has_full_distribution, rank_in
 
     after = len(step) - 1
     answer = {"after": after, "text": text}
@@ -146,7 +147,7 @@ def typed_token_job(app, base: Trace, step: Trace, text: str) -> None:
         token_id, answer["error"] = None, str(error)
     if token_id is not None and has_full_distribution(app.runner):
         logprobs = app.readout.distributions.compute(app.runner, tuple(int(i) for i in base.token_ids))
-        rank = int(np.count_nonzero(logprobs > logprobs[token_id])) + 1
+        rank = rank_in(logprobs, token_id)
         answer.update(token=text, id=token_id, p=float(np.exp(logprobs[token_id])), rank=rank,
                       note="exact, from the whole distribution")
     elif token_id is not None or not has_full_distribution(app.runner):
@@ -169,4 +170,4 @@ def _from_top_k(step: Trace, row: int, text: str, token_id) -> dict:
             return {"token": alt, "p": math.exp(float(lp)), "rank": j + 1, "error": None, "note": "from the top K"}
     last = min((float(lp) for lp in step.top_logprobs[row] if math.isfinite(lp)), default=-math.inf)
     return {"error": f"{text!r} is not among the top {len(step.top_tokens[row])} the runner returned: its p is at most "
-                     f"{math.exp(last):.1%}"}
+                     f"{percent_of_logprob(last)}"}

@@ -3,7 +3,7 @@
 ``offline_html`` is the app's ``text/html`` output, which nbconvert's HTML and notebook viewers
 show where no widget manager renders the live app; ``offline_page`` is the same as one standalone
 page (``app.to_html(path)``). Each branch is the view's own offline fragment
-(`logprob_viz.views.page.html_fragment`: hover and pinning work, nothing goes back to Python), with a
+(`logprob_viz.views.page.fallback_html`: hover and pinning work, nothing goes back to Python), with a
 note that generating and branching need the live app.
 """
 
@@ -30,7 +30,7 @@ PAGE_NOTE = (
 
 def offline_html(app, max_branches: int | None = 8, note: str = STATIC_NOTE) -> str:
     """The app's branches (at most `max_branches`, None: all; root first) as HTML, labelled as in its list."""
-    from ..page import html_fragment
+    from ..page import fallback_html
 
     shown = f'<p class="lv-explore-note"><i>{html.escape(note)}</i></p>'
     if app.tree is not None:
@@ -44,7 +44,7 @@ def offline_html(app, max_branches: int | None = 8, note: str = STATIC_NOTE) -> 
     parts = [f"<div class='lv-explore-offline'>{shown}"]
     for i, node in enumerate(nodes[:limit]):
         label = labels[i] if i < len(labels) else f"#{i}"
-        parts.append(f"<h4 class='lv-explore-branch'>{html.escape(label)}</h4>{html_fragment(as_trace(node))}")
+        parts.append(f"<h4 class='lv-explore-branch'>{html.escape(label)}</h4>{fallback_html(as_trace(node))}")
     if len(nodes) > limit:
         parts.append(f"<p>({len(nodes) - limit} more branches: save them with app.to_html() or tree.to_dict())</p>")
     parts.append("</div>")

@@ -34,6 +34,12 @@ log = logging.getLogger(__name__)
 CACHED_POSITIONS = 32  # distributions kept (each is the vocabulary in float64: ~0.4 MB for 49k tokens)
 
 
+def rank_in(logprobs: np.ndarray, i: int) -> int:
+    """The 1-based rank of token `i` in a whole distribution (V,): one more than the tokens likelier
+    than it (ties share the better rank, as the runner's ranks)."""
+    return int(np.count_nonzero(logprobs > logprobs[i])) + 1
+
+
 def has_full_distribution(runner) -> bool:
     """Whether `runner` can give the whole next-token distribution: the local runner (it has the model)."""
     local = sys.modules.get("logprob_viz.sources.local.runner")  # not imported: no local runner exists
@@ -211,9 +217,9 @@ def numbers_at(trace: Trace, at: int, logprobs: np.ndarray, settings: Settings) 
     if chosen not in ids:
         ids.append(chosen)
         texts.append(trace.tokens[at])
-    rank = int(np.count_nonzero(logprobs > logprobs[chosen])) + 1
+    rank = rank_in(logprobs, chosen)
     rows = [{"id": i, "text": text, "model": float(model[i]), "new": float(new[i]), "chosen": i == chosen,
-             "rank": int(np.count_nonzero(logprobs > logprobs[i])) + 1} for i, text in zip(ids, texts, strict=True)]
+             "rank": rank_in(logprobs, i)} for i, text in zip(ids, texts, strict=True)]
     return {
         "at": at,
         "settings": settings,

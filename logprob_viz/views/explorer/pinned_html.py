@@ -13,6 +13,7 @@ import numpy as np
 
 from ...records.sampling import Band
 from ...records.trace import Trace
+from ..toolkit import percent
 from .branching import visible
 
 __all__ = ["panel_html", "ranges_html", "waiting_html", "unavailable_html", "STYLE"]
@@ -46,9 +47,7 @@ STYLE = """<style>
 </style>"""
 
 
-def percent(p: float) -> str:
-    """A probability as the chart writes it: one decimal, and "<0.1%" for what would read 0.0 % but is not 0."""
-    return "<0.1%" if 0 < p < 0.0005 else f"{p:.1%}"
+
 
 
 def _title(trace: Trace, at: int) -> str:
@@ -119,7 +118,9 @@ def likely_words(numbers: dict) -> str:
                 "distribution but never reorder it.")
     t = numbers["bands"]["temperature"]
     peak = int(np.argmax(t.probs))
-    where = f"; its probability is highest near T = {t.values[peak]:.2f} ({t.probs[peak]:.1%})" if t.probs[peak] else ""
+    where = ""
+    if t.probs[peak]:
+        where = f"; its probability is highest near T = {t.values[peak]:.2f} ({percent(t.probs[peak])})"
     return (f"Rank {rank} at every setting, so never the most likely: temperature, top-p and min-p reorder "
             f"nothing{where}.")
 
@@ -173,7 +174,7 @@ def band_html(band: Band) -> str:
             f"<svg viewBox='{-step / 2:.2f} 0 {WIDTH + step:.2f} {HEIGHT}' preserveAspectRatio='none' role='img' "
             f"aria-label='{html.escape(band_words(band))}'>{''.join(bars)}"
             f"<line class='lv-pin-now' x1='{now:.2f}' x2='{now:.2f}' y1='0' y2='{HEIGHT}'/></svg>"
-            f"<div class='lv-pin-ends'><span>{band.low:g}</span><span>tallest bar: {top:.1%}</span>"
+            f"<div class='lv-pin-ends'><span>{band.low:g}</span><span>tallest bar: {percent(top)}</span>"
             f"<span>{band.high:g}</span></div></div>")
 
 
