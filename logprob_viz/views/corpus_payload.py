@@ -108,7 +108,7 @@ def text_ranks(strings) -> np.ndarray:
 def _sorted_by_python(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """(the order, whether each text in that order differs from the one before it, from the second on)."""
     order = sorted(range(len(strings)), key=strings.__getitem__)
-    changes = [strings[a] != strings[b] for a, b in zip(order[1:], order[:-1])]
+    changes = [strings[a] != strings[b] for a, b in zip(order[1:], order[:-1], strict=True)]
     return np.array(order, dtype=np.int64), np.array(changes, dtype=bool)
 
 
