@@ -34,7 +34,7 @@ import math
 import numpy as np
 
 from ..records.corpus_columns import any_has, texts_of
-from .codec import array, texts
+from .codec import array, arrow_strings, texts
 
 __all__ = ["SPARK_POINTS", "NUMBER_COLUMNS", "encode_corpus", "sparklines", "encode_index", "encode_answers",
            "occurrence_rows"]
@@ -113,17 +113,13 @@ def _sorted_by_python(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _sorted_by_arrow(strings) -> tuple[np.ndarray, np.ndarray] | None:
-    """As `_sorted_by_python`; None without pyarrow or for a lone surrogate (Arrow holds only UTF-8)."""
-    try:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-    except ImportError:
+    """As `_sorted_by_python`; None where `codec.arrow_strings` is (no pyarrow, a lone surrogate)."""
+    column = arrow_strings(strings)
+    if column is None:
         return None
-    values = getattr(strings, "values", None)  # a TextColumn of a Parquet-backed corpus holds Arrow already
-    try:
-        column = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(list(strings), pa.string())
-    except (pa.ArrowException, UnicodeError, TypeError):
-        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     order = pc.sort_indices(column).to_numpy()
     ordered = column.take(pa.array(order))
     changes = pc.not_equal(ordered[1:], ordered[:-1]).to_numpy(zero_copy_only=False).astype(bool)
