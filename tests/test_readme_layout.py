@@ -21,7 +21,8 @@ def test_every_package_folder_and_top_level_module_is_in_the_layout():
     layout = _layout_section()
     package = _folders("logprob_viz", set())
     modules = sorted(p.name for p in (REPO / "logprob_viz").glob("*.py") if p.name != "__init__.py")
-    missing = [name for name in package + modules if not re.search(rf"\b{re.escape(name)}\b", layout)]
+    missing = [f"{name}/" for name in package if f"  {name}/" not in layout]
+    missing += [name for name in modules if not re.search(rf"\b{re.escape(name)}\b", layout)]
     assert not missing, f"README's Layout does not mention: {missing}"
 
 
