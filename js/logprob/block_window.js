@@ -37,9 +37,6 @@ export class BlockWindow {
     scroller.addEventListener("scroll", this.onScroll, { passive: true });
   }
 
-  /** Where a new block goes: nowhere yet (`update` attaches it when it is near the view). */
-  place(_block) {}
-
   perToken() {
     return this.measured.tokens ? this.measured.px / this.measured.tokens : PX_PER_TOKEN;
   }

@@ -1,6 +1,7 @@
 // Token text in the DOM. Text from the model is only ever inserted with textContent or text
 // nodes, never parsed as HTML: a token can be `<script>`. Long traces are built in blocks,
-// a few per task, so opening 100,000 tokens never blocks the page.
+// a few per task, so opening 100,000 tokens never blocks the page; off-screen blocks are not laid
+// out (content-visibility), and from WINDOW_FROM tokens on not even in the DOM (block_window.js).
 
 import { h } from "../toolkit/dom.js";
 import { BlockWindow } from "./block_window.js";
