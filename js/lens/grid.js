@@ -75,12 +75,8 @@ function delegate(content, on) {
   });
 }
 
-/**
- * Build the grid for decoded lens data `d`.
- * on.hover(r, i) / on.leave() / on.pin(i): r is the row (index into d.layers), i the token.
- * Returns {element, setPinned(i), setHovered(r, i), refresh(), destroy()}.
- */
-export function createGrid(d, on) {
+/** The grid's boxes: the layer axis beside a sideways scroller whose content holds the columns. */
+function gridFrame(d) {
   const root = el("div", "lvl-grid");
   const axis = el("div", "lvl-axis");
   const scroll = el("div", "lvl-scroll");
@@ -89,28 +85,44 @@ export function createGrid(d, on) {
   root.append(axis, scroll);
   content.style.height = `${(d.L + 1) * ROW_HEIGHT + 4}px`;
   root.style.setProperty("--lvl-row", `${ROW_HEIGHT}px`);
-
   fillAxis(axis, d);
+  return { root, scroll, content };
+}
 
-  const columns = new Map(); // token index -> column element
-  let pinned = -1;
-  let hovered = null;
-  let lefts = null;
-  let measured = false; // widths from the page's own font, once the grid is on the page
-
-  /** The columns' edges: estimated until the grid is on the page, then measured (once). */
-  function layOut() {
-    if (lefts && (measured || !scroll.isConnected)) return;
-    measured = scroll.isConnected;
-    const measure = measured ? textMeasure(fontFamilyOf(content, "lvl-cell")) : null;
-    lefts = columnLefts(d, measure ? (text, role) => measure(text, FONT_PX[role]) : estimateWidth);
-    content.style.width = `${lefts[d.n]}px`;
-    for (const col of columns.values()) col.remove(); // drawn at the estimate: redraw at the measure
-    columns.clear();
+/** The columns in view (and a margin) of a grid, kept in step with its scroll, its size and its pin. */
+class ColumnWindow {
+  constructor(d, scroll, content) {
+    Object.assign(this, { d, scroll, content });
+    this.columns = new Map(); // token index -> column element
+    this.pinned = -1;
+    this.hovered = null; // [row, token] or null
+    this.lefts = null;
+    this.measured = false; // widths from the page's own font, once the grid is on the page
+    this.frame = 0;
+    this.onScroll = () => {
+      if (!this.frame) this.frame = requestAnimationFrame(() => ((this.frame = 0), this.render()));
+    };
+    scroll.addEventListener("scroll", this.onScroll, { passive: true });
+    this.resize = typeof ResizeObserver === "function" ? new ResizeObserver(this.onScroll) : null;
+    this.resize?.observe(scroll);
   }
 
-  function render() {
-    layOut();
+  /** The columns' edges: estimated until the grid is on the page, then measured (once). */
+  layOut() {
+    const { d, scroll, content } = this;
+    if (this.lefts && (this.measured || !scroll.isConnected)) return;
+    this.measured = scroll.isConnected;
+    const measure = this.measured ? textMeasure(fontFamilyOf(content, "lvl-cell")) : null;
+    this.lefts = columnLefts(d, measure ? (text, role) => measure(text, FONT_PX[role]) : estimateWidth);
+    content.style.width = `${this.lefts[d.n]}px`;
+    for (const col of this.columns.values()) col.remove(); // drawn at the estimate: redraw at the measure
+    this.columns.clear();
+  }
+
+  /** Add the columns that came into view, remove those that left it. */
+  render() {
+    this.layOut();
+    const { d, scroll, columns, lefts } = this;
     const width = scroll.clientWidth || 1200; // before layout: a screenful
     const first = Math.max(0, columnAt(lefts, scroll.scrollLeft) - MARGIN);
     const last = Math.min(d.n - 1, columnAt(lefts, scroll.scrollLeft + width) + MARGIN);
@@ -121,50 +133,55 @@ export function createGrid(d, on) {
       }
     }
     for (let i = first; i <= last; i++) {
-      if (!columns.has(i)) {
-        const col = makeColumn(d, i, pinned, lefts);
-        columns.set(i, col);
-        content.append(col);
-      }
+      if (columns.has(i)) continue;
+      const col = makeColumn(d, i, this.pinned, lefts);
+      columns.set(i, col);
+      this.content.append(col);
     }
-    markHovered();
+    this.markHovered();
   }
 
-  let frame = 0;
-  const onScroll = () => {
-    if (!frame) frame = requestAnimationFrame(() => ((frame = 0), render()));
-  };
-  scroll.addEventListener("scroll", onScroll, { passive: true });
-  const resize = typeof ResizeObserver === "function" ? new ResizeObserver(onScroll) : null;
-  resize?.observe(scroll);
+  markHovered() {
+    this.content.querySelector(".lvl-cell.lvl-hovered")?.classList.remove("lvl-hovered");
+    if (!this.hovered) return;
+    const [row, i] = this.hovered;
+    this.columns.get(i)?.querySelector(`.lvl-cell[data-row='${row}']`)?.classList.add("lvl-hovered");
+  }
 
+  setPinned(i) {
+    this.columns.get(this.pinned)?.classList.remove("lvl-pinned");
+    this.pinned = i;
+    this.columns.get(i)?.classList.add("lvl-pinned");
+    if (i >= 0) bringIntoView(this.scroll, this.lefts[i], this.lefts[i + 1]);
+  }
+
+  setHovered(r, i) {
+    this.hovered = r == null ? null : [r, i];
+    this.markHovered();
+  }
+
+  destroy() {
+    this.scroll.removeEventListener("scroll", this.onScroll);
+    this.resize?.disconnect();
+    if (this.frame) cancelAnimationFrame(this.frame);
+  }
+}
+
+/**
+ * Build the grid for decoded lens data `d`.
+ * on.hover(r, i) / on.leave() / on.pin(i): r is the row (index into d.layers), i the token.
+ * Returns {element, setPinned(i), setHovered(r, i), refresh(), destroy()}.
+ */
+export function createGrid(d, on) {
+  const { root, scroll, content } = gridFrame(d);
+  const win = new ColumnWindow(d, scroll, content);
   delegate(content, on);
-
-  function markHovered() {
-    content.querySelector(".lvl-cell.lvl-hovered")?.classList.remove("lvl-hovered");
-    if (!hovered) return;
-    const col = columns.get(hovered[1]);
-    col?.querySelector(`.lvl-cell[data-row='${hovered[0]}']`)?.classList.add("lvl-hovered");
-  }
-
-  render();
+  win.render();
   return {
     element: root,
-    setPinned(i) {
-      columns.get(pinned)?.classList.remove("lvl-pinned");
-      pinned = i;
-      columns.get(pinned)?.classList.add("lvl-pinned");
-      if (i >= 0) bringIntoView(scroll, lefts[i], lefts[i + 1]);
-    },
-    setHovered(r, i) {
-      hovered = r == null ? null : [r, i];
-      markHovered();
-    },
-    refresh: render,
-    destroy() {
-      scroll.removeEventListener("scroll", onScroll);
-      resize?.disconnect();
-      if (frame) cancelAnimationFrame(frame);
-    },
+    setPinned: (i) => win.setPinned(i),
+    setHovered: (r, i) => win.setHovered(r, i),
+    refresh: () => win.render(),
+    destroy: () => win.destroy(),
   };
 }

@@ -66,7 +66,7 @@ export class ChartPanel {
   markActive(i) {
     const span = this.ask.spanOf(i);
     let rect = null; // every layout read first, while the layout is still clean; then the writes
-    if (span) {
+    if (span && span.isConnected) {
       const { textEl } = this;
       const box = textEl.getBoundingClientRect();
       const r = span.getBoundingClientRect();
@@ -76,8 +76,9 @@ export class ChartPanel {
     }
     if (this.activeEl && this.activeEl !== span) this.activeEl.classList.remove("lv-active");
     this.activeEl = span;
-    if (!span) {
-      this.hoverBox.style.display = "none";
+    if (!rect) {
+      this.hoverBox.style.display = "none"; // (none, or out of the DOM with its block: block_window.js)
+      if (span) span.classList.add("lv-active");
       return;
     }
     Object.assign(this.hoverBox.style, { display: "", ...rect });

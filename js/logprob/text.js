@@ -1,8 +1,10 @@
 // Token text in the DOM. Text from the model is only ever inserted with textContent or text
 // nodes, never parsed as HTML: a token can be `<script>`. Long traces are built in blocks,
-// a few per task, so opening 100,000 tokens never blocks the page.
+// a few per task, so opening 100,000 tokens never blocks the page; off-screen blocks are not laid
+// out (content-visibility), and from WINDOW_FROM tokens on not even in the DOM (block_window.js).
 
 import { h } from "../toolkit/dom.js";
+import { BlockWindow } from "./block_window.js";
 import { controlGlyph, hexBytes, segments } from "../toolkit/tokens.js";
 import { EMPTY_MARK, WHITESPACE_MARKS } from "../toolkit/whitespace.js";
 
@@ -82,6 +84,8 @@ export class TokenText {
     this.spans = [];
     this.blocks = []; // { el, start, end (exclusive, while open: the tokens so far), closed }
     this.labels = []; // { el, at }
+    this.window = null; // a BlockWindow once the text is long (useWindow)
+    this.width = -1; // the text box's width when the window last measured
   }
 
   get built() {
@@ -100,6 +104,7 @@ export class TokenText {
       if (breaksBefore(data.tokens[i], i)) block.el.appendChild(h("wbr")); // (see breaksBefore)
       block.el.appendChild(span);
       block.end = i + 1;
+      if (this.window && !block.el.isConnected) block.height = null; // (grown out of view: estimated again)
       block.closed = endsBlock(data.tokens[i], block.end - block.start);
     }
   }
@@ -115,11 +120,49 @@ export class TokenText {
     this.spans.length = start;
     this.labels = this.labels.filter((l) => (l.at >= start ? (l.el.remove(), false) : true));
     while (this.blocks.length && this.blocks[this.blocks.length - 1].start >= start) this.blocks.pop().el.remove();
+    this.window?.dropFrom(this.blocks.length);
     const last = this.blocks[this.blocks.length - 1];
-    if (last) Object.assign(last, { end: start, closed: false });
+    if (last) Object.assign(last, { end: start, closed: false, height: null });
+  }
+
+  /**
+   * From now on only the blocks near the view are in the DOM (block_window.js): the long blocks'
+   * lazy layout (content-visibility, `observe`) is not needed any more.
+   */
+  useWindow() {
+    if (this.window) return;
+    for (const b of this.blocks) b.el.className = "lv-block lv-block-long";
+    this.el.classList.add("lv-windowed");
+    this.window = new BlockWindow(this.el, this.blocks);
+  }
+
+  /** After spans were added or the text re-flowed: the window follows (no-op without one). */
+  refresh() {
+    if (!this.window) return;
+    const width = this.el.clientWidth;
+    if (width !== this.width) this.window.invalidate(); // (lines wrap elsewhere: every height changes)
+    this.width = width;
+    this.window.update();
+  }
+
+  /** Bring token i's block into the DOM, scrolled near the view (no-op without a window, or when it is in). */
+  bringIn(i) {
+    const w = this.window;
+    if (!w || !this.blocks.length) return;
+    const k = w.blockOf(i);
+    if (k < w.lo || k >= w.hi) w.reveal(k);
+  }
+
+  stop() {
+    this.window?.stop();
   }
 
   newBlock(start) {
+    if (this.window) {
+      const block = { el: h("div", "lv-block lv-block-long"), start, end: start, closed: false, height: null };
+      this.blocks.push(block); // (in the DOM once the window reaches it)
+      return block;
+    }
     const long = this.blocks.length > 0;
     const el = h("div", long ? "lv-block lv-block-long lv-offscreen" : "lv-block");
     if (long && this.blocks.length === 1) {
@@ -129,7 +172,7 @@ export class TokenText {
     }
     if (long && this.observe) this.observe(el);
     this.el.appendChild(el);
-    const block = { el, start, end: start, closed: false };
+    const block = { el, start, end: start, closed: false, height: null };
     this.blocks.push(block);
     return block;
   }

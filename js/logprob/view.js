@@ -24,6 +24,7 @@ import { storeOf } from "./store.js";
 import { Strip } from "./strip.js";
 import { onDark, watchTheme } from "./theme_watch.js";
 import { inSlices, paint, TokenText, tokenSpan } from "./text.js";
+import { WINDOW_FROM } from "./block_window.js";
 import { Why } from "./why.js";
 import { decidedRange, withDecided } from "./decided.js";
 
@@ -119,6 +120,7 @@ export class LogprobRender {
   reveal(i) {
     const span = this.spanOf(i);
     if (!span) return;
+    this.text.bringIn(i); // a long text: its block into the DOM first (block_window.js)
     const blockEl = span.closest(".lv-offscreen");
     if (blockEl) blockEl.classList.remove("lv-offscreen"); // laid out now, to be measured
     const box = this.textEl.getBoundingClientRect();
@@ -174,6 +176,7 @@ export class LogprobRender {
         do this.text.add(this.data, end(CHUNK), make);
         while (this.text.built < this.data.n && performance.now() < until);
       }
+      this.text.refresh(); // (a long text: the blocks that reached the view go in the DOM)
       if (this.text.built < this.data.n) {
         this.header.classList.add("lv-loading"); // on the header, not the root: restyling the root restyles every token
         const next = () => (cancelNext = whenIdle(step));
@@ -240,6 +243,7 @@ export class LogprobRender {
           )
         : null;
     this.text = new TokenText(this.textEl, this.visibility ? (b) => this.visibility.observe(b) : null);
+    this.windowIfLong();
     if (this.data.n === 0) this.textEl.appendChild(h("span", "lv-chart-empty lv-empty-trace", "(empty trace)"));
   }
 
@@ -274,6 +278,13 @@ export class LogprobRender {
     );
   }
 
+  /** A long text: only the blocks near the view in the DOM, from now on (block_window.js). */
+  windowIfLong() {
+    if (this.data.n < WINDOW_FROM || this.text.window) return;
+    this.visibility?.disconnect(); // (it would mark the blocks leaving the DOM as off screen)
+    this.text.useWindow();
+  }
+
   /** New tokens from `start` on (a stream): keep the spans before it, add the rest. */
   grow(start) {
     if (!this.data || this.data !== this.store.data) return this.build();
@@ -288,6 +299,7 @@ export class LogprobRender {
     this.jumps = null;
     this.jumpBtn.hidden = this.data.n === 0;
     this.header.textContent = headerText(this.data);
+    this.windowIfLong();
     this.extend(SLICE);
     if (!this.panel.sized) this.measureLater();
     this.redrawStrip();
@@ -317,6 +329,7 @@ export class LogprobRender {
   onResize() {
     this.theme?.check(); // (a tab shown again: no transition ran while it was hidden)
     if (this.data && this.data.n > 0 && !this.panel.sized) this.measureLater(); // laid out now (it was detached)
+    this.text?.refresh(); // (a new width: the window's heights are measured again)
     this.panel?.follow(); // the text re-flowed: the hover box follows its token
     this.redrawStrip();
   }
@@ -355,6 +368,7 @@ export class LogprobRender {
       this.theme.stop();
       this.why.stop();
       if (this.visibility) this.visibility.disconnect();
+      this.text?.stop();
       this.root.remove();
     };
   }

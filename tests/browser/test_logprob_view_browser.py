@@ -13,7 +13,6 @@ import math
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from browser.cells import FEATURES_CELL
 from browser.expected import as_float, expected_percent, expected_rows, js_to_fixed
@@ -434,7 +433,7 @@ LONGTASK_OBSERVER = """() => {
 }"""
 
 
-def test_100k_tokens_open_scroll_and_hover_with_the_text_built_in_blocks(page, lab_server):
+def test_100k_tokens_open_scroll_and_hover_with_only_the_blocks_near_the_view_in_the_dom(page, lab_server):
     write_notebook(lab_server, "long.ipynb", [LONG_CELL])
     open_notebook(page, lab_server, "long.ipynb")
     wait_main_thread_idle(page)  # JupyterLab's own start-up work is not the view's
@@ -455,10 +454,16 @@ def test_100k_tokens_open_scroll_and_hover_with_the_text_built_in_blocks(page, l
             const times = [];
             const text = document.querySelector('.lv-root .lv-text');
             const frame = () => new Promise(r => requestAnimationFrame(() => setTimeout(r)));
-            for (const i of [5, 500, 50000, 99990]) {
-                text.scrollTop = (i / 100000) * text.scrollHeight;  // the blocks around i get laid out
+            for (let i of [5, 500, 50000, 99990]) {
+                text.scrollTop = (i / 100000) * text.scrollHeight;  // the blocks around i come into the DOM
                 await frame(); await frame();
-                const el = text.querySelector(`.lv-token[data-index='${i}']`);
+                // (the blocks' heights are partly estimated: the token nearest i of those in the DOM)
+                const near = [...text.querySelectorAll('.lv-token')]
+                    .map(e => [Math.abs(Number(e.dataset.index) - i), e]);
+                near.sort((a, b) => a[0] - b[0]);
+                if (!near.length || near[0][0] > 3000) throw new Error('no token near ' + i + ' in the DOM');
+                const el = near[0][1];
+                i = Number(el.dataset.index);
                 el.scrollIntoView({block: 'center'});
                 await frame();
                 const t0 = performance.now();
@@ -481,24 +486,48 @@ def test_100k_tokens_open_scroll_and_hover_with_the_text_built_in_blocks(page, l
     )
     print(report)
     (ARTIFACTS / "long-trace-timing.txt").write_text(report + "\n")
-    assert root.locator(".lv-token").count() == LONG_N  # (after the measurement: counting is a long task)
     save_screenshot(page, "long-100k.png")
     # Timings are reported above and measured against their targets in benchmarks/frontend.py;
     # a test asserts no time (this machine is shared). What keeps tasks short is structural:
-    # the text is cut into blocks (at its newlines, here every ~150 tokens), built in slices across tasks, and
-    # blocks off screen (an IntersectionObserver marks them) are not laid out.
-    blocks = root.locator(".lv-block")
-    assert blocks.count() >= LONG_N // 300, "the text is not cut into blocks"
-    text.evaluate("el => { el.scrollTop = 0; }")
-    far = blocks.nth(blocks.count() // 2)
-    try:  # (the IntersectionObserver reports asynchronously)
-        page.wait_for_function(
-            "el => getComputedStyle(el).contentVisibility === 'hidden'", arg=far.element_handle(), timeout=10_000
-        )
-    except PlaywrightTimeout:
-        pytest.fail("a block far off screen is laid out (content-visibility is not hidden)")
+    # the text is cut into blocks (at its newlines, here every ~150 tokens), built in slices across
+    # tasks, and only the blocks near the view are in the DOM (spacers stand in for the rest).
+    in_dom = root.locator(".lv-token").count()
+    assert 0 < in_dom < LONG_N // 10, f"{in_dom} of {LONG_N} tokens in the DOM: the text is not windowed"
+    assert root.locator(".lv-block").count() < 40
+    # the spacers keep the whole text's height
+    assert text.evaluate("el => el.scrollHeight") > 100 * text.evaluate("el => el.clientHeight")
     assert len(hover_ms) == 4, report  # every hovered token got its chart
+    assert_pins_far_off_are_brought_into_view(page, root, text)
     assert not page.page_errors, page.page_errors
+
+
+IN_VIEW_JS = """() => {
+  const el = document.querySelector('.lv-root .lv-token.lv-pinned');
+  if (!el || !el.isConnected) return null;
+  const r = el.getBoundingClientRect(), box = document.querySelector('.lv-root .lv-text').getBoundingClientRect();
+  return {i: Number(el.dataset.index), inView: r.top >= box.top && r.bottom <= box.bottom, pageY: window.scrollY};
+}"""
+
+
+def assert_pins_far_off_are_brought_into_view(page, root, text):
+    """A click on the strip, the ← → keys across blocks and the least-confident jump pin tokens whose
+    blocks were not in the DOM: each comes into it, in the text box's view, and the page does not move."""
+    text.evaluate("el => { el.scrollTop = 0; }")
+    next_frames(page)
+    page_y = page.evaluate("() => window.scrollY")
+    strip = root.locator(".lv-strip").bounding_box()
+    page.mouse.click(strip["x"] + strip["width"] * 0.75, strip["y"] + strip["height"] / 2)
+    page.wait_for_function(IN_VIEW_JS, timeout=10_000)
+    pinned = page.evaluate(IN_VIEW_JS)
+    assert pinned["inView"] and abs(pinned["i"] - 0.75 * LONG_N) < LONG_N / 100, pinned
+    for _ in range(400):  # past a block's end or two (~150 tokens each)
+        page.keyboard.press("ArrowRight")
+    root.locator(f".lv-token[data-index='{pinned['i'] + 400}'].lv-pinned").wait_for(timeout=10_000)
+    assert page.evaluate(IN_VIEW_JS)["inView"]
+    root.locator(".lv-jump").click()
+    page.wait_for_function("() => /1\\//.test(document.querySelector('.lv-root .lv-jump').textContent)", timeout=10_000)
+    assert page.evaluate(IN_VIEW_JS)["inView"]
+    assert page.evaluate("() => window.scrollY") == page_y  # (the text box scrolls, not the page)
 
 
 def test_tokens_where_a_real_server_response_lost_information_are_marked(page, lab_server):

@@ -2,18 +2,10 @@
 // here by hand), the predicted option, a bar's words and the prompt's tail.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { texts } from "../../toolkit/test/payload.js";
 import { barWords, decodeChoices, predictedOption, promptTail } from "../data.js";
 
-const enc = new TextEncoder();
 const field = (dtype, values) => ({ dtype, shape: [values.length], buffer: new Uint8Array(values.buffer) });
-function texts(strings) {
-  const parts = strings.map((s) => enc.encode(s));
-  const offsets = [0];
-  for (const p of parts) offsets.push(offsets[offsets.length - 1] + p.length);
-  const blob = new Uint8Array(offsets[offsets.length - 1]);
-  parts.forEach((p, i) => blob.set(p, offsets[i]));
-  return { blob: field("uint8", blob), offsets: field("uint32", Uint32Array.from(offsets)) };
-}
 const payload = {
   n_rows: 2, n_options: 3, length: "per_token",
   prompts: texts(["Review: fine. Sentiment:", "<b>x</b>"]), options: texts([" positive", " negative", " 🤖"]),

@@ -2,24 +2,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
+import { field, texts } from "../../toolkit/test/payload.js";
 import { decodeComparison, divergingColor } from "../decode.js";
 
-const enc = new TextEncoder();
-const DTYPE = new Map([[Float32Array, "float32"], [Int32Array, "int32"], [Uint8Array, "uint8"], [Uint32Array, "uint32"]]);
-/** `{dtype, shape, buffer}` as views/codec.py `array` writes it, the buffer a DataView. */
-const field = (typed) => ({ dtype: DTYPE.get(typed.constructor), shape: [typed.length], buffer: new DataView(typed.buffer) });
 const u32 = (xs) => field(new Uint32Array(xs));
 const i32 = (xs) => field(new Int32Array(xs));
 const f32 = (xs) => field(new Float32Array(xs));
-/** `{blob, offsets}` as views/codec.py `texts` writes it. */
-function texts(strings) {
-  const parts = strings.map((t) => enc.encode(t));
-  const offsets = [0];
-  for (const p of parts) offsets.push(offsets[offsets.length - 1] + p.length);
-  const all = new Uint8Array(offsets[offsets.length - 1]);
-  parts.forEach((p, i) => all.set(p, offsets[i]));
-  return { blob: field(all), offsets: u32(offsets) };
-}
 
 const payload = () => ({
   n_rows: 2, n_spans: 2,

@@ -6,6 +6,7 @@ import { test } from "node:test";
 import { paletteColor, readableOn } from "../../toolkit/colors.js";
 import { readArray, typedArray } from "../../toolkit/codec.js";
 import { hexBytes } from "../../toolkit/tokens.js";
+import { DTYPE, utf8Table } from "../../toolkit/test/payload.js";
 import { scale, tokenStyle } from "../modes.js";
 import { alternatives, decodePayload } from "../trace_data.js";
 
@@ -17,7 +18,6 @@ function bufferAt(typed, offset) {
   return new DataView(whole.buffer, offset, src.byteLength);
 }
 
-const DTYPE = new Map([[Float32Array, "float32"], [Int32Array, "int32"], [Uint8Array, "uint8"], [Uint16Array, "uint16"], [Uint32Array, "uint32"]]);
 
 /** `{dtype, shape, buffer}` as views/codec.py writes it, the buffer at an odd offset of a larger one. */
 function field(typed, shape = [typed.length], offset = 3) {
@@ -26,12 +26,7 @@ function field(typed, shape = [typed.length], offset = 3) {
 
 /** A payload as encode_trace writes it: a table of (id, text) entries, references r = entry + 1 (0: none). */
 function tablePayload(entries, { n, k, start, ...arrays }) {
-  const enc = new TextEncoder();
-  const parts = entries.map(([, t]) => enc.encode(t));
-  const offsets = new Uint32Array(parts.length + 1);
-  parts.forEach((p, i) => (offsets[i + 1] = offsets[i] + p.length));
-  const blob = new Uint8Array(offsets[parts.length]);
-  parts.forEach((p, i) => blob.set(p, offsets[i]));
+  const { blob, offsets } = utf8Table(entries.map(([, t]) => t));
   const ids = new Uint16Array(entries.map(([id]) => id + 1));
   const out = { version: 2, id: "t", n, k, prompt_len: 0, summary: {}, meta: {}, flag_notes: {}, arrays: {} };
   if (start != null) out.start = start;

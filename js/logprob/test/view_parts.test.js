@@ -6,6 +6,7 @@ import { paletteColor, PALETTES } from "../../toolkit/colors.js";
 import { residual } from "../chart.js";
 import { gradient, mode, rankBucket, scale, ticks, tokenStyle } from "../modes.js";
 import { leastConfident, stripBins, stripIndex } from "../stats.js";
+import { BlockWindow } from "../block_window.js";
 import { blockEnds } from "../text.js";
 
 const data = {
@@ -97,4 +98,15 @@ test("the other bar holds 1 - sum of the top-K probabilities", () => {
   assert.ok(Math.abs(residual([Math.log(0.5), Math.log(0.2)]) - 0.3) < 1e-9);
   assert.equal(residual([Math.log(0.7), Math.log(0.6)]), 0);
   assert.equal(residual([]), null);
+});
+
+test("a long text's window holds the blocks that meet the view, and finds a token's block", () => {
+  const tops = new Float64Array([0, 100, 250, 300, 600]); // four blocks' tops and the text's end (px)
+  assert.deepEqual(BlockWindow.within(tops, 0, 100), [0, 1]);
+  assert.deepEqual(BlockWindow.within(tops, 120, 260), [1, 3]);
+  assert.deepEqual(BlockWindow.within(tops, -500, 5000), [0, 4]);
+  assert.deepEqual(BlockWindow.within(tops, 900, 1000), [3, 4]); // past the end: the last block still
+  const blocks = [0, 150, 400, 410].map((start, k, all) => ({ start, end: all[k + 1] ?? 500 }));
+  const finder = Object.assign(Object.create(BlockWindow.prototype), { blocks });
+  assert.deepEqual([0, 149, 150, 409, 410, 499].map((i) => finder.blockOf(i)), [0, 0, 1, 2, 3, 3]);
 });

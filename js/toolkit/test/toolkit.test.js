@@ -8,6 +8,7 @@ import { gradientOf, interpolate, paletteColor, readableOn, styleOn } from "../c
 import { formatFixed, formatLogprob, formatPercent, percentOfLogprob } from "../format.js";
 import { controlGlyph, decodeTokens, segments } from "../tokens.js";
 import { EMPTY_MARK, isBlank, visible, WHITESPACE_MARKS } from "../whitespace.js";
+import { utf8Table } from "./payload.js";
 
 // The segments expected, written as [kind, text] pairs.
 const pieces = (...pairs) => pairs.map(([kind, text]) => ({ kind, text }));
@@ -105,11 +106,7 @@ test("zero-width and bidi characters become glyph segments", () => {
 
 test("decodeTokens splits one decode at the byte offsets, and gives up on invalid UTF-8", () => {
   const texts = ["a", " wörld", "🤖", "", "\u202e<b>"];
-  const parts = texts.map((t) => new TextEncoder().encode(t));
-  const offsets = new Uint32Array(parts.length + 1);
-  parts.forEach((p, i) => (offsets[i + 1] = offsets[i] + p.length));
-  const blob = new Uint8Array(offsets[parts.length]);
-  parts.forEach((p, i) => blob.set(p, offsets[i]));
+  const { blob, offsets } = utf8Table(texts);
   assert.deepEqual(decodeTokens(blob, offsets, texts.length), texts);
   const bad = new Uint8Array([0x61, 0xe2, 0x80]); // "a" then half a character
   assert.equal(decodeTokens(bad, new Uint32Array([0, 1, 3]), 2), null);
