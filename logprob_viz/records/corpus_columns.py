@@ -188,6 +188,17 @@ class TraceColumns(ColumnRows):
             out.extend(text.to_pylist() if text is not None else (_trace_of(b, r).text for r in range(len(b))))
         return self._rows_of(out)
 
+    def text_column(self):
+        """Each trace's whole text as one Arrow string array (this sequence's order), None where a part
+        has no "text" column."""
+        import pyarrow as pa
+
+        columns = [b.column("text") for b in self.blocks]
+        if any(c is None for c in columns):
+            return None
+        whole = pa.chunked_array(columns, pa.string()).combine_chunks() if columns else pa.array([], pa.string())
+        return whole if self._is_whole() else whole.take(pa.array(self.rows))
+
     def flag_summaries(self) -> list[str]:
         """Per trace, the flag codes any of its tokens carries, comma-separated ('' for none)."""
         out = []
