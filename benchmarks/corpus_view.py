@@ -252,7 +252,8 @@ def report(args, runs, made, built, binary, json_bytes) -> str:
 
     load = os.getloadavg()[0]
     head = (f"Corpus view: {args.traces:,} traces, {n_tokens:,} tokens; medians of {args.repeats} fresh pages "
-            f"(headless chromium). Kernel: synthetic corpus {made:.1f} s; payload and surprise indexes built in {built:.2f} s "
+            f"(headless chromium). Kernel: synthetic corpus {made:.1f} s; payload and surprise indexes built in "
+            f"{built:.2f} s "
             f"({binary / 1e6:.1f} MB binary + {json_bytes / 1e3:.0f} kB JSON); "
             f"rows in the DOM at the end: {runs[0]['dom rows']}; load average {load:.1f} on {os.cpu_count()} cores "
             "(a shared machine: a busy one slows every row).\n\n")

@@ -152,16 +152,18 @@ def natural_ranks(labels) -> np.ndarray | None:
     import pyarrow.compute as pc
 
     lower = pc.utf8_lower(column)
-    if len(lower) and (pc.max(pc.count_substring_regex(lower, r"\d+")).as_py() > NATURAL_RUNS
-                       or pc.any(pc.match_substring_regex(lower, r"\d{16}")).as_py()):
+    if len(lower) and pc.any(pc.match_substring_regex(lower, r"\d{16}")).as_py():
         return None
     parts = pc.extract_regex(lower, NATURAL_PATTERN)
+    if parts.null_count:  # (more digit runs than the pattern has)
+        return None
     keys = {}
     for i in range(NATURAL_RUNS):
         text, digits = parts.field(f"p{i}"), parts.field(f"d{i}")
         has = pc.greater(pc.utf8_length(digits), 0)
         keys[f"p{i}"] = pc.if_else(has, pc.binary_join_element_wise(text, "0", ""), text)
         keys[f"d{i}"] = pc.if_else(has, digits, "0").cast(pa.uint64())
+    keys = {name: key for name, key in keys.items() if pc.count_distinct(key).as_py() > 1} or {"p0": keys["p0"]}
     table = pa.table(keys)
     order = pc.sort_indices(table, sort_keys=[(name, "ascending") for name in keys])
     ordered = table.take(order)
