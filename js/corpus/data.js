@@ -3,33 +3,34 @@
 // timed by benchmarks/corpus_view.py (sorting 10,000 rows must stay well under 100 ms).
 
 import { readArray, readTexts } from "../toolkit/codec.js";
+import { rows } from "../toolkit/rows.js";
 import { ANSWER_COLUMNS, answerTest, readAnswers } from "./answers.js";
 import { numberWords, radixOrder, rankWords, stringRanks } from "./order.js";
 
 /** The table's columns: [name, title, kind]. "text" sorts naturally ("item 9" before "item 10"), "longtext"
  * (whole texts) by the kernel's ranks (payload.text_rank; without them, by code units of their beginning),
  * "int" / "float" as numbers. */
-export const COLUMNS = [
-  ["item", "#", "int"],
-  ["label", "label", "text"],
-  ["text", "text", "longtext"],
-  ["tokens", "tokens", "int"],
-  ["perplexity", "perplexity", "float"],
-  ["mean_logprob", "mean lp", "float"],
-  ["min_logprob", "min lp", "float"],
-  ["max_surprisal", "max surpr.", "float"],
-  ["mean_entropy", "entropy", "float"],
-  ["flags", "flags", "text"],
-];
+export const COLUMNS = rows(`
+  item          | #          | int
+  label         | label      | text
+  text          | text       | longtext
+  tokens        | tokens     | int
+  perplexity    | perplexity | float
+  mean_logprob  | mean lp    | float
+  min_logprob   | min lp     | float
+  max_surprisal | max surpr. | float
+  mean_entropy  | entropy    | float
+  flags         | flags      | text
+`);
 
-export const INDEX_COLUMNS = [
-  ["group", "group", "text"],
-  ["count", "count", "int"],
-  ["mean_surprisal", "mean surprisal", "float"],
-  ["max_surprisal", "max surprisal", "float"],
-  ["mean_rank", "mean rank", "float"],
-  ["share_rank_over_10", "rank > 10", "float"],
-];
+export const INDEX_COLUMNS = rows(`
+  group              | group          | text
+  count              | count          | int
+  mean_surprisal     | mean surprisal | float
+  max_surprisal      | max surprisal  | float
+  mean_rank          | mean rank      | float
+  share_rank_over_10 | rank > 10      | float
+`);
 
 function readColumns(fields, columns, n, where) {
   const out = {};
