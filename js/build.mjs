@@ -3,23 +3,24 @@
 // Each view's CSS becomes a stylesheet of its own next to its script (the Python view loads both);
 // the standalone page inlines widget.css itself, so its script drops the CSS import.
 import * as esbuild from "esbuild";
+import { rows } from "./toolkit/rows.js";
 
 const OUT = "../logprob_viz/views/static";
 
 /** [entry, bundle name, format]: listed once, for build and watch alike. */
-export const ENTRIES = [
-  ["logprob/view.js", "widget", "esm"],
-  ["logprob/standalone.js", "standalone", "iife"],
-  ["compare/view.js", "compare", "esm"],
-  ["lens/view.js", "lens", "esm"],
-  ["guess/view.js", "guess", "esm"],
-  ["corpus/view.js", "corpus", "esm"],
-  ["corpus/standalone.js", "corpus_standalone", "iife"],
-  ["fields/view.js", "fields", "esm"],
-  ["choices/view.js", "choices", "esm"],
-  ["explorer_host/panel.js", "explorer_host", "esm"],
-  ["explorer_host/note.js", "kernel_note", "esm"],
-];
+export const ENTRIES = rows(`
+  logprob/view.js        | widget            | esm
+  logprob/standalone.js  | standalone        | iife
+  compare/view.js        | compare           | esm
+  lens/view.js           | lens              | esm
+  guess/view.js          | guess             | esm
+  corpus/view.js         | corpus            | esm
+  corpus/standalone.js   | corpus_standalone | iife
+  fields/view.js         | fields            | esm
+  choices/view.js        | choices           | esm
+  explorer_host/panel.js | explorer_host     | esm
+  explorer_host/note.js  | kernel_note       | esm
+`);
 
 const watch = process.argv.includes("--watch");
 

@@ -3,33 +3,34 @@
 // timed by benchmarks/corpus_view.py (sorting 10,000 rows must stay well under 100 ms).
 
 import { readArray, readTexts } from "../toolkit/codec.js";
+import { rows } from "../toolkit/rows.js";
 import { ANSWER_COLUMNS, answerTest, readAnswers } from "./answers.js";
 import { numberWords, radixOrder, rankWords, stringRanks } from "./order.js";
 
 /** The table's columns: [name, title, kind]. "text" sorts naturally ("item 9" before "item 10"), "longtext"
  * (whole texts) by the kernel's ranks (payload.text_rank; without them, by code units of their beginning),
  * "int" / "float" as numbers. */
-export const COLUMNS = [
-  ["item", "#", "int"],
-  ["label", "label", "text"],
-  ["text", "text", "longtext"],
-  ["tokens", "tokens", "int"],
-  ["perplexity", "perplexity", "float"],
-  ["mean_logprob", "mean lp", "float"],
-  ["min_logprob", "min lp", "float"],
-  ["max_surprisal", "max surpr.", "float"],
-  ["mean_entropy", "entropy", "float"],
-  ["flags", "flags", "text"],
-];
+export const COLUMNS = rows(`
+  item          | #          | int
+  label         | label      | text
+  text          | text       | longtext
+  tokens        | tokens     | int
+  perplexity    | perplexity | float
+  mean_logprob  | mean lp    | float
+  min_logprob   | min lp     | float
+  max_surprisal | max surpr. | float
+  mean_entropy  | entropy    | float
+  flags         | flags      | text
+`);
 
-export const INDEX_COLUMNS = [
-  ["group", "group", "text"],
-  ["count", "count", "int"],
-  ["mean_surprisal", "mean surprisal", "float"],
-  ["max_surprisal", "max surprisal", "float"],
-  ["mean_rank", "mean rank", "float"],
-  ["share_rank_over_10", "rank > 10", "float"],
-];
+export const INDEX_COLUMNS = rows(`
+  group              | group          | text
+  count              | count          | int
+  mean_surprisal     | mean surprisal | float
+  max_surprisal      | max surprisal  | float
+  mean_rank          | mean rank      | float
+  share_rank_over_10 | rank > 10      | float
+`);
 
 function readColumns(fields, columns, n, where) {
   const out = {};
@@ -57,16 +58,29 @@ export function decodeCorpus(payload) {
   const answers = readAnswers(payload, columns, n); // a corpus of choices: predicted, gold, right?
   const sparkOffsets = readArray(payload.spark_offsets, "spark_offsets");
   if (sparkOffsets.length !== n + 1) throw new RangeError(`spark_offsets has ${sparkOffsets.length} values, expected ${n + 1}`);
+  // the surprise index: in a payload saved before it moved to its own trait (`_index`, sent when its tab opens)
+  const index = payload.index ? decodeIndex(payload.index) : null;
+  // the kernel's ranks (whole texts in code-point order, labels in natural order); without them, ranked here
+  const ranks = { text: readRanks(payload, "text_rank", n), label: readRanks(payload, "label_rank", n) };
+  return { n, columns, answers, ranks, spark: readArray(payload.spark, "spark"), sparkOffsets, sparkMax: payload.spark_max, index };
+}
+
+function readRanks(payload, name, n) {
+  const ranks = payload[name] ? readArray(payload[name], name) : null;
+  if (ranks && ranks.length !== n) throw new RangeError(`${name} has ${ranks.length} values, expected ${n}`);
+  return ranks;
+}
+
+/** The surprise index (the `_index` trait: {token, class}, each a table of groups) as {token, class} of
+ * {n, columns}; null while the kernel has not sent it (an empty trait). */
+export function decodeIndex(fields) {
+  if (!fields || !fields.token) return null;
   const index = {};
   for (const by of ["token", "class"]) {
-    const fields = payload.index[by];
-    const g = readArray(fields.count, `index.${by}.count`).length;
-    index[by] = { n: g, columns: readColumns(fields, INDEX_COLUMNS, g, `index.${by}`) };
+    const g = readArray(fields[by].count, `index.${by}.count`).length;
+    index[by] = { n: g, columns: readColumns(fields[by], INDEX_COLUMNS, g, `index.${by}`) };
   }
-  // the kernel's ranks of the whole texts (code-point order); a payload saved before them sorts by prefixes here
-  const textRank = payload.text_rank ? readArray(payload.text_rank, "text_rank") : null;
-  if (textRank && textRank.length !== n) throw new RangeError(`text_rank has ${textRank.length} values, expected ${n}`);
-  return { n, columns, answers, textRank, spark: readArray(payload.spark, "spark"), sparkOffsets, sparkMax: payload.spark_max, index };
+  return index;
 }
 
 export const TEXT_KEY_CHARS = 200; // without the kernel's ranks, whole texts sort by their first 200 characters
@@ -142,7 +156,8 @@ export function visibleRows(data, filters, sort, lower) {
   const rows = filterRows(data, filters, lower);
   const column = [...COLUMNS, ...(data.answers ? ANSWER_COLUMNS : [])].find(([name]) => name === sort.column);
   if (!column) return rows;
-  if (column[0] === "text" && data.textRank) return radixOrder(rows, rankWords(rows, data.textRank, !!sort.descending));
+  const ranks = data.ranks && data.ranks[column[0]];
+  if (ranks) return radixOrder(rows, rankWords(rows, ranks, !!sort.descending));
   return sortRows(rows, data.columns[column[0]], column[2], !!sort.descending);
 }
 

@@ -2,17 +2,20 @@
 // and, for the clicked group, its occurrences keyword-in-context: left context, the token
 // coloured by its probability, right context. Clicking an occurrence selects its trace and pins
 // the token. The occurrences come from the kernel (the `_occurrences` trait answers
-// `index_group`); without one, the tab says so. All text goes in with textContent.
+// `index_group`); without one, the tab says so. The index itself comes from the kernel when the
+// tab is first opened (the `_index` trait; a large corpus's view opens without computing it), or
+// with a payload saved before that. All text goes in with textContent.
 
 import { paletteColor, styleOn } from "../toolkit/colors.js";
 import { h, select } from "../toolkit/dom.js";
 import { formatFixed, formatLogprob, formatPercent, percentOfLogprob } from "../toolkit/format.js";
 import { fontFamilyOf, textMeasure } from "../toolkit/measure.js";
 import { visible } from "../toolkit/whitespace.js";
-import { INDEX_COLUMNS, indexRows } from "./data.js";
+import { INDEX_COLUMNS, decodeIndex, indexRows } from "./data.js";
 import { VirtualTable } from "./table.js";
 
 const KERNEL_WAIT_MS = 5000;
+const INDEX_WAIT_MS = 30000; // the index of 1M traces takes the kernel seconds
 
 /** The text of an index cell. */
 function indexCell(index, by, row, name) {
@@ -53,8 +56,11 @@ export class IndexTab {
     this.el.append(bar, this.table.el, this.occTitle, this.occ);
     this.onOccurrences = () => this.showOccurrences();
     this.onBy = () => this.refresh();
+    this.onIndex = () => this.readIndex();
     model.on("change:_occurrences", this.onOccurrences);
     model.on("change:index_by", this.onBy);
+    model.on("change:_index", this.onIndex);
+    data.index ??= decodeIndex(model.get("_index"));
     this.refresh();
     this.showOccurrences();
     this.frame = requestAnimationFrame(() => (this.keepRoom(), this.fitGroups())); // (attached by then: its styles apply)
@@ -71,6 +77,7 @@ export class IndexTab {
     if (!measure) return;
     const px = parseFloat(getComputedStyle(cell ?? this.table.el).fontSize) || 13;
     const index = this.index();
+    if (!index) return;
     let widest = 0;
     for (let row = 0; row < index.columns.group.length; row++) {
       widest = Math.max(widest, measure(indexCell(index, this.by(), row, "group"), px));
@@ -94,12 +101,35 @@ export class IndexTab {
   }
 
   index() {
-    return this.data.index[this.by()];
+    return this.data.index ? this.data.index[this.by()] : null;
+  }
+
+  readIndex() {
+    this.data.index = decodeIndex(this.model.get("_index")) ?? this.data.index;
+    clearTimeout(this.indexWait);
+    this.refresh();
+  }
+
+  /** Shown while the kernel computes the index (it starts when the tab opens: the `tab` trait). */
+  waitForIndex() {
+    this.count.textContent = "computing the surprise index\u2026";
+    this.indexWait ??= setTimeout(() => {
+      if (!this.data.index) {
+        this.count.textContent = "The surprise index needs the kernel: this is a saved view of a large corpus. "
+          + "Run the cell again (or corpus.surprise_index() in Python).";
+      }
+    }, INDEX_WAIT_MS);
   }
 
   refresh() {
     this.bySelect.value = this.by();
-    const rows = indexRows(this.index(), this.sort);
+    const index = this.index();
+    if (!index) {
+      this.table.setRows(new Int32Array(0), 0);
+      if (this.model.get("tab") === "index") this.waitForIndex();
+      return;
+    }
+    const rows = indexRows(index, this.sort);
     this.count.textContent = `${rows.length.toLocaleString("en-US")} groups`;
     this.table.setSort(this.sort.column, this.sort.descending);
     this.table.setRows(rows, rows.length);
@@ -168,7 +198,9 @@ export class IndexTab {
   dispose() {
     cancelAnimationFrame(this.frame);
     clearTimeout(this.wait);
+    clearTimeout(this.indexWait);
     this.model.off("change:_occurrences", this.onOccurrences);
     this.model.off("change:index_by", this.onBy);
+    this.model.off("change:_index", this.onIndex);
   }
 }

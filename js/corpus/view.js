@@ -146,7 +146,7 @@ class CorpusRender {
     this.tracesPanel.hidden = tab !== "traces";
     this.indexTab.el.hidden = tab !== "index";
     if (tab === "traces") this.table.paint(true); // rows laid out while hidden had no height
-    else this.indexTab.table.paint(true);
+    else this.indexTab.refresh(); // (and says so while the kernel computes the index)
   }
 
   drawSparkCell(row, name, cell) {

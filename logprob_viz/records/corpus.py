@@ -11,7 +11,6 @@ same texts in `corpus_compare`.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable
 from pathlib import Path
 
@@ -269,28 +268,13 @@ class Corpus:
         """
         import pandas as pd
 
-        table, n = self.token_table(), len(self)
-        lp = table["logprob"].astype(np.float64)
-        known = ~np.isnan(lp)
-        count = np.bincount(table["item"][known], minlength=n)
-        total = np.bincount(table["item"][known], weights=lp[known], minlength=n)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = total / count
-        lowest = _per_item_min(table["item"][known], lp[known], n)
-        ent = table["entropy"].astype(np.float64)
-        ent_known = ~np.isnan(ent)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean_entropy = np.bincount(table["item"][ent_known], weights=ent[ent_known], minlength=n) / np.bincount(
-                table["item"][ent_known], minlength=n)
+        from .corpus_stats import trace_stats
+
+        stats = trace_stats(self)  # from the flat per-token arrays: no token table needed
         return pd.DataFrame({
             "label": self.labels,
             "text": previews(self.traces, PREVIEW_CHARS),
-            "tokens": np.bincount(table["item"], minlength=n),
-            "perplexity": np.exp(-mean),
-            "mean_logprob": mean,
-            "min_logprob": lowest,
-            "max_surprisal": -lowest,
-            "mean_entropy": mean_entropy,
+            **stats,
             "flags": flag_summaries(self.traces),
         }).rename_axis("item")
 
@@ -387,14 +371,3 @@ def _as_traces(value, where: str, read_options) -> list[Trace]:
         error.args = (f"{where}: {error}", *error.args[1:])  # the same error (and type), saying which item
         raise
     return list(read_back) if isinstance(read_back, list) else [read_back]
-
-
-def _per_item_min(items: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
-    """Each item's smallest value (NaN for none), by a reduce over each item's run (a lexsort was slow at 1M)."""
-    out = np.full(n, math.nan)
-    if values.size:
-        if np.any(items[1:] < items[:-1]):  # the token table lists items in order; anything else is grouped first
-            items, values = items[order := np.argsort(items, kind="stable")], values[order]
-        starts = np.flatnonzero(np.r_[True, items[1:] != items[:-1]])
-        out[items[starts]] = np.minimum.reduceat(values, starts)
-    return out

@@ -61,14 +61,31 @@ def _values(column, dtype) -> np.ndarray:
 
 @dataclass
 class Block:
-    """One Parquet part's table, its columns as single Arrow arrays; ``vocabs``: its vocabulary tables."""
+    """One Parquet part's table, its columns as single Arrow arrays; ``vocabs``: its vocabulary tables.
+
+    ``later`` (`corpus_parquet.LaterColumns`, or None): the part's columns left out of ``table``,
+    read from the file when first asked for (the token texts and alternatives of 1M traces are most
+    of a read that the table view never needs)."""
 
     table: object  # pyarrow.Table (combined into one chunk per column)
     vocabs: list
     path: str
+    later: object = None
 
     def column(self, name):
-        return self.table.column(name).chunk(0) if name in self.table.column_names else None
+        if name in self.table.column_names:
+            return self.table.column(name).chunk(0)
+        if self.later is None or name not in self.later.names:
+            return None
+        self.table = self.table.append_column(name, [self.later.read(name)])
+        return self.table.column(name).chunk(0)
+
+    def lengths(self) -> np.ndarray:
+        """Tokens per row: the offsets of the logprobs where every row has them (read with the part),
+        else of the token bytes."""
+        logprobs = self.column("logprobs")
+        column = logprobs if logprobs is not None and logprobs.null_count == 0 else self.column("token_bytes")
+        return np.diff(_offsets(column))
 
     def __len__(self) -> int:
         return self.table.num_rows
@@ -97,8 +114,12 @@ class TraceColumns(ColumnRows):
 
     def row(self, i: int) -> Trace:
         block, r = self._locate(i)
+        from .corpus_parquet import ParquetPartError
+
         try:
             return _trace_of(block, r)
+        except ParquetPartError:
+            raise  # (a column read on access: it names the file and what is wrong already)
         except (ValueError, TypeError, KeyError) as error:
             raise ValueError(f"{block.path}: row {r} is not a valid trace: {error}") from None
 
@@ -106,7 +127,7 @@ class TraceColumns(ColumnRows):
 
     def _all_lengths(self) -> np.ndarray:
         """(rows of every block,) tokens per trace, block after block."""
-        parts = [np.diff(_offsets(b.column("token_bytes"))) for b in self.blocks]
+        parts = [b.lengths() for b in self.blocks]
         return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
     def _is_whole(self) -> bool:
@@ -133,7 +154,7 @@ class TraceColumns(ColumnRows):
         for b in self.blocks:
             column = b.column(name)
             if column is None:
-                n = int(_offsets(b.column("token_bytes"))[-1])
+                n = int(b.lengths().sum())
                 parts.append(np.full(n, FIELDS[name].fill, dtype=dtype))
             else:
                 off = _offsets(column)
@@ -187,6 +208,17 @@ class TraceColumns(ColumnRows):
             text = b.column("text")
             out.extend(text.to_pylist() if text is not None else (_trace_of(b, r).text for r in range(len(b))))
         return self._rows_of(out)
+
+    def text_column(self):
+        """Each trace's whole text as one Arrow string array (this sequence's order), None where a part
+        has no "text" column."""
+        import pyarrow as pa
+
+        columns = [b.column("text") for b in self.blocks]
+        if any(c is None for c in columns):
+            return None
+        whole = pa.chunked_array(columns, pa.string()).combine_chunks() if columns else pa.array([], pa.string())
+        return whole if self._is_whole() else whole.take(pa.array(self.rows))
 
     def flag_summaries(self) -> list[str]:
         """Per trace, the flag codes any of its tokens carries, comma-separated ('' for none)."""

@@ -31,6 +31,9 @@ VOCABS_KEY = b"logprob_viz.vocabs"  # key-value metadata: the vocabulary tables 
 VERSION = 1
 ROW_GROUP = 10_000  # traces per row group: a reader can stream a file a row group at a time
 REQUIRED = ("token_bytes", "logprobs", "prompt_len")
+# Read when first asked for (`LaterColumns`): what the table view and the statistics never read.
+LATER = ("tokens", "token_bytes", "token_ids", "ranks", "top_ids", "top_logprobs", "top_tokens", "processed_logprobs",
+         "processed_top_logprobs")
 PER_TOKEN_LISTS = ("tokens", "token_ids", "logprobs", "ranks", "entropy", "top_ids", "top_logprobs", "top_tokens",
                    "processed_logprobs", "processed_top_logprobs", "flags")
 
@@ -209,11 +212,12 @@ def read_part(path: Path, columns=None):
     return table, vocabs, header
 
 
-def _check_lengths(path, table) -> None:
-    """Every per-token list column has one entry per token on every row."""
-    if "token_bytes" not in table.column_names:
-        return
-    lengths = np.diff(np.asarray(table.column("token_bytes").chunk(0).offsets, dtype=np.int64))
+def _check_lengths(path, table, lengths=None, against: str = "token_bytes") -> None:
+    """Every per-token list column has one entry per token on every row (`lengths`, else token_bytes')."""
+    if lengths is None:
+        if "token_bytes" not in table.column_names:
+            return
+        lengths = np.diff(np.asarray(table.column("token_bytes").chunk(0).offsets, dtype=np.int64))
     for name in PER_TOKEN_LISTS:
         if name not in table.column_names:
             continue
@@ -223,8 +227,53 @@ def _check_lengths(path, table) -> None:
         bad = np.flatnonzero(valid & (got != lengths))
         if bad.size:
             r = int(bad[0])
-            raise ParquetPartError(f"{path}: row {r}: {name} has {got[r]} entries but token_bytes has {lengths[r]} "
+            raise ParquetPartError(f"{path}: row {r}: {name} has {got[r]} entries but {against} has {lengths[r]} "
                                    f"tokens ({bad.size} such rows); every per-token list needs one entry per token")
+
+
+class LaterColumns:
+    """A part's columns read when first asked for (`Block.later`), each checked as `read_part` checks
+    the others; a part unreadable by then raises `ParquetPartError` (``on_error="skip"`` only skips
+    what `read_parquet` itself reads: every column but `LATER`)."""
+
+    def __init__(self, path: Path, names, lengths: np.ndarray):
+        self.path, self.names, self.lengths = path, set(names), lengths
+
+    def read(self, name: str):
+        pa = _pa()
+        import pyarrow.parquet as pq
+
+        try:
+            column = pq.ParquetFile(self.path, page_checksum_verification=True).read(columns=[name]).column(0)
+        except (pa.ArrowException, OSError) as error:
+            raise ParquetPartError(f"{self.path}: its column {name}, read when first needed, is not readable "
+                                   f"({error}); the file changed or is corrupted: write it again") from None
+        column = column.combine_chunks() if column.num_chunks else pa.array([], column.type)
+        _check_lengths(self.path, pa.table({name: column}), self.lengths, "the part's logprobs")
+        return column
+
+
+def _read_block(path: Path):
+    """(`Block`, header) of one part: every column but `LATER` read now (and checked), those on access."""
+    pa = _pa()
+    import pyarrow.parquet as pq
+
+    try:
+        names = pq.ParquetFile(path).schema_arrow.names
+    except (pa.ArrowException, OSError):
+        names = None  # read_part says what is wrong
+    if names is None or "token_bytes" not in names:
+        table, vocabs, header = read_part(path)
+        return Block(table, vocabs, str(path)), header
+    table, vocabs, header = read_part(path, columns=[n for n in names if n not in LATER])
+    logprobs = table.column("logprobs").chunk(0) if "logprobs" in table.column_names else None
+    if logprobs is None or logprobs.null_count:  # lengths from the token bytes, read now
+        table, vocabs, header = read_part(path)
+        return Block(table, vocabs, str(path)), header
+    lengths = np.diff(np.asarray(logprobs.offsets, dtype=np.int64))
+    _check_lengths(path, table, lengths, "logprobs")
+    later = LaterColumns(path, [n for n in names if n in LATER], lengths)
+    return Block(table, vocabs, str(path), later), header
 
 
 def read_parquet(path, *, on_error: str = "raise"):
@@ -237,13 +286,13 @@ def read_parquet(path, *, on_error: str = "raise"):
     blocks, skipped, meta = [], [], None
     for part in parquet_parts(path):
         try:
-            table, vocabs, header = read_part(part)
+            block, header = _read_block(part)
         except ParquetPartError as error:
             if on_error == "raise":
                 raise
             skipped.append((str(part), str(error)))
             continue
-        blocks.append(Block(table, vocabs, str(part)))
+        blocks.append(block)
         meta = header.get("meta", {}) if meta is None else meta
     if skipped:
         warnings.warn(f"read_parquet skipped {len(skipped)} unreadable part(s): " + "; ".join(

@@ -105,7 +105,8 @@ def arrow_strings(strings):
         import pyarrow as pa
     except ImportError:
         return None
-    values = getattr(strings, "values", None)  # a TextColumn of a Parquet-backed corpus holds Arrow already
+    values = strings if isinstance(strings, (pa.Array, pa.ChunkedArray)) else getattr(strings, "values", None)
+    # (a TextColumn of a Parquet-backed corpus holds Arrow already)
     try:
         column = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(list(strings), pa.string())
     except (pa.ArrowException, UnicodeError, TypeError):

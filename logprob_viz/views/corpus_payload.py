@@ -7,12 +7,16 @@ so 10,000 rows cross as a dozen binary buffers, never as per-row JSON::
     {"version": 1, "n": N,
      "label", "text", "flags": texts [N]            # text: the whole text (the filter reads it)
      "text_rank": uint32 [N]                         # each text's place in code-point order (equal texts, equal ranks)
+     "label_rank": uint32 [N]                        # each label's place in natural order (absent: the browser ranks)
      "tokens": int32 [N], "perplexity", "mean_logprob", "min_logprob", "max_surprisal",
      "mean_entropy": float32 [N]                     # NaN where unknown (Corpus.to_pandas)
      "spark": float32 [S], "spark_offsets": uint32 [N + 1]   # row i's points: spark[off[i]:off[i+1]]
      "spark_max": float,                             # the corpus's largest point, the common scale
-     "index": {"token": GROUPS, "class": GROUPS},    # the surprise index (Corpus.surprise_index)
      "answers": {"predicted", "gold": texts [N], "correct": uint8 [N]}}   # only for a corpus of choices
+
+The surprise index is the table's ``_index`` trait, `encode_indexes(corpus)` =
+``{"token": GROUPS, "class": GROUPS}`` (`Corpus.surprise_index`), made when the tab is opened for a
+large corpus (a payload before it moved there held it as ``"index"``)::
 
     GROUPS = {"group": texts [G], "count": int32 [G], "mean_surprisal", "max_surprisal",
               "mean_rank", "share_rank_over_10": float32 [G]}
@@ -33,7 +37,8 @@ import math
 
 import numpy as np
 
-from ..records.corpus_columns import any_has, texts_of
+from ..records.corpus_columns import TextColumn, TraceColumns, any_has, flag_summaries, texts_of
+from ..records.corpus_stats import lengths_of, per_token, run_starts, trace_stats
 from .codec import array, arrow_strings, texts
 
 __all__ = ["SPARK_POINTS", "NUMBER_COLUMNS", "encode_corpus", "sparklines", "encode_index", "encode_answers",
@@ -45,21 +50,20 @@ INDEX_COLUMNS = ("mean_surprisal", "max_surprisal", "mean_rank", "share_rank_ove
 
 
 def sparklines(corpus, points: int = SPARK_POINTS) -> tuple[np.ndarray, np.ndarray]:
-    """(values float32 [S], offsets int64 [N + 1]): each trace's surprisal, binned by max beyond `points`."""
-    table = corpus.token_table()
-    surprisal = -table["logprob"].astype(np.float32)  # (T,) NaN where unknown
-    lengths = np.bincount(table["item"], minlength=len(corpus)).astype(np.int64)  # tokens per trace
-    starts = np.concatenate([[0], np.cumsum(lengths)])
-    parts = []
-    for i, n in enumerate(lengths.tolist()):
-        own = surprisal[starts[i] : starts[i] + n]
-        if n > points:
-            edges = (np.arange(points) * n) // points  # equal bins; fmax skips NaN inside a bin
-            own = np.fmax.reduceat(own, edges)
-        parts.append(own)
-    values = np.concatenate(parts) if parts else np.zeros(0, np.float32)
-    offsets = np.concatenate([[0], np.cumsum([len(p) for p in parts], dtype=np.int64)])
-    return values.astype(np.float32, copy=False), offsets
+    """(values float32 [S], offsets int64 [N + 1]): each trace's surprisal, binned by max beyond `points`.
+
+    One ``fmax.reduceat`` over every trace's bins at once (a loop per trace took ~1 s at 1M): a trace
+    of n <= `points` tokens has a bin per token, a longer one `points` equal bins (fmax skips NaN)."""
+    lengths = lengths_of(corpus)
+    surprisal = -per_token(corpus, "logprobs")  # (T,) NaN where unknown
+    bins = np.minimum(lengths, points)
+    offsets = run_starts(bins)
+    if not np.any(lengths > points):
+        return surprisal, offsets  # a bin per token everywhere: the surprisals as they are
+    row = np.repeat(np.arange(len(lengths)), bins)
+    j = np.arange(int(offsets[-1]), dtype=np.int64) - offsets[:-1][row]  # the bin's number in its row
+    edges = run_starts(lengths)[:-1][row] + (j * lengths[row]) // bins[row]
+    return np.fmax.reduceat(surprisal, edges).astype(np.float32, copy=False), offsets
 
 
 def encode_index(frame) -> dict:
@@ -73,57 +77,103 @@ def encode_index(frame) -> dict:
 
 def encode_corpus(corpus) -> dict:
     """The table widget's ``_payload`` (see the module docstring)."""
-    frame = corpus.to_pandas()
-    whole_texts = texts_of(corpus.traces)
+    whole_texts = whole_text_column(corpus.traces)
     spark, offsets = sparklines(corpus)
     known = spark[~np.isnan(spark)]
     payload = {
         "version": 1,
         "n": len(corpus),
         "label": texts("label", corpus.labels),
+        **_ranks("label_rank", natural_ranks(corpus.labels)),
         "text": texts("text", whole_texts),
         "text_rank": array("text_rank", text_ranks(whole_texts), "uint32"),
-        "flags": texts("flags", frame["flags"].tolist()),
-        "tokens": array("tokens", frame["tokens"].to_numpy(), "int32"),
+        "flags": texts("flags", flag_summaries(corpus.traces)),
         "spark": array("spark", spark, "float32"),
         "spark_offsets": array("spark_offsets", offsets, "uint32"),
         "spark_max": float(known.max()) if known.size and math.isfinite(float(known.max())) else 1.0,
-        "index": {by: encode_index(corpus.surprise_index(by=by)) for by in ("token", "class")},
         **encode_answers(corpus),
     }
+    stats = trace_stats(corpus)
+    payload["tokens"] = array("tokens", stats["tokens"], "int32")
     for name in NUMBER_COLUMNS:
-        payload[name] = array(name, frame[name].to_numpy(dtype=np.float64), "float32")
+        payload[name] = array(name, stats[name], "float32")
     return payload
+
+
+def _ranks(name: str, ranks) -> dict:
+    return {} if ranks is None else {name: array(name, ranks, "uint32")}
+
+
+def encode_indexes(corpus) -> dict:
+    """Both surprise indexes (by token text and by class) as the payload's ``index`` holds them."""
+    return {by: encode_index(corpus.surprise_index(by=by)) for by in ("token", "class")}
+
+
+def whole_text_column(traces):
+    """Each trace's whole text: a column-backed corpus's own Arrow column (no Python string per trace),
+    else a list."""
+    column = traces.text_column() if isinstance(traces, TraceColumns) else None
+    return TextColumn(column) if column is not None else texts_of(traces)
 
 
 def text_ranks(strings) -> np.ndarray:
     """Each text's rank in code-point order, equal texts sharing one (dense), for the table's sort
-    by text: sorted here, by Arrow in C where it can (1M texts: ~0.2 s; the browser's sort took 4.5 s)."""
-    order, changes = _sorted_by_arrow(strings) or _sorted_by_python(list(strings))
+    by text: ranked here, by Arrow in C where it can (1M texts: ~0.2 s; the browser's sort took 4.5 s)."""
+    column = arrow_strings(strings)
+    if column is not None:
+        import pyarrow.compute as pc
+
+        ranks = pc.rank(column, sort_keys="ascending", tiebreaker="dense").to_numpy()
+        return (ranks - 1).astype(np.uint32)  # (Arrow's ranks start at 1)
+    strings = list(strings)
+    order = sorted(range(len(strings)), key=strings.__getitem__)
+    changes = [strings[a] != strings[b] for a, b in zip(order[1:], order[:-1], strict=True)]
     ranks = np.empty(len(order), np.uint32)
     ranks[order] = np.concatenate([[0], np.cumsum(changes)]).astype(np.uint32)[: len(order)]
     return ranks
 
 
-def _sorted_by_python(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """(the order, whether each text in that order differs from the one before it, from the second on)."""
-    order = sorted(range(len(strings)), key=strings.__getitem__)
-    changes = [strings[a] != strings[b] for a, b in zip(order[1:], order[:-1], strict=True)]
-    return np.array(order, dtype=np.int64), np.array(changes, dtype=bool)
+NATURAL_RUNS = 4  # digit runs per label that natural_ranks orders by number (more: the browser does)
+NATURAL_PATTERN = "^" + "".join(f"(?P<p{i}>\\D*)(?P<d{i}>\\d*)" for i in range(NATURAL_RUNS)) + "$"
 
 
-def _sorted_by_arrow(strings) -> tuple[np.ndarray, np.ndarray] | None:
-    """As `_sorted_by_python`; None where `codec.arrow_strings` is (no pyarrow, a lone surrogate)."""
-    column = arrow_strings(strings)
+def natural_ranks(labels) -> np.ndarray | None:
+    """Each label's dense rank in the table's natural order (js/corpus/data.js `naturalKey`: case
+    folded, digit runs as numbers: "doc 9" < "doc 10"), by Arrow in C: the browser made a key per
+    distinct label, 0.75 s for 1M distinct ones. None (the browser ranks them itself) without Arrow,
+    or for a label with more than NATURAL_RUNS digit runs or one of 16 digits or more.
+
+    Each label splits into (text, number) pairs; a text is followed by "0" where a number follows,
+    as the zero-padded key's next character is, so the pairs sort as the keys do."""
+    column = arrow_strings(labels)
     if column is None:
         return None
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    order = pc.sort_indices(column).to_numpy()
-    ordered = column.take(pa.array(order))
-    changes = pc.not_equal(ordered[1:], ordered[:-1]).to_numpy(zero_copy_only=False).astype(bool)
-    return order, changes
+    lower = pc.utf8_lower(column)
+    if len(lower) and pc.any(pc.match_substring_regex(lower, r"\d{16}")).as_py():
+        return None
+    parts = pc.extract_regex(lower, NATURAL_PATTERN)
+    if parts.null_count:  # (more digit runs than the pattern has)
+        return None
+    keys = {}
+    for i in range(NATURAL_RUNS):
+        text, digits = parts.field(f"p{i}"), parts.field(f"d{i}")
+        has = pc.greater(pc.utf8_length(digits), 0)
+        keys[f"p{i}"] = pc.if_else(has, pc.binary_join_element_wise(text, "0", ""), text)
+        keys[f"d{i}"] = pc.if_else(has, digits, "0").cast(pa.uint64())
+    keys = {name: key for name, key in keys.items() if pc.count_distinct(key).as_py() > 1} or {"p0": keys["p0"]}
+    table = pa.table(keys)
+    order = pc.sort_indices(table, sort_keys=[(name, "ascending") for name in keys])
+    ordered = table.take(order)
+    changes = np.zeros(max(len(order) - 1, 0), dtype=bool)
+    for name in keys:
+        values = ordered.column(name)
+        changes |= pc.not_equal(values[1:], values[:-1]).to_numpy(zero_copy_only=False).astype(bool)
+    ranks = np.empty(len(order), np.uint32)
+    ranks[order.to_numpy()] = np.concatenate([[0], np.cumsum(changes)]).astype(np.uint32)[: len(order)]
+    return ranks
 
 
 def encode_answers(corpus) -> dict:

@@ -18,16 +18,15 @@ from __future__ import annotations
 
 import logging
 
-import anywidget
 import ipywidgets
 import traitlets as t
 
 from ..records.corpus import Corpus
-from .corpus_payload import encode_corpus, occurrence_rows
+from .bundled import Bundled
+from .corpus_payload import encode_corpus, encode_indexes, occurrence_rows
 from .logprob_view import LogprobView
 from .page import (
     FALLBACK_MAX_STATE_BYTES,
-    STATIC,
     detached,
     fallback_html,
     page,
@@ -41,14 +40,13 @@ __all__ = ["CorpusView", "CorpusTable", "corpus_html"]
 
 logger = logging.getLogger(__name__)
 
-_BUNDLE = STATIC / "corpus.js"
-_STYLES = STATIC / "corpus.css"
+EAGER_INDEX_TRACES = 20_000  # up to this many, the index is in the view from the start (a saved view has it)
 OCCURRENCES_SHOWN = 200  # occurrences listed per group (the most surprising); corpus.occurrences has all
 SORTABLE = ("item", "label", "text", "tokens", "perplexity", "mean_logprob", "min_logprob", "max_surprisal",
             "mean_entropy", "flags", "predicted", "gold", "correct")  # the last three: a corpus of choices
 
 
-class CorpusTable(anywidget.AnyWidget):
+class CorpusTable(Bundled, bundle="corpus"):
     """The table half of a `CorpusView` (use that): rows, sparklines, the surprise index.
 
     Attributes
@@ -68,12 +66,10 @@ class CorpusTable(anywidget.AnyWidget):
         Which index the second tab shows ("token" or "class") and the group whose occurrences it lists.
     """
 
-    if _BUNDLE.is_file():
-        _esm = _BUNDLE
-    if _STYLES.is_file():
-        _css = _STYLES
-
     _payload = t.Dict().tag(sync=True)
+    # The surprise index ({"token", "class"}: corpus_payload.encode_indexes), {} until it is made: for
+    # a corpus of more than EAGER_INDEX_TRACES traces when its tab is first opened (1M traces: seconds).
+    _index = t.Dict({}).tag(sync=True)
     selected_item = t.Int(-1).tag(sync=True)
     pinned = t.Int(-1).tag(sync=True)
     sort = t.Dict({"column": "", "descending": False}).tag(sync=True)
@@ -130,12 +126,15 @@ class CorpusView(ipywidgets.VBox):
         require_frontend(CorpusTable, "corpus.js", "corpus.css")
         self._corpus = _checked_corpus(corpus)
         self._check_item(selected_item)
-        self.table = CorpusTable(_payload=encode_corpus(self._corpus))
+        eager = len(self._corpus) <= EAGER_INDEX_TRACES
+        index = encode_indexes(self._corpus) if eager else {}
+        self.table = CorpusTable(_payload=encode_corpus(self._corpus), _index=index)
         self.logprob_view = LogprobView(self._corpus[selected_item])
         self._syncing = False
         super().__init__(children=[self.table, self.logprob_view], **kwargs)
         self.table.observe(self._show_selection, names=["selected_item", "pinned"])
         self.table.observe(self._list_occurrences, names=["index_by", "index_group"])
+        self.table.observe(self._make_index, names="tab")
         self.logprob_view.observe(self._pin_from_view, names="selected")
         self._shown = selected_item
         self.table.selected_item = selected_item
@@ -201,6 +200,10 @@ class CorpusView(ipywidgets.VBox):
         if not self._syncing:  # a click in the LogprobView: the table's pinned follows it
             self.table.pinned = change["new"]
 
+    def _make_index(self, _change=None, *, now: bool = False) -> None:
+        if (now or self.table.tab == "index") and not self.table._index:
+            self.table._index = encode_indexes(self._corpus)
+
     def _list_occurrences(self, _change=None) -> None:
         group = self.table.index_group
         if not group:
@@ -212,6 +215,7 @@ class CorpusView(ipywidgets.VBox):
 
     def to_html(self, path=None, *, title: str | None = None):
         """A standalone, offline page of the view: the table and the selected trace's LogprobView."""
+        self._make_index(now=True)  # (the page has no kernel to ask for it)
         body = _body(self.table, self.logprob_view)
         return written(page(body, title or _title(self._corpus)), path)
 
@@ -249,8 +253,8 @@ def _title(corpus: Corpus) -> str:
 def corpus_html(corpus: Corpus, path=None, *, selected_item: int = 0, pinned: int = -1, title: str | None = None):
     """`Corpus.to_html`: the page of a corpus view, made without opening one in the notebook."""
     corpus = _checked_corpus(corpus)
-    with (detached(CorpusTable, _payload=encode_corpus(corpus), selected_item=selected_item, pinned=pinned,
-                   _shown_item=selected_item) as table,
+    with (detached(CorpusTable, _payload=encode_corpus(corpus), _index=encode_indexes(corpus),
+                   selected_item=selected_item, pinned=pinned, _shown_item=selected_item) as table,
           detached(LogprobView, corpus[selected_item], selected=pinned) as detail):
         body = _body(table, detail)
     return written(page(body, title or _title(corpus)), path)

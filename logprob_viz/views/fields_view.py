@@ -17,20 +17,18 @@ from __future__ import annotations
 import html
 import math
 
-import anywidget
 import ipywidgets
 import traitlets as t
 
 from ..records.json_fields import Fields
+from .bundled import Bundled
 from .logprob_view import LogprobView
-from .page import STATIC, detached, page, require_frontend, with_html_fallback, written
+from .page import detached, page, require_frontend, with_html_fallback, written
 from .settings import check_size, settings
 from .toolkit import percent
 
 __all__ = ["FieldsView", "FieldsPanel", "fields_payload", "fields_html"]
 
-_BUNDLE = STATIC / "fields.js"
-_STYLES = STATIC / "fields.css"
 IDLE = {"row": -1, "state": "", "items": [], "over": "", "error": None}
 
 
@@ -61,7 +59,7 @@ def fields_payload(fields: Fields, can_branch: bool) -> dict:
     }
 
 
-class FieldsPanel(anywidget.AnyWidget):
+class FieldsPanel(Bundled, bundle="fields"):
     """The panel half of a `FieldsView` (use that).
 
     Attributes
@@ -73,11 +71,6 @@ class FieldsPanel(anywidget.AnyWidget):
     palette, size : str
         Follow the LogprobView's.
     """
-
-    if _BUNDLE.is_file():
-        _esm = _BUNDLE
-    if _STYLES.is_file():
-        _css = _STYLES
 
     _payload = t.Dict().tag(sync=True)
     selected = t.Int(-1).tag(sync=True)

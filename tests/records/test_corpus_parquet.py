@@ -231,3 +231,23 @@ def test_the_streamed_index_equals_the_loaded_one(corpus, out):
             for name in ("mean_surprisal", "max_surprisal", "mean_rank", "share_rank_over_10"):
                 np.testing.assert_allclose(a[name], b[name], rtol=1e-12, err_msg=f"{by} {prompt} {name}")
     assert lv.Corpus.surprise_index_parquet(folder)["group"].tolist() == corpus.surprise_index()["group"].tolist()
+
+
+def test_the_token_columns_are_read_when_first_asked_for_and_checked_then(corpus, out):
+    path = corpus.to_parquet(out / "later.parquet")
+    back = lv.Corpus.read_parquet(path)
+    block = back.traces.blocks[0]
+    assert "logprobs" in block.table.column_names and "tokens" not in block.table.column_names
+    back.to_pandas()  # the table's numbers need the logprobs and entropy only
+    assert not {"tokens", "token_bytes", "top_logprobs"} & set(block.table.column_names)
+    assert_same_trace(back[1], corpus[1])
+    assert {"tokens", "token_bytes", "top_logprobs"} <= set(block.table.column_names)
+    layout = pq.ParquetFile(path).metadata.row_group(0)
+    chunk = next(layout.column(i) for i in range(layout.num_columns) if layout.column(i).path_in_schema.startswith(
+        "token_ids"))
+    data = bytearray(path.read_bytes())
+    data[chunk.data_page_offset + 24 : chunk.data_page_offset + 40] = bytes(16)  # inside its data page
+    path.write_bytes(bytes(data))
+    damaged = lv.Corpus.read_parquet(path)  # (the columns read now are whole)
+    with pytest.raises(ParquetPartError, match=r"later\.parquet: its column token_ids, read when first needed"):
+        damaged[0]

@@ -129,7 +129,7 @@ def test_the_index_payload_is_a_groupby_of_every_known_token(view, corpus):
     frame = pd.DataFrame(rows, columns=["group", "surprisal", "rank"])
     expected = frame.groupby("group").agg(count=("surprisal", "size"), mean_surprisal=("surprisal", "mean"),
                                           max_surprisal=("surprisal", "max"), mean_rank=("rank", "mean"))
-    index = view.table._payload["index"]["token"]
+    index = view.table._index["token"]  # (a small corpus: in the view from the start)
     got = pd.DataFrame({"count": wire.array(index["count"], "int32"),
                         "mean_surprisal": wire.array(index["mean_surprisal"], "float32"),
                         "max_surprisal": wire.array(index["max_surprisal"], "float32"),
@@ -140,7 +140,37 @@ def test_the_index_payload_is_a_groupby_of_every_known_token(view, corpus):
     np.testing.assert_array_equal(got["count"], expected["count"])
     np.testing.assert_allclose(got[["mean_surprisal", "max_surprisal", "mean_rank"]],
                                expected[["mean_surprisal", "max_surprisal", "mean_rank"]], rtol=1e-5)
-    assert len(wire.texts(view.table._payload["index"]["class"]["group"])) >= 3
+    assert len(wire.texts(view.table._index["class"]["group"])) >= 3
+
+
+def test_a_large_corpus_makes_its_index_only_when_its_tab_is_opened(corpus, monkeypatch, tmp_path):
+    from logprob_viz.views import corpus_view
+
+    monkeypatch.setattr(corpus_view, "EAGER_INDEX_TRACES", len(TEXTS) - 1)  # (a corpus "larger" than that)
+    v = CorpusView(corpus)
+    assert v.table._index == {} and "index" not in v.table._payload
+    v.table.tab = "index"  # as the browser's tab button sets it
+    groups = wire.texts(v.table._index["token"]["group"])
+    assert sorted(groups) == sorted({tok for tr in corpus.traces for tok, lp in zip(tr.tokens, tr.logprobs,
+                                                                                    strict=True) if not np.isnan(lp)})
+    fresh = CorpusView(corpus)
+    fresh.to_html(tmp_path / "c.html")  # the page has no kernel to ask: the index goes with it
+    assert wire.texts(fresh.table._index["token"]["group"]) == groups
+
+
+def test_labels_are_ranked_in_natural_order_as_the_browser_would_sort_them():
+    from logprob_viz.views.corpus_payload import natural_ranks
+
+    labels = ["doc 10", "Doc 9", "doc5", "doc 1", "a", "ab", "a1", "a 1", "x2y3", "x2y10", "", "007", "7", "a1b2c3d4",
+              "doc 1", "é9", "Z"]
+
+    def key(s):  # js/corpus/data.js naturalKey
+        return re.sub(r"[0-9]+", lambda m: m.group().zfill(16), s.lower())
+
+    distinct = sorted({key(x) for x in labels})
+    assert natural_ranks(labels).tolist() == [distinct.index(key(x)) for x in labels]
+    assert natural_ranks(["a1b2c3d4e5"]) is None and natural_ranks(["n" + "1" * 16]) is None  # the browser ranks them
+    assert natural_ranks([]).tolist() == []
 
 
 def test_selecting_a_row_or_an_occurrence_sets_the_one_logprob_view(view, corpus):

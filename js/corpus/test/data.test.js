@@ -51,10 +51,12 @@ test("whole texts sort by code units, stable", () => {
   assert.deepEqual([...sortRows(rows, ["b", "a", "b", "a", "b"], "longtext", true)], [0, 2, 4, 1, 3]);
 });
 
-test("whole texts sort by the kernel's ranks when the payload has them (equal ranks: stable)", () => {
-  const ranked = { ...data, textRank: Uint32Array.from([2, 0, 2, 1, 3]) };
+test("whole texts and labels sort by the kernel's ranks when the payload has them (equal ranks: stable)", () => {
+  const ranked = { ...data, ranks: { text: Uint32Array.from([2, 0, 2, 1, 3]), label: Uint32Array.from([1, 1, 0, 2, 0]) } };
   assert.deepEqual([...visibleRows(ranked, {}, { column: "text", descending: false }, {})], [1, 3, 0, 2, 4]);
   assert.deepEqual([...visibleRows(ranked, {}, { column: "text", descending: true }, {})], [4, 0, 2, 3, 1]);
+  assert.deepEqual([...visibleRows(ranked, {}, { column: "label", descending: false }, {})], [2, 4, 0, 1, 3]);
+  assert.deepEqual([...visibleRows(ranked, {}, { column: "label", descending: true }, {})], [3, 0, 1, 2, 4]);
 });
 
 test("contains is literal (regex characters are text) and case-insensitive", () => {

@@ -6,6 +6,7 @@ import { test } from "node:test";
 import { readTexts, sizedArray, unpackMessage } from "../codec.js";
 import { gradientOf, interpolate, paletteColor, readableOn, styleOn } from "../colors.js";
 import { formatFixed, formatLogprob, formatPercent, percentOfLogprob } from "../format.js";
+import { rows } from "../rows.js";
 import { controlGlyph, decodeTokens, segments } from "../tokens.js";
 import { EMPTY_MARK, isBlank, visible, WHITESPACE_MARKS } from "../whitespace.js";
 import { utf8Table } from "./payload.js";
@@ -110,4 +111,8 @@ test("decodeTokens splits one decode at the byte offsets, and gives up on invali
   assert.deepEqual(decodeTokens(blob, offsets, texts.length), texts);
   const bad = new Uint8Array([0x61, 0xe2, 0x80]); // "a" then half a character
   assert.equal(decodeTokens(bad, new Uint32Array([0, 1, 3]), 2), null);
+});
+
+test("rows: a line per row, fields at '|', trimmed; blank lines skipped", () => {
+  assert.deepEqual(rows("\n  a | b c |  d\n\n  mean lp|#|float  \n"), [["a", "b c", "d"], ["mean lp", "#", "float"]]);
 });
