@@ -23,7 +23,7 @@ Quirks of real servers, and what the trace does with them:
 Nothing is dropped silently: the trace's ``flags`` hold, per token, the codes in `TOKEN_FLAGS`
 for what the source lost or left ambiguous, and ``meta["warnings"]`` says it in words.
 Malformed input raises `LogprobFormatError` naming the field; an error body raises
-`OpenAIResponseError` with the server's message.
+`ServerError` with the server's message.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from .assemble import build_trace, strings_of
 from .checks import expect_dict, expect_int, expect_list, expect_str
 from .columns import Columns
 from .entries import entry_tokens
-from .errors import LogprobFormatError, OpenAIResponseError, describe
+from .errors import LogprobFormatError, ServerError, describe
 from .inputs import parse_sse, to_plain
 from .openai_completions import completions_tokens
 from .openai_shapes import as_response
@@ -49,7 +49,7 @@ from .position import no_gc_pauses
 from .values import NEG_INF_SENTINEL
 from .vllm_prompt import prompt_tokens
 
-__all__ = ["from_openai", "OpenAIResponseError", "LogprobFormatError", "parse_sse", "TOKEN_FLAGS",
+__all__ = ["from_openai", "ServerError", "LogprobFormatError", "parse_sse", "TOKEN_FLAGS",
            "NEG_INF_SENTINEL", "choice_trace", "source_of", "table_for"]
 
 
@@ -285,7 +285,7 @@ def from_openai(response, *, top_logprobs: int | None = None, prompt: str | None
     response : dict, str, bytes, openai SDK object, list of stream chunks, stream, or SSE text
         A Completions or Chat Completions response with logprobs (or stream chunks of one), a
         choice, a choice's ``logprobs``, or a vLLM ``prompt_logprobs`` list. An error body
-        (``{"error": {...}}``) raises `OpenAIResponseError` with the server's message.
+        (``{"error": {...}}``) raises `ServerError` with the server's message.
     top_logprobs : int, optional
         The K that was requested. Without it, K is inferred from the response (Completions
         dicts hold K+1 entries where the chosen token is outside the top K).
@@ -306,7 +306,7 @@ def from_openai(response, *, top_logprobs: int | None = None, prompt: str | None
     ------
     LogprobFormatError
         The input is not such a response; the message names the field and what was wrong.
-    OpenAIResponseError
+    ServerError
         The input is the server's error body.
     """
     check_top_logprobs(top_logprobs)

@@ -1,7 +1,7 @@
 """The shapes an OpenAI-compatible response arrives in, made into one response dict with ``choices``.
 
 A full response, stream chunks (merged choice by choice, in order), one choice, one choice's
-``logprobs``, a vLLM ``prompt_logprobs`` list, or an error body (raises `OpenAIResponseError`).
+``logprobs``, a vLLM ``prompt_logprobs`` list, or an error body (raises `ServerError`).
 """
 
 from __future__ import annotations
@@ -9,14 +9,14 @@ from __future__ import annotations
 import json
 
 from .checks import expect_dict, expect_list
-from .errors import LogprobFormatError, OpenAIResponseError, describe
+from .errors import LogprobFormatError, ServerError, describe
 from .openai_tools import finish_tool_calls, merge_tool_call_deltas
 
 __all__ = ["as_response", "merge_chunks", "raise_error", "is_prompt_logprobs"]
 
 
 def raise_error(body: dict, server: str | None = None):
-    """Raise `OpenAIResponseError` with the server's message from an ``{"error": ...}`` body."""
+    """Raise `ServerError` with the server's message from an ``{"error": ...}`` body (any server's)."""
     err = body.get("error")
     where = "at " + server + " " if server else ""
     if isinstance(err, dict):
@@ -24,9 +24,9 @@ def raise_error(body: dict, server: str | None = None):
         status = err.get("code") if isinstance(err.get("code"), int) else body.get("code")
         kind = err.get("type") if isinstance(err.get("type"), str) else None
         param = err.get("param") if isinstance(err.get("param"), str) else None
-        raise OpenAIResponseError(f"the server {where}returned an error: {msg}", status=status, type=kind,
-                                  code=err.get("code"), param=param, server=server)
-    raise OpenAIResponseError(f"the server {where}returned an error: {err}", server=server)
+        raise ServerError(f"the server {where}returned an error: {msg}", status=status, type=kind,
+                          code=err.get("code"), param=param, server=server)
+    raise ServerError(f"the server {where}returned an error: {err}", server=server)
 
 
 def is_prompt_logprobs(x) -> bool:
