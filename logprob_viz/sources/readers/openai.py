@@ -157,12 +157,7 @@ def choice_trace(resp: dict, choice: dict, *, k: int | None, prompt: str | None,
     if is_refusal:
         text = expect_str(refusal, f"{path}.message.refusal", optional=True)
     if not main and prompt_lps is None:
-        raise LogprobFormatError(
-            path, "this response has no logprobs: request them (Completions: logprobs=5; Chat: logprobs=True, "
-            "top_logprobs=5; vLLM prompt tokens: prompt_logprobs=5)" + (
-                "; its message is a tool call, and some servers give no logprobs for one (OpenAI does not; "
-                "vLLM and llama.cpp do, and llama.cpp refuses logprobs with tools in a stream)" if tool_calls else "")
-        )
+        raise _no_logprobs(path, bool(tool_calls))
     # (Columns hold only bodies whose every logprob is a number: never an echo's unscored first token)
     echo = bool(main) and not chat and not isinstance(main, Columns) and math.isnan(main[0].logprob) \
         and not main[0].alternatives
@@ -197,6 +192,16 @@ def choice_trace(resp: dict, choice: dict, *, k: int | None, prompt: str | None,
     }
     return build_trace([(prompt_part, prompt_encoding), (main, main_encoding)], prompt_len=prompt_len,
                        meta=meta, table=table, warnings=warnings)
+
+
+def _no_logprobs(path: str, tool_call: bool) -> LogprobFormatError:
+    """The error for a choice without logprobs: how to request them (and why a tool call may have none)."""
+    return LogprobFormatError(
+        path, "this response has no logprobs: request them (Completions: logprobs=5; Chat: logprobs=True, "
+        "top_logprobs=5; vLLM prompt tokens: prompt_logprobs=5)" + (
+            "; its message is a tool call, and some servers give no logprobs for one (OpenAI does not; "
+            "vLLM and llama.cpp do, and llama.cpp refuses logprobs with tools in a stream)" if tool_call else "")
+    )
 
 
 def _echo_prompt_len(main, offsets, prompt, prompt_ids, resp, n_choices, warnings) -> int:

@@ -83,6 +83,18 @@ def _extend(merged: dict, key: str, values, path: str) -> None:
     merged.setdefault(key, []).extend(expect_list(values, path))
 
 
+def _merge_logprobs(merged_choice: dict, lp: dict, path: str) -> None:
+    """One chunk's ``logprobs`` (Chat's or Completions') appended to its merged choice's."""
+    merged = merged_choice["logprobs"] = merged_choice["logprobs"] or {}
+    # OpenAI's first chunk has {"content": [], "refusal": null}; a refusal's tokens are under "refusal"
+    for key in ("content", "refusal"):
+        if key in lp and (key == "content" or lp[key] is not None):
+            _extend(merged, key, lp.get(key) or [], f"{path}.{key}")
+    for key in ("tokens", "token_logprobs", "top_logprobs", "text_offset"):
+        if lp.get(key) is not None:
+            _extend(merged, key, lp[key], f"{path}.{key}")
+
+
 def merge_chunks(chunks: list) -> dict:
     """Stream chunks (Completions or Chat) merged into one response, choice by choice, in order."""
     head: dict = {}
@@ -117,17 +129,8 @@ def merge_chunks(chunks: list) -> dict:
             if content is not None and not isinstance(content, str):
                 raise LogprobFormatError(f"{path}.text", f"expected a string, got {describe(content)}")
             m["text"] += content or ""
-            lp = c.get("logprobs")
-            if lp:
-                lp = expect_dict(lp, f"{path}.logprobs")
-                merged = m["logprobs"] = m["logprobs"] or {}
-                # OpenAI's first chunk has {"content": [], "refusal": null}; a refusal's tokens are under "refusal"
-                for key in ("content", "refusal"):
-                    if key in lp and (key == "content" or lp[key] is not None):
-                        _extend(merged, key, lp.get(key) or [], f"{path}.logprobs.{key}")
-                for key in ("tokens", "token_logprobs", "top_logprobs", "text_offset"):
-                    if lp.get(key) is not None:
-                        _extend(merged, key, lp[key], f"{path}.logprobs.{key}")
+            if c.get("logprobs"):
+                _merge_logprobs(m, expect_dict(c["logprobs"], f"{path}.logprobs"), f"{path}.logprobs")
             if c.get("token_ids") is not None:
                 _extend(m, "token_ids", c["token_ids"], f"{path}.token_ids")
             for key in ("prompt_token_ids", "prompt_logprobs"):
