@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,7 @@ from benchmarks.frontend_data import log
 from benchmarks.frontend_server import ROOT, launch
 from benchmarks.frontend_tables import section
 from benchmarks.frontend_targets import click_target_row
+from logprob_viz.servers.process import free_port
 
 APP = ".jp-NotebookPanel:not(.lm-mod-hidden) .lv-explore"
 PROMPT = "A robot may not injure a human being"
@@ -107,9 +107,7 @@ class Lab:
     """A jupyter-lab of this venv on 127.0.0.1 (a free port), serving `root`; its kernels import this checkout."""
 
     def __init__(self, root: Path):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
+        self.port = free_port()
         self.root, self.url = root, f"http://127.0.0.1:{self.port}"
         private = root / ".private"
         env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1",

@@ -28,8 +28,9 @@ _LAZY = {
     "connect": ".sources.remote",
     "read": ".sources.readers",
     "from_openai": ".sources.readers",
-    "LogprobFormatError": ".sources.readers",
-    "OpenAIResponseError": ".sources.readers",
+    "LogprobFormatError": ".sources.errors",
+    "ServerError": ".sources.errors",
+    "CorpusIncomplete": ".sources.remote.corpus",
     "Tree": ".records.tree",
     "compare": ".records.comparison",
     "Comparison": ".records.comparison",
@@ -71,6 +72,8 @@ def __getattr__(name: str):
         return import_module(f".{name}", __name__)
     if name in _LAZY:
         return getattr(import_module(_LAZY[name], __name__), name)
+    if name == "OpenAIResponseError":  # deprecated, not in __all__: the old name of ServerError, with a warning
+        return import_module(".sources.errors", __name__).deprecated_alias(__name__, name)
     raise AttributeError(f"module 'logprob_viz' has no attribute {name!r}")
 
 

@@ -77,17 +77,7 @@ def compare(traces, labels=None) -> Comparison:
     boundaries = boundaries[~inside_char[boundaries]]
     shared = int(boundaries[-1]) if boundaries.size else 0  # bytes [0, shared) are aligned
     if shared == 0:
-        raise ValueError(
-            "these traces have nothing in common to align on: "
-            + (
-                f"their texts differ from the first byte ({describe(traces)})"
-                if prefix == 0
-                else f"their texts share only {prefix} bytes ({display_token(texts[0][:prefix])!r}) and no token "
-                f"boundary inside them ({describe(traces)})"
-            )
-            + ". compare() aligns the same text (or texts with a common beginning) by bytes."
-            + unknown_start_hint(traces)
-        )
+        raise _nothing_in_common(traces, texts, prefix)
     cuts = boundaries[boundaries <= shared]  # (S + 1,) from 0 to shared
     rows = []
     for st in starts:
@@ -103,6 +93,21 @@ def compare(traces, labels=None) -> Comparison:
         span_of[tail_from:] = -1
         rows.append(_Row(starts=st, span_of=span_of, tail_from=tail_from))
     return Comparison(traces, labels, cuts, rows, texts, prefix, same)
+
+
+def _nothing_in_common(traces, texts: list[bytes], prefix: int) -> ValueError:
+    """The error for traces without one shared token boundary: what they share, and what compare() aligns."""
+    return ValueError(
+        "these traces have nothing in common to align on: "
+        + (
+            f"their texts differ from the first byte ({describe(traces)})"
+            if prefix == 0
+            else f"their texts share only {prefix} bytes ({display_token(texts[0][:prefix])!r}) and no token "
+            f"boundary inside them ({describe(traces)})"
+        )
+        + ". compare() aligns the same text (or texts with a common beginning) by bytes."
+        + unknown_start_hint(traces)
+    )
 
 
 class Comparison(Viewable):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from browser.lab import ARTIFACTS, REPO
+from logprob_viz.servers.process import free_port
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -36,12 +36,6 @@ SERVER_START_TIMEOUT = 120  # s; the machine has 2 shared cores
 # Kernels kept alive between tests: the most recently used, so that the tests of one notebook share
 # its kernel; the rest are shut down (each holds a model: 48 of them took 11 GiB of a 24 GiB machine).
 KERNELS_KEPT = 3
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _children(pid: int) -> list[int]:
@@ -101,7 +95,7 @@ def lab_server(tmp_path_factory):
     private = tmp_path_factory.mktemp("jupyter-private")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     log = ARTIFACTS / "jupyter-server.log"
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ)
     env.update(
         OMP_NUM_THREADS="1",  # torch in the kernel: one thread, the machine is small and shared

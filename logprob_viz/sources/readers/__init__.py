@@ -9,7 +9,7 @@ at once), and one assembler (`assemble.build_trace`) that builds the trace:
 
 - ``inputs``             dict / JSON text / SDK object / SSE / NDJSON / chunk list -> plain data
 - ``errors``             `LogprobFormatError` (malformed input, with the field's path),
-                         `OpenAIResponseError` (a server's error body); ``checks`` the shape
+                         `ServerError` (a server's error body); ``checks`` the shape
                          checks, ``values`` the value checks (logprobs, probabilities, ids)
 - ``position``, ``columns``, ``assemble`` the shared forms (per token, per section); the one assembler
 - ``ranking``            a section's alternatives ranked at once (the per-position rules, in numpy)
@@ -24,8 +24,13 @@ at once), and one assembler (`assemble.build_trace`) that builds the trace:
 
 from __future__ import annotations
 
-from .errors import LogprobFormatError, OpenAIResponseError
+from ..errors import deprecated_alias
+from .errors import LogprobFormatError, ServerError
 from .openai import from_openai
 from .reader import KNOWN_FORMATS, read
 
-__all__ = ["read", "from_openai", "LogprobFormatError", "OpenAIResponseError", "KNOWN_FORMATS"]
+__all__ = ["read", "from_openai", "LogprobFormatError", "ServerError", "KNOWN_FORMATS"]
+
+
+def __getattr__(name: str):  # OpenAIResponseError, the old name of ServerError, still importable from here
+    return deprecated_alias(__name__, name)

@@ -21,7 +21,17 @@ from .columns import Columns
 from .position import LN_HALF, Token
 from .values import check_ids_and_ranks
 
-__all__ = ["resolve", "build_trace", "strings_of"]
+__all__ = ["resolve", "build_trace", "strings_of", "server_meta", "str_or_none"]
+
+
+def server_meta(server: str, format: str, **fields) -> dict:
+    """A reader's trace ``meta``: the server (also its ``source``), the format read, then its own fields."""
+    return {"source": server, "server": server, "format": format, **fields}
+
+
+def str_or_none(value) -> str | None:
+    """A server's optional text field (a model name, an id, the text): kept only when it is a string."""
+    return value if isinstance(value, str) else None
 
 
 def resolve(raw: str | None, given: bytes | None, token_id: int, encoding: str, table: list | None):

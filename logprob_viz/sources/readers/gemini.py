@@ -17,7 +17,7 @@ from operator import itemgetter, methodcaller
 import numpy as np
 
 from ...records.trace import Trace
-from .assemble import build_trace
+from .assemble import build_trace, server_meta
 from .checks import expect_dict, expect_int, expect_list, expect_str
 from .columns import Columns
 from .entries import rank_alternatives
@@ -145,18 +145,16 @@ def _trace(candidate: dict, path: str, top_logprobs, table, response: dict, chun
     content = candidate.get("content") if isinstance(candidate.get("content"), dict) else {}
     parts = content.get("parts") if isinstance(content.get("parts"), list) else []
     text = "".join(p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str))
-    meta = {
-        "source": "gemini",
-        "server": "gemini",
-        "format": "gemini.generate_content",
-        "model": _get(response, "modelVersion", "model_version"),
-        "id": _get(response, "responseId", "response_id"),
-        "text": text,
-        "finish_reason": _get(candidate, "finishReason", "finish_reason"),
-        "choice": candidate.get("index", 0),
-        "top_logprobs": k,
-        "stream_chunks": chunks,
-    }
+    meta = server_meta(
+        "gemini", "gemini.generate_content",
+        model=_get(response, "modelVersion", "model_version"),
+        id=_get(response, "responseId", "response_id"),
+        text=text,
+        finish_reason=_get(candidate, "finishReason", "finish_reason"),
+        choice=candidate.get("index", 0),
+        top_logprobs=k,
+        stream_chunks=chunks,
+    )
     meta = {key: value for key, value in meta.items() if isinstance(value, (str, int)) or key == "text"}
     return build_trace([(tokens, "decoded")], prompt_len=0, meta=meta, table=table)
 

@@ -24,7 +24,7 @@ import math
 from typing import Any
 
 from ...records.trace import Trace
-from .assemble import build_trace
+from .assemble import build_trace, server_meta, str_or_none
 from .checks import expect_dict, expect_int, expect_list, expect_str
 from .entries import bytes_at, given_bytes
 from .errors import LogprobFormatError, describe
@@ -144,19 +144,17 @@ def llamacpp_trace(data, *, top_logprobs: int | None = None, table=None) -> Trac
         else:  # the older shape has no ids: the chosen token is found by its string
             tok.alternatives = sorted(tok.alternatives, key=lambda a: a[5] if a[5] == a[5] else a[1], reverse=True)[:k]
     settings = data.get("generation_settings") if isinstance(data.get("generation_settings"), dict) else {}
-    meta = {
-        "source": "llama.cpp",
-        "server": "llama.cpp",
-        "format": "llamacpp.completion",
-        "model": data.get("model") if isinstance(data.get("model"), str) else None,
-        "text": data.get("content") if isinstance(data.get("content"), str) else None,
-        "top_logprobs": k,
-        "stop_type": data.get("stop_type"),
-        "stream_chunks": data.get("stream_chunks"),
-        "probabilities": "post_sampling" if processed else None,
-        "sampling": {key: settings[key] for key in ("temperature", "top_k", "top_p", "min_p", "seed")
-                     if key in settings} or None,
-    }
+    meta = server_meta(
+        "llama.cpp", "llamacpp.completion",
+        model=str_or_none(data.get("model")),
+        text=str_or_none(data.get("content")),
+        top_logprobs=k,
+        stop_type=data.get("stop_type"),
+        stream_chunks=data.get("stream_chunks"),
+        probabilities="post_sampling" if processed else None,
+        sampling={key: settings[key] for key in ("temperature", "top_k", "top_p", "min_p", "seed")
+                  if key in settings} or None,
+    )
     warnings = []
     if processed:
         warnings.append("the server gave probabilities after its samplers (post_sampling_probs, or an older "

@@ -10,6 +10,7 @@ routes (``/v1/...``) are read by `openai.from_openai`.
 from __future__ import annotations
 
 from ...records.trace import Trace
+from .assemble import server_meta, str_or_none
 from .checks import expect_dict, expect_list
 from .entries import entries_trace
 
@@ -50,13 +51,11 @@ def ollama_trace(data, *, top_logprobs: int | None = None, table=None) -> Trace:
         text += content if isinstance(content, str) else ""
         entries += expect_list(chunk.get("logprobs") or [], f"{prefix}logprobs")
         last = chunk
-    meta = {
-        "source": "ollama",
-        "server": "ollama",
-        "format": "ollama.chat" if chat else "ollama.generate",
-        "model": last.get("model") if isinstance(last.get("model"), str) else None,
-        "text": text,
-        "finish_reason": last.get("done_reason"),
-        "stream_chunks": len(chunks) if isinstance(data, list) else None,
-    }
+    meta = server_meta(
+        "ollama", "ollama.chat" if chat else "ollama.generate",
+        model=str_or_none(last.get("model")),
+        text=text,
+        finish_reason=last.get("done_reason"),
+        stream_chunks=len(chunks) if isinstance(data, list) else None,
+    )
     return entries_trace(entries, top_logprobs, meta, table=table, none=NO_LOGPROBS)

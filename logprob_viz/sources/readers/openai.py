@@ -23,7 +23,7 @@ Quirks of real servers, and what the trace does with them:
 Nothing is dropped silently: the trace's ``flags`` hold, per token, the codes in `TOKEN_FLAGS`
 for what the source lost or left ambiguous, and ``meta["warnings"]`` says it in words.
 Malformed input raises `LogprobFormatError` naming the field; an error body raises
-`OpenAIResponseError` with the server's message.
+`ServerError` with the server's message.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from .assemble import build_trace, strings_of
 from .checks import expect_dict, expect_int, expect_list, expect_str
 from .columns import Columns
 from .entries import entry_tokens
-from .errors import LogprobFormatError, OpenAIResponseError, describe
+from .errors import LogprobFormatError, ServerError, describe
 from .inputs import parse_sse, to_plain
 from .openai_completions import completions_tokens
 from .openai_shapes import as_response
@@ -49,7 +49,7 @@ from .position import no_gc_pauses
 from .values import NEG_INF_SENTINEL
 from .vllm_prompt import prompt_tokens
 
-__all__ = ["from_openai", "OpenAIResponseError", "LogprobFormatError", "parse_sse", "TOKEN_FLAGS",
+__all__ = ["from_openai", "ServerError", "LogprobFormatError", "parse_sse", "TOKEN_FLAGS",
            "NEG_INF_SENTINEL", "choice_trace", "source_of", "table_for"]
 
 
@@ -157,12 +157,7 @@ def choice_trace(resp: dict, choice: dict, *, k: int | None, prompt: str | None,
     if is_refusal:
         text = expect_str(refusal, f"{path}.message.refusal", optional=True)
     if not main and prompt_lps is None:
-        raise LogprobFormatError(
-            path, "this response has no logprobs: request them (Completions: logprobs=5; Chat: logprobs=True, "
-            "top_logprobs=5; vLLM prompt tokens: prompt_logprobs=5)" + (
-                "; its message is a tool call, and some servers give no logprobs for one (OpenAI does not; "
-                "vLLM and llama.cpp do, and llama.cpp refuses logprobs with tools in a stream)" if tool_calls else "")
-        )
+        raise _no_logprobs(path, bool(tool_calls))
     # (Columns hold only bodies whose every logprob is a number: never an echo's unscored first token)
     echo = bool(main) and not chat and not isinstance(main, Columns) and math.isnan(main[0].logprob) \
         and not main[0].alternatives
@@ -197,6 +192,16 @@ def choice_trace(resp: dict, choice: dict, *, k: int | None, prompt: str | None,
     }
     return build_trace([(prompt_part, prompt_encoding), (main, main_encoding)], prompt_len=prompt_len,
                        meta=meta, table=table, warnings=warnings)
+
+
+def _no_logprobs(path: str, tool_call: bool) -> LogprobFormatError:
+    """The error for a choice without logprobs: how to request them (and why a tool call may have none)."""
+    return LogprobFormatError(
+        path, "this response has no logprobs: request them (Completions: logprobs=5; Chat: logprobs=True, "
+        "top_logprobs=5; vLLM prompt tokens: prompt_logprobs=5)" + (
+            "; its message is a tool call, and some servers give no logprobs for one (OpenAI does not; "
+            "vLLM and llama.cpp do, and llama.cpp refuses logprobs with tools in a stream)" if tool_call else "")
+    )
 
 
 def _echo_prompt_len(main, offsets, prompt, prompt_ids, resp, n_choices, warnings) -> int:
@@ -285,7 +290,7 @@ def from_openai(response, *, top_logprobs: int | None = None, prompt: str | None
     response : dict, str, bytes, openai SDK object, list of stream chunks, stream, or SSE text
         A Completions or Chat Completions response with logprobs (or stream chunks of one), a
         choice, a choice's ``logprobs``, or a vLLM ``prompt_logprobs`` list. An error body
-        (``{"error": {...}}``) raises `OpenAIResponseError` with the server's message.
+        (``{"error": {...}}``) raises `ServerError` with the server's message.
     top_logprobs : int, optional
         The K that was requested. Without it, K is inferred from the response (Completions
         dicts hold K+1 entries where the chosen token is outside the top K).
@@ -306,7 +311,7 @@ def from_openai(response, *, top_logprobs: int | None = None, prompt: str | None
     ------
     LogprobFormatError
         The input is not such a response; the message names the field and what was wrong.
-    OpenAIResponseError
+    ServerError
         The input is the server's error body.
     """
     check_top_logprobs(top_logprobs)

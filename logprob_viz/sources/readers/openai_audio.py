@@ -12,6 +12,7 @@ present (reading both would count every token twice). Schema: the openai SDK's
 from __future__ import annotations
 
 from ...records.trace import Trace
+from .assemble import server_meta, str_or_none
 from .checks import expect_dict, expect_list
 from .entries import delta_entries, entries_trace
 
@@ -52,11 +53,6 @@ def transcription_trace(data, *, top_logprobs: int | None = None, table=None) ->
     else:
         data = expect_dict(data, "", "a transcription")
         entries, text = expect_list(data.get("logprobs"), "logprobs"), data.get("text")
-    meta = {
-        "source": "openai",
-        "server": "openai",
-        "format": "openai.transcription",
-        "text": text if isinstance(text, str) else None,
-        "stream_chunks": len(events) if events is not None else None,
-    }
+    meta = server_meta("openai", "openai.transcription", text=str_or_none(text),
+                       stream_chunks=len(events) if events is not None else None)
     return entries_trace(entries, top_logprobs, meta, table=table, none=NO_LOGPROBS)

@@ -42,15 +42,8 @@ def completions_tokens(lp: dict, path: str, k: int | None) -> tuple[list[Token] 
     fast = _columns(lp, k)
     if fast is not None:
         return fast
-    tokens = expect_list(lp.get("tokens") or [], f"{path}.tokens")
+    tokens, logprobs, tops = _position_lists(lp, path)
     n = len(tokens)
-    logprobs = lp.get("token_logprobs")
-    logprobs = [None] * n if logprobs is None else expect_list(logprobs, f"{path}.token_logprobs")
-    tops = lp.get("top_logprobs")
-    tops = [None] * n if tops is None else expect_list(tops, f"{path}.top_logprobs")
-    if not (n == len(logprobs) == len(tops)):
-        raise LogprobFormatError(path, f"has {n} tokens, {len(logprobs)} token_logprobs and {len(tops)} "
-                                       "top_logprobs; they must match (was the response cut?)")
     out: list[Token] = []
     rows: list[tuple | None] = []  # per position: (entries most likely first, where the chosen one is)
     inside = 0  # the largest object whose chosen token is inside the top K (see _infer_k)
@@ -68,22 +61,7 @@ def completions_tokens(lp: dict, path: str, k: int | None) -> tuple[list[Token] 
         if top is None:
             rows.append(None)
             continue
-        if type(top) is dict:
-            values = top.values()
-            # all floats and no NaN (a NaN makes the sum NaN): then the sorted ends show the range
-            plain = _FLOATS >= set(map(type, values)) and (total := sum(values)) == total
-            ranked = sorted(top.items(), key=_by_logprob, reverse=True) if plain else None
-            if ranked is None or (ranked and not (ranked[-1][1] > NEG_INF_SENTINEL and ranked[0][1] <= LOGPROB_SLACK)):
-                ranked = sorted(_checked(list(top.items()), f"{path}.top_logprobs[{i}]"), key=_by_logprob, reverse=True)
-        elif type(top) is DupKeys:
-            pairs = list(dict.fromkeys(_checked(list(top.pairs), f"{path}.top_logprobs[{i}]")))
-            ranked = sorted(pairs, key=_by_logprob, reverse=True)  # stable: ties keep the server's order
-            tok.flag("collided")  # the same key written twice: two tokens' strings collided
-        elif isinstance(top, dict):
-            ranked = sorted(_checked(list(top.items()), f"{path}.top_logprobs[{i}]"), key=_by_logprob, reverse=True)
-        else:
-            raise LogprobFormatError(f"{path}.top_logprobs[{i}]",
-                                     f"expected an object of token -> logprob, got {describe(top)}")
+        ranked = _ranked_entries(top, tok, f"{path}.top_logprobs[{i}]")
         where = -1
         for j, (key, v) in enumerate(ranked):
             if key == raw and (v == value or same_logprob(v, value)):
@@ -102,6 +80,40 @@ def completions_tokens(lp: dict, path: str, k: int | None) -> tuple[list[Token] 
         if row is not None:
             _alternatives(tok, row[0], row[1], k)
     return out, k
+
+
+def _position_lists(lp: dict, path: str) -> tuple[list, list, list]:
+    """The ``tokens``, ``token_logprobs`` and ``top_logprobs`` lists (a missing one: nulls), of one length."""
+    tokens = expect_list(lp.get("tokens") or [], f"{path}.tokens")
+    n = len(tokens)
+    logprobs = lp.get("token_logprobs")
+    logprobs = [None] * n if logprobs is None else expect_list(logprobs, f"{path}.token_logprobs")
+    tops = lp.get("top_logprobs")
+    tops = [None] * n if tops is None else expect_list(tops, f"{path}.top_logprobs")
+    if not (n == len(logprobs) == len(tops)):
+        raise LogprobFormatError(path, f"has {n} tokens, {len(logprobs)} token_logprobs and {len(tops)} "
+                                       "top_logprobs; they must match (was the response cut?)")
+    return tokens, logprobs, tops
+
+
+def _ranked_entries(top, tok: Token, path: str) -> list:
+    """One position's ``top_logprobs`` object as (key, logprob) pairs, most likely first, every value checked
+    (a key written twice flags `tok` "collided")."""
+    if type(top) is dict:
+        values = top.values()
+        # all floats and no NaN (a NaN makes the sum NaN): then the sorted ends show the range
+        plain = _FLOATS >= set(map(type, values)) and (total := sum(values)) == total
+        ranked = sorted(top.items(), key=_by_logprob, reverse=True) if plain else None
+        if ranked is None or (ranked and not (ranked[-1][1] > NEG_INF_SENTINEL and ranked[0][1] <= LOGPROB_SLACK)):
+            ranked = sorted(_checked(list(top.items()), path), key=_by_logprob, reverse=True)
+        return ranked
+    if type(top) is DupKeys:
+        pairs = list(dict.fromkeys(_checked(list(top.pairs), path)))
+        tok.flag("collided")  # the same key written twice: two tokens' strings collided
+        return sorted(pairs, key=_by_logprob, reverse=True)  # stable: ties keep the server's order
+    if isinstance(top, dict):
+        return sorted(_checked(list(top.items()), path), key=_by_logprob, reverse=True)
+    raise LogprobFormatError(path, f"expected an object of token -> logprob, got {describe(top)}")
 
 
 def _checked(pairs: list, path: str) -> list:

@@ -12,6 +12,7 @@ Schema: the openai SDK's ``openai/types/responses/response_output_text.py`` and
 from __future__ import annotations
 
 from ...records.trace import Trace
+from .assemble import server_meta, str_or_none
 from .checks import expect_dict, expect_list
 from .entries import delta_entries, entries_trace
 
@@ -63,14 +64,7 @@ def responses_trace(data, *, top_logprobs: int | None = None, table=None) -> Tra
     else:
         data = expect_dict(data, "", "a Responses API response")
         entries, text = _from_response(data)
-        model = data.get("model") if isinstance(data.get("model"), str) else None
-    meta = {
-        "source": "openai",
-        "server": "openai",
-        "format": "openai.responses",
-        "model": model,
-        "id": data.get("id") if isinstance(data, dict) else None,
-        "text": text,
-        "stream_chunks": len(events) if events is not None else None,
-    }
+        model = str_or_none(data.get("model"))
+    meta = server_meta("openai", "openai.responses", model=model, id=data.get("id") if isinstance(data, dict) else None,
+                       text=text, stream_chunks=len(events) if events is not None else None)
     return entries_trace(entries, top_logprobs, meta, table=table, none=NO_LOGPROBS)

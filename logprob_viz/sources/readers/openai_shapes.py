@@ -1,7 +1,7 @@
 """The shapes an OpenAI-compatible response arrives in, made into one response dict with ``choices``.
 
 A full response, stream chunks (merged choice by choice, in order), one choice, one choice's
-``logprobs``, a vLLM ``prompt_logprobs`` list, or an error body (raises `OpenAIResponseError`).
+``logprobs``, a vLLM ``prompt_logprobs`` list, or an error body (raises `ServerError`).
 """
 
 from __future__ import annotations
@@ -9,14 +9,14 @@ from __future__ import annotations
 import json
 
 from .checks import expect_dict, expect_list
-from .errors import LogprobFormatError, OpenAIResponseError, describe
+from .errors import LogprobFormatError, ServerError, describe
 from .openai_tools import finish_tool_calls, merge_tool_call_deltas
 
 __all__ = ["as_response", "merge_chunks", "raise_error", "is_prompt_logprobs"]
 
 
 def raise_error(body: dict, server: str | None = None):
-    """Raise `OpenAIResponseError` with the server's message from an ``{"error": ...}`` body."""
+    """Raise `ServerError` with the server's message from an ``{"error": ...}`` body (any server's)."""
     err = body.get("error")
     where = "at " + server + " " if server else ""
     if isinstance(err, dict):
@@ -24,9 +24,9 @@ def raise_error(body: dict, server: str | None = None):
         status = err.get("code") if isinstance(err.get("code"), int) else body.get("code")
         kind = err.get("type") if isinstance(err.get("type"), str) else None
         param = err.get("param") if isinstance(err.get("param"), str) else None
-        raise OpenAIResponseError(f"the server {where}returned an error: {msg}", status=status, type=kind,
-                                  code=err.get("code"), param=param, server=server)
-    raise OpenAIResponseError(f"the server {where}returned an error: {err}", server=server)
+        raise ServerError(f"the server {where}returned an error: {msg}", status=status, type=kind,
+                          code=err.get("code"), param=param, server=server)
+    raise ServerError(f"the server {where}returned an error: {err}", server=server)
 
 
 def is_prompt_logprobs(x) -> bool:
@@ -83,6 +83,18 @@ def _extend(merged: dict, key: str, values, path: str) -> None:
     merged.setdefault(key, []).extend(expect_list(values, path))
 
 
+def _merge_logprobs(merged_choice: dict, lp: dict, path: str) -> None:
+    """One chunk's ``logprobs`` (Chat's or Completions') appended to its merged choice's."""
+    merged = merged_choice["logprobs"] = merged_choice["logprobs"] or {}
+    # OpenAI's first chunk has {"content": [], "refusal": null}; a refusal's tokens are under "refusal"
+    for key in ("content", "refusal"):
+        if key in lp and (key == "content" or lp[key] is not None):
+            _extend(merged, key, lp.get(key) or [], f"{path}.{key}")
+    for key in ("tokens", "token_logprobs", "top_logprobs", "text_offset"):
+        if lp.get(key) is not None:
+            _extend(merged, key, lp[key], f"{path}.{key}")
+
+
 def merge_chunks(chunks: list) -> dict:
     """Stream chunks (Completions or Chat) merged into one response, choice by choice, in order."""
     head: dict = {}
@@ -117,17 +129,8 @@ def merge_chunks(chunks: list) -> dict:
             if content is not None and not isinstance(content, str):
                 raise LogprobFormatError(f"{path}.text", f"expected a string, got {describe(content)}")
             m["text"] += content or ""
-            lp = c.get("logprobs")
-            if lp:
-                lp = expect_dict(lp, f"{path}.logprobs")
-                merged = m["logprobs"] = m["logprobs"] or {}
-                # OpenAI's first chunk has {"content": [], "refusal": null}; a refusal's tokens are under "refusal"
-                for key in ("content", "refusal"):
-                    if key in lp and (key == "content" or lp[key] is not None):
-                        _extend(merged, key, lp.get(key) or [], f"{path}.logprobs.{key}")
-                for key in ("tokens", "token_logprobs", "top_logprobs", "text_offset"):
-                    if lp.get(key) is not None:
-                        _extend(merged, key, lp[key], f"{path}.logprobs.{key}")
+            if c.get("logprobs"):
+                _merge_logprobs(m, expect_dict(c["logprobs"], f"{path}.logprobs"), f"{path}.logprobs")
             if c.get("token_ids") is not None:
                 _extend(m, "token_ids", c["token_ids"], f"{path}.token_ids")
             for key in ("prompt_token_ids", "prompt_logprobs"):

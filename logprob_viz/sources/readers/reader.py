@@ -118,7 +118,7 @@ def read(response, *, top_logprobs: int | None = None, tokenizer=None, prompt: s
     LogprobFormatError
         Nothing matched (the message lists the known formats and what the input looked like),
         or a field of the recognised format is malformed (the message names it).
-    OpenAIResponseError
+    ServerError
         The input is a server's error body.
     """
     check_top_logprobs(top_logprobs)

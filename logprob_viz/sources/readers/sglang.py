@@ -18,7 +18,7 @@ from itertools import chain
 import numpy as np
 
 from ...records.trace import Trace
-from .assemble import build_trace
+from .assemble import build_trace, server_meta, str_or_none
 from .checks import expect_dict, expect_int, expect_list, expect_str
 from .columns import Columns
 from .errors import LogprobFormatError, describe
@@ -140,14 +140,12 @@ def sglang_trace(data: dict, *, top_logprobs: int | None = None, table=None, ind
         raise LogprobFormatError("meta_info", "has no token logprobs: request them with return_logprob=true "
                                               "(and top_logprobs_num=K for alternatives)")
     finish = meta_info.get("finish_reason")
-    meta = {
-        "source": "sglang",
-        "server": "sglang",
-        "format": "sglang.generate",
-        "id": meta_info.get("id") if isinstance(meta_info.get("id"), str) else None,
-        "text": data.get("text") if isinstance(data.get("text"), str) else None,
-        "finish_reason": finish.get("type") if isinstance(finish, dict) else finish,
-        "top_logprobs": k,
-        "choice": index,
-    }
+    meta = server_meta(
+        "sglang", "sglang.generate",
+        id=str_or_none(meta_info.get("id")),
+        text=str_or_none(data.get("text")),
+        finish_reason=finish.get("type") if isinstance(finish, dict) else finish,
+        top_logprobs=k,
+        choice=index,
+    )
     return build_trace([(prompt, "decoded"), (generated, "decoded")], prompt_len=len(prompt), meta=meta, table=table)

@@ -18,7 +18,7 @@ from operator import itemgetter, methodcaller
 import numpy as np
 
 from ...records.trace import Trace
-from .assemble import build_trace
+from .assemble import build_trace, server_meta
 from .checks import expect_dict, expect_int, expect_list, expect_str
 from .columns import Columns
 from .errors import LogprobFormatError
@@ -172,17 +172,15 @@ def tgi_trace(data, *, top_logprobs: int | None = None, table=None) -> Trace:
             rank_by_id(tok, k)
     text, full_text = _split_full_text(data.get("generated_text"), details.get("tokens") or [])
     best_of = details.get("best_of_sequences")
-    meta = {
-        "source": "tgi",
-        "server": "tgi",
-        "format": "tgi.generate_stream" if "stream_events" in data else "tgi.generate",
-        "text": text,
-        "full_text": True if full_text else None,  # generated_text held the prompt too (return_full_text)
-        "finish_reason": details.get("finish_reason"),
-        "seed": details.get("seed"),
-        "top_logprobs": k,
-        "stream_chunks": data.get("stream_events"),
-        "best_of_sequences": len(best_of) if isinstance(best_of, list) else None,
-    }
+    meta = server_meta(
+        "tgi", "tgi.generate_stream" if "stream_events" in data else "tgi.generate",
+        text=text,
+        full_text=True if full_text else None,  # generated_text held the prompt too (return_full_text)
+        finish_reason=details.get("finish_reason"),
+        seed=details.get("seed"),
+        top_logprobs=k,
+        stream_chunks=data.get("stream_events"),
+        best_of_sequences=len(best_of) if isinstance(best_of, list) else None,
+    )
     return build_trace([(prefill, "decoded"), (generated, "decoded")], prompt_len=len(prefill), meta=meta,
                        table=table)

@@ -36,6 +36,28 @@ def _key_id(key, path: str) -> int:
         raise LogprobFormatError(path, f"expected token ids as keys, got {describe(key)}") from None
 
 
+def _entry_items(entry, where: str) -> list[tuple]:
+    """One position's entry as (token id, value, logprob, rank, decoded text) per token, every field checked."""
+    entry = expect_dict(entry, where, "null or an object of token id -> {logprob, rank, decoded_token}")
+    if not entry:
+        raise LogprobFormatError(where, "is an empty object: expected at least the prompt token's own entry")
+    items = []
+    for key, value in entry.items():
+        if type(value) is dict:  # the common case, checked without building error paths
+            logprob, rank, text = value.get("logprob"), value.get("rank"), value.get("decoded_token")
+            if type(logprob) is float and NEG_INF_SENTINEL < logprob <= LOGPROB_SLACK and type(rank) is int \
+                    and (text is None or type(text) is str) and type(key) is str and key.isdigit():
+                items.append((int(key), value, logprob, rank, text))
+                continue
+        at = f"{where}[{key!r}]"
+        value = expect_dict(value, at, "an object (logprob, rank, decoded_token)")
+        items.append((_key_id(key, where), value,
+                      logprob_at(value.get("logprob"), f"{at}.logprob", optional=False),
+                      expect_int(value.get("rank"), f"{at}.rank", optional=True, default=0),
+                      expect_str(value.get("decoded_token"), f"{at}.decoded_token", optional=True)))
+    return items
+
+
 def prompt_tokens(prompt_logprobs: list, prompt_ids: list | None, path: str, k: int | None, *,
                   columns: bool = False) -> tuple[list[Token] | Columns, int]:
     """The prompt's positions from vLLM's ``prompt_logprobs``, and K (inferred from ranks when not given).
@@ -59,23 +81,7 @@ def prompt_tokens(prompt_logprobs: list, prompt_ids: list | None, path: str, k: 
             out.append(Token(None, id=pid))
             rows.append(None)
             continue
-        entry = expect_dict(entry, where, "null or an object of token id -> {logprob, rank, decoded_token}")
-        if not entry:
-            raise LogprobFormatError(where, "is an empty object: expected at least the prompt token's own entry")
-        items = []
-        for key, value in entry.items():
-            if type(value) is dict:  # the common case, checked without building error paths
-                logprob, rank, text = value.get("logprob"), value.get("rank"), value.get("decoded_token")
-                if type(logprob) is float and NEG_INF_SENTINEL < logprob <= LOGPROB_SLACK and type(rank) is int \
-                        and (text is None or type(text) is str) and type(key) is str and key.isdigit():
-                    items.append((int(key), value, logprob, rank, text))
-                    continue
-            at = f"{where}[{key!r}]"
-            value = expect_dict(value, at, "an object (logprob, rank, decoded_token)")
-            items.append((_key_id(key, where), value,
-                          logprob_at(value.get("logprob"), f"{at}.logprob", optional=False),
-                          expect_int(value.get("rank"), f"{at}.rank", optional=True, default=0),
-                          expect_str(value.get("decoded_token"), f"{at}.decoded_token", optional=True)))
+        items = _entry_items(entry, where)
         chosen_id = pid if pid >= 0 else items[0][0]
         tok = Token(None, id=chosen_id)
         chosen = next((item for item in items if item[0] == chosen_id), None)

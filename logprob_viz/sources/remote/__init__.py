@@ -12,9 +12,9 @@
 
 from __future__ import annotations
 
+from ..errors import ServerError
 from .connection import connect
 from .corpus import CorpusIncomplete
-from .http import ServerError
 from .llamacpp import LlamaCppRunner
 from .openai import OpenAIRunner
 from .vllm import VLLMRunner

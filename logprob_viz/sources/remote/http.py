@@ -13,15 +13,11 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 
-from ..readers import OpenAIResponseError
+from ..errors import ServerError
 
 __all__ = ["ServerError", "request_json", "request_sse", "plain_excerpt"]
 
 EXCERPT_CHARS = 200  # of an error page's text: enough to read the cause, never a page of markup
-
-
-class ServerError(OpenAIResponseError):
-    """The server could not be reached, did not answer in time, or answered with an error."""
 
 
 def _open(url: str, method: str, body: dict | None, api_key: str | None, timeout: float, server: str, path: str,

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...records.trace import Trace
-from ..readers import OpenAIResponseError, from_openai
+from ..readers import from_openai
 from ..request import Request
 from .base import RemoteRunner
 from .http import ServerError
@@ -95,8 +95,9 @@ class OpenAIRunner(RemoteRunner):
         try:
             trace = from_openai(resp, top_logprobs=req.top_logprobs, prompt=None if prompt_given else req.text,
                                 tokenizer=self.tokenizer, source=self.server)
-        except OpenAIResponseError as e:
-            raise ServerError(f"the server at {self.base_url} returned an error: {e}", server=self.base_url) from e
+        except ServerError as e:  # the body is the server's error: say which server
+            raise ServerError(f"the server at {self.base_url} returned an error: {e}", status=e.status, type=e.type,
+                              code=e.code, param=e.param, server=self.base_url) from e
         if isinstance(trace, list):
             trace = trace[0]
         trace.meta["model"] = self.model

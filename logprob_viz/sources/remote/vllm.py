@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 
 from ...records.trace import Trace
-from ..readers import OpenAIResponseError, from_openai
+from ..readers import from_openai
 from ..request import Request, Step
 from .http import ServerError
 from .inflight import SEARCH_CAP, START, InFlight
@@ -140,7 +140,7 @@ class VLLMRunner(OpenAIRunner):
         try:
             traces = from_openai(self._request("POST", "/completions", body), top_logprobs=k,
                                  tokenizer=self.tokenizer, source=self.server)
-        except OpenAIResponseError as e:
+        except ServerError as e:  # the body is the server's error: say which server
             raise self._unexpected(f"returned an unexpected answer to a choose request: {e}") from e
         traces = traces if isinstance(traces, list) else [traces]
         if len(traces) != len(rows):

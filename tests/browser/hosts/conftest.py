@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from browser.conftest import _children, _free_port
+from browser.conftest import _children
 from browser.lab import ARTIFACTS, REPO
+from logprob_viz.servers.process import free_port
 
 SERVER_START_TIMEOUT = 120  # s; the machine has 2 shared cores
 
@@ -58,7 +59,7 @@ def host_env(private: Path) -> dict:
 
 def start_server(name: str, cmd: list[str], cwd: Path, env: dict, ready_path: str = "/"):
     """Start `cmd` (which listens on the port given as {port}), wait until it answers `ready_path`."""
-    port = _free_port()
+    port = free_port()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     log = ARTIFACTS / f"{name}-server.log"
     cmd = [part.format(port=port) for part in cmd]

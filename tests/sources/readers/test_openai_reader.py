@@ -20,7 +20,8 @@ import pytest
 
 import logprob_viz as lv
 import paths
-from logprob_viz.sources.readers.openai import OpenAIResponseError, parse_sse
+from logprob_viz.sources.errors import ServerError
+from logprob_viz.sources.readers.openai import parse_sse
 from vllm_live import recordings  # the requests behind the recorded fixtures
 
 FIXTURES = paths.FIXTURES
@@ -360,7 +361,7 @@ def test_chat_sdk_object_keeps_vllm_fields():
 def test_error_bodies_raise_with_the_servers_message(name, message):
     text, _ = body(name)
     assert recordings.load(name)["status"] in (400, 404)
-    with pytest.raises(OpenAIResponseError, match=message) as err:
+    with pytest.raises(ServerError, match=message) as err:
         lv.from_openai(text)
     assert err.value.type in ("BadRequestError", "NotFoundError")
 
@@ -370,7 +371,7 @@ def test_an_error_event_in_a_stream_raises():
     events = text.split("\n\n")
     error = 'data: {"error": {"message": "engine died", "type": "InternalServerError", "code": 500}}'
     broken = "\n\n".join(events[:2] + [error])
-    with pytest.raises(OpenAIResponseError, match="engine died"):
+    with pytest.raises(ServerError, match="engine died"):
         lv.from_openai(broken)
 
 

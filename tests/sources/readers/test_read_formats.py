@@ -17,7 +17,7 @@ import pytest
 
 import paths
 from logprob_viz.records.trace import Trace
-from logprob_viz.sources.readers import LogprobFormatError, OpenAIResponseError
+from logprob_viz.sources.errors import LogprobFormatError, ServerError
 from logprob_viz.sources.readers.inputs import parse_ndjson, parse_sse
 from logprob_viz.sources.readers.reader import KNOWN_FORMATS, read
 
@@ -95,7 +95,7 @@ def test_real_llamacpp_recordings_read():
         record = json.loads(path.read_text(encoding="utf-8"))
         raw = record.get("body", record) if isinstance(record, dict) else record
         if isinstance(record, dict) and (record.get("status") or 200) >= 400:
-            with pytest.raises(OpenAIResponseError):
+            with pytest.raises(ServerError):
                 read(raw)
             continue
         result = read(raw)
@@ -281,7 +281,7 @@ def test_openai_compatible_responses_read_like_from_openai():
     for path in sorted((FIXTURES / "vllm").glob("*.json")):
         record = json.loads(path.read_text(encoding="utf-8"))
         if record["status"] != 200:
-            with pytest.raises(OpenAIResponseError):
+            with pytest.raises(ServerError):
                 read(record["body"])
             continue
         got, expected = read(record["body"]), lv.from_openai(record["body"])
@@ -300,7 +300,7 @@ def test_unknown_input_lists_the_known_formats_and_what_it_got():
         read("hello")
     with pytest.raises(LogprobFormatError, match="a list of 2"):
         read([1, 2])
-    with pytest.raises(OpenAIResponseError, match="Input validation error"):  # TGI's error body
+    with pytest.raises(ServerError, match="Input validation error"):  # TGI's error body
         read({"error": "Input validation error: `top_n_tokens` must be <= 5", "error_type": "validation"})
 
 

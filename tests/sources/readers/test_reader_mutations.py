@@ -4,7 +4,7 @@ Mutations of real recorded responses (tests/fixtures/vllm/*.json, the seed respo
 documented server fixtures in tests/fixtures/servers/ and tests/fixtures/llamacpp/): deleted
 keys, values of the wrong type, truncated and extended lists, NaN / huge / positive numbers,
 cut JSON text, garbled stream lines. Every outcome must be a `Trace` (or a list of them) whose
-logprobs are valid, or `LogprobFormatError` / `OpenAIResponseError`; anything else fails the
+logprobs are valid, or `LogprobFormatError` / `ServerError`; anything else fails the
 test with the mutation described. The mutations are generated from a fixed seed, so a failure
 reproduces.
 """
@@ -21,7 +21,7 @@ import pytest
 
 import logprob_viz as lv
 import paths
-from logprob_viz.sources.readers.errors import LogprobFormatError, OpenAIResponseError
+from logprob_viz.sources.errors import LogprobFormatError, ServerError
 from logprob_viz.sources.readers.inputs import parse_ndjson, parse_sse
 
 FIXTURES = paths.FIXTURES
@@ -153,7 +153,7 @@ def check_outcome(read, description: str, given) -> str:
     """'trace' or 'error'; fails the test on any other exception or an invalid trace."""
     try:
         result = read(given)
-    except (LogprobFormatError, OpenAIResponseError) as e:
+    except (LogprobFormatError, ServerError) as e:
         assert str(e), description
         return "error"
     except Exception as e:  # noqa: BLE001  (the point of the test: no other exception type)

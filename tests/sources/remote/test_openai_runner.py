@@ -18,13 +18,8 @@ import pytest
 
 import logprob_viz as lv
 import paths
+from logprob_viz.servers.process import free_port
 from logprob_viz.sources.remote import ServerError
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Fake:
