@@ -45,9 +45,8 @@ KNOWN = {
     ("logprob_viz.records.corpus_parquet", "logprob_viz.records.corpus"),
     # records: the trace's JSON fields and tree (trace.py imports them for its methods)
     ("logprob_viz.records.tree", "logprob_viz.records.trace"),
-    # sources: the runner interface and its jobs; the local runner and its loading
+    # sources: the runner interface and its jobs
     ("logprob_viz.sources.jobs", "logprob_viz.sources.base"),
-    ("logprob_viz.sources.local.runner", "logprob_viz.sources.local.loading"),
 }
 
 

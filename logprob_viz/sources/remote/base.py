@@ -108,7 +108,7 @@ class RemoteRunner(Runner):
         """`Runner.generate`; given a list (of texts, ``messages`` lists, ``prompt_ids`` lists), an
         `lv.Corpus` in input order, with at most ``concurrency`` requests in flight at once, so a
         batching server (vLLM) runs them together; with ``seed=s`` item ``i`` gets seed ``s + i``.
-        Without ``concurrency``, the runner chooses (`_in_flight`: the server's own limit, or found on
+        Without ``concurrency``, the runner chooses (`in_flight`: the server's own limit, or found on
         vLLM by growing it while tokens/s rises) and ``corpus.meta["concurrency"]`` says what it chose."""
         items = batch_items(prompt, messages, prompt_ids)
         if items is None:
@@ -159,12 +159,12 @@ class RemoteRunner(Runner):
 
     # -- shared machinery ----------------------------------------------------------------
 
-    def _in_flight(self) -> InFlight:
+    def in_flight(self) -> InFlight:
         """How many requests a corpus keeps in flight when the caller does not say (`inflight`)."""
         return InFlight.fixed(DEFAULT_CONCURRENCY, f"the default for a server that states no limit "
                               f"({self.server}: an API's rate limits are per account)")
 
-    def _check_choose(self) -> None:
+    def check_choose(self) -> None:
         """Raise when this server cannot score given text (it returns no logprobs for the prompt)."""
         raise ValueError(
             f"choose scores given answers after the prompt, which needs the logprobs of tokens the server is given; "
@@ -178,7 +178,7 @@ class RemoteRunner(Runner):
 
     def _stream(self, path: str, body: dict, req: Request, count_new: Callable[[dict], int],
                 build: Callable[[list[dict]], Trace], *, root: bool = False):
-        """The server's SSE stream as `Runner._run` drives it: a `Step` per due chunk, then the trace.
+        """The server's SSE stream as `Runner.drive` drives it: a `Step` per due chunk, then the trace.
 
         ``count_new(event)`` says how many tokens an event brought; ``build(events)`` is the trace
         of the events so far. A snapshot is due every ``req.stream_every`` events, or every

@@ -151,6 +151,15 @@ def test_seed_gives_item_i_seed_plus_i(serve):
     assert seeds == {f"p{i}": 10 + i for i in range(5)}
 
 
+def test_a_list_of_seeds_gives_one_per_item_as_on_the_local_runner(serve):
+    server = serve(pause=lambda body: 0.0)
+    runner = lv.connect(server.url)
+    runner.generate(["p0", "p1", "p2"], temperature=0.8, seed=[7, 3, 5], concurrency=2, progress=False)
+    assert {b["prompt"]: b["seed"] for b in server.bodies} == {"p0": 7, "p1": 3, "p2": 5}
+    with pytest.raises(ValueError, match="a list of 3 ints"):  # the same rule and words as the local runner's
+        runner.generate(["p0", "p1", "p2"], temperature=0.8, seed=[7, 3], progress=False)
+
+
 def test_a_failed_request_keeps_the_finished_items_and_names_the_one_that_failed(serve):
     server = serve(answer=lambda body: "fail" if body["prompt"] == "p2" else "robot", pause=lambda body: 0.0)
     with pytest.raises(CorpusIncomplete) as caught:
