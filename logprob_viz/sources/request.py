@@ -11,6 +11,11 @@ from typing import Any
 
 from ..records.trace import Trace
 
+# A growing trace is shown at most this often while tokens arrive: smooth to the eye, and few
+# messages. A server stream's snapshots without stream_every (`remote.base`), LogprobView's batches
+# and the explorer's updates (the views import it from `views.settings`).
+UPDATE_S = 0.1
+
 
 @dataclass(frozen=True)
 class Sampling:

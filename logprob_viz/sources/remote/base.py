@@ -15,17 +15,14 @@ from collections.abc import Callable
 from ...records.trace import Trace
 from ..base import INTERRUPTS, Runner, note_interrupt
 from ..jobs import jobs_of
-from ..request import Request, Step, batch_items, check_keywords, check_prompt_ids
+from ..request import UPDATE_S, Request, Step, batch_items, check_keywords, check_prompt_ids
 from .http import ServerError, request_json, request_sse
 from .inflight import DEFAULT_CONCURRENCY, InFlight
 
-__all__ = ["RemoteRunner", "base_url_of", "api_key_of", "list_models", "note_failure", "STREAM_SNAPSHOT_S",
-           "DEFAULT_MAX_TOP_LOGPROBS"]
+__all__ = ["RemoteRunner", "base_url_of", "api_key_of", "list_models", "note_failure", "DEFAULT_MAX_TOP_LOGPROBS"]
 
 # vLLM's default --max-logprobs, and OpenAI's cap on top_logprobs.
 DEFAULT_MAX_TOP_LOGPROBS = 20
-# Without stream_every, a server stream yields a snapshot at most this often (each re-reads the chunks).
-STREAM_SNAPSHOT_S = 0.1
 
 
 def base_url_of(base_url: str | None) -> str:
@@ -182,7 +179,7 @@ class RemoteRunner(Runner):
 
         ``count_new(event)`` says how many tokens an event brought; ``build(events)`` is the trace
         of the events so far. A snapshot is due every ``req.stream_every`` events, or every
-        `STREAM_SNAPSHOT_S` seconds. Ctrl-C or a stop keeps what arrived (``finish_reason``
+        `UPDATE_S` seconds (each snapshot re-reads the chunks). Ctrl-C or a stop keeps what arrived (``finish_reason``
         "interrupted"); so does a server that fails in the middle (it dies, stalls past the
         timeout, a proxy cuts the stream): ``finish_reason`` "error", ``meta["error"]`` says what
         happened and what to do, with a warning. Closing the stream closes the connection, so the
@@ -199,7 +196,7 @@ class RemoteRunner(Runner):
                 n_new += count_new(event)
                 since += 1
                 now = time.perf_counter()
-                due = since >= req.stream_every if req.stream_every else now - shown_at >= STREAM_SNAPSHOT_S
+                due = since >= req.stream_every if req.stream_every else now - shown_at >= UPDATE_S
                 if due and n_new:
                     since, shown_at = 0, now
                     seen = list(chunks)

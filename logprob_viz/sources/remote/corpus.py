@@ -21,12 +21,11 @@ import warnings
 
 from ...records.corpus import Corpus
 from ..base import INTERRUPTS, Interrupted, Progress, Runner, generate_arguments
+from ..jobs import STOP_POLL_S
 from ..request import Request, check_input, check_stop, is_int, item_seeds
 from .inflight import DEFAULT_CONCURRENCY, Gate, InFlight
 
 __all__ = ["CorpusIncomplete", "generate_corpus", "score_corpus", "DEFAULT_CONCURRENCY", "in_flight_plan"]
-
-_POLL_S = 0.1  # how often the caller looks at its stop while requests run
 
 
 class CorpusIncomplete(RuntimeError):
@@ -143,7 +142,7 @@ def _run_all(reqs: list[Request], one, plan: InFlight, progress: bool, stop, hal
         while pending and failed is None:
             if stop is not None and _stop_says(stop):
                 raise Interrupted("stopped by the caller")
-            done, pending = concurrent.futures.wait(pending, _POLL_S, concurrent.futures.FIRST_EXCEPTION)
+            done, pending = concurrent.futures.wait(pending, STOP_POLL_S, concurrent.futures.FIRST_EXCEPTION)
             failed = _collect(done, futures, traces, failed)
             bar.update_to(sum(t is not None for t in traces))
             if gate.tick(len(reqs)):
