@@ -1,7 +1,8 @@
 """What every runner shares: the generate / stream / score signature, progress and interruption
-(what a call asks for, and its checks, are in `request.py`), and the declared interface that the
-modules around a runner use (`Runner`: its public methods, and the few more that `ModelRunner` and
-`ServerRunner` add). A runner (local, server) implements only what differs:
+(what a call asks for, and its checks, are in `request.py`), its job lock (`jobs_of`; the lock
+itself is in `jobs.py`), and the declared interface that the modules around a runner use
+(`Runner`: its public methods, and the few more that `ModelRunner` and `ServerRunner` add).
+A runner (local, server) implements only what differs:
 
 - ``prepare(req)``: check the prompt against the model (encode text or messages, check ids);
 - ``steps(req, snapshots)``: a generator that yields a `Step` after each chunk of tokens it
@@ -16,6 +17,7 @@ ends with the same final trace, so the last item of ``stream(...)`` is what ``ge
 from __future__ import annotations
 
 import inspect
+import threading
 import time
 import warnings
 from collections.abc import Iterator
@@ -23,7 +25,7 @@ from typing import Any, Protocol
 
 from ..records.fields import check_top_logprobs
 from ..records.trace import Trace
-from .jobs import jobs_of, stop_requested
+from .jobs import RunnerJobs, stop_requested
 from .request import (
     Request,
     Sampling,
@@ -36,8 +38,8 @@ from .request import (
     parse_sampling,
 )
 
-__all__ = ["Runner", "ModelRunner", "ServerRunner", "Request", "Sampling", "Step", "Interrupted", "INTERRUPTS",
-           "Progress", "parse_sampling", "check_top_logprobs"]
+__all__ = ["Runner", "jobs_of", "ModelRunner", "ServerRunner", "Request", "Sampling", "Step", "Interrupted",
+           "INTERRUPTS", "Progress", "parse_sampling", "check_top_logprobs"]
 
 # generate / score show a progress bar only once they have run this long (tqdm's `delay`).
 PROGRESS_AFTER_S = 2.0
@@ -300,6 +302,21 @@ class Runner:
         final.meta.setdefault("seconds", round(time.perf_counter() - started, 4))
         yield final
 
+
+
+_CREATE_JOBS = threading.Lock()
+
+
+def jobs_of(runner) -> RunnerJobs | None:
+    """The runner's job lock (`jobs.RunnerJobs`, made on first use); None for an object that is no
+    runner of ours."""
+    if not isinstance(runner, Runner):
+        return None
+    jobs = runner.__dict__.get("_jobs")
+    if jobs is None:
+        with _CREATE_JOBS:  # two threads asking at once get the same lock
+            jobs = runner.__dict__.setdefault("_jobs", RunnerJobs())
+    return jobs
 
 
 class ModelRunner(Protocol):

@@ -21,7 +21,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterator
 
-__all__ = ["RunnerJobs", "JobCancelled", "jobs_of", "stop_requested", "STOP_POLL_S"]
+__all__ = ["RunnerJobs", "JobCancelled", "stop_requested", "STOP_POLL_S"]
 
 # How often a wait looks at its stop (or halt): a job waiting for the lock, a corpus waiting for its requests.
 STOP_POLL_S = 0.1
@@ -126,19 +126,3 @@ def stop_requested(stop) -> bool:
         return False
     is_set = getattr(stop, "is_set", None)  # threading.Event, asyncio.Event
     return bool(is_set() if callable(is_set) else stop())
-
-
-_CREATE = threading.Lock()
-
-
-def jobs_of(runner) -> RunnerJobs | None:
-    """The runner's job lock (made on first use); None for an object that is no runner of ours."""
-    from .base import Runner
-
-    if not isinstance(runner, Runner):
-        return None
-    jobs = runner.__dict__.get("_jobs")
-    if jobs is None:
-        with _CREATE:  # two threads asking at once get the same lock
-            jobs = runner.__dict__.setdefault("_jobs", RunnerJobs())
-    return jobs

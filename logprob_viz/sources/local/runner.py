@@ -18,8 +18,7 @@ import torch
 
 from ...records.tokens import VocabTexts, token_bytes_table
 from ...records.trace import Trace
-from ..base import INTERRUPTS, Runner, note_interrupt
-from ..jobs import jobs_of
+from ..base import INTERRUPTS, Runner, jobs_of, note_interrupt
 from ..request import Request, Step, batch_items, check_keywords, check_prompt_ids, is_int
 from .distribution import process, summarize, summarize_rows, to_host
 from .recording import Recorder

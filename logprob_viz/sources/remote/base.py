@@ -13,8 +13,7 @@ import warnings
 from collections.abc import Callable
 
 from ...records.trace import Trace
-from ..base import INTERRUPTS, Runner, note_interrupt
-from ..jobs import jobs_of
+from ..base import INTERRUPTS, Runner, jobs_of, note_interrupt
 from ..request import UPDATE_S, Request, Step, batch_items, check_keywords, check_prompt_ids
 from .http import ServerError, request_json, request_sse
 from .inflight import DEFAULT_CONCURRENCY, InFlight

@@ -23,8 +23,8 @@ import os
 import threading
 import weakref
 
-from ...sources.base import Runner
-from ...sources.jobs import JobCancelled, jobs_of
+from ...sources.base import Runner, jobs_of
+from ...sources.jobs import JobCancelled
 
 __all__ = ["start_warm_up", "WARM_UP", "THREAD_NAME"]
 

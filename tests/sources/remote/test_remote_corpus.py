@@ -21,7 +21,7 @@ import local_http
 import logprob_viz as lv
 import paths
 from local_http import QuietHandler
-from logprob_viz.sources.jobs import jobs_of
+from logprob_viz.sources.base import jobs_of
 from logprob_viz.sources.remote.corpus import CorpusIncomplete
 
 
