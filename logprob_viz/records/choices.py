@@ -61,11 +61,11 @@ class Choices(Viewable):
                  meta: dict | None = None):
         self.prompts = [str(p) for p in prompts]
         self.options = [str(o) for o in options]
-        self._traces = [list(row) for row in traces]  # [R][N]
+        self.trace_rows = [list(row) for row in traces]  # [R][N]
         self._sums = np.asarray(sums, dtype=np.float64).reshape(len(self.prompts), len(self.options))  # (R, N)
-        if any(len(row) != len(self.options) for row in self._traces) or len(self._traces) != len(self.prompts):
+        if any(len(row) != len(self.options) for row in self.trace_rows) or len(self.trace_rows) != len(self.prompts):
             raise ValueError("give one trace per prompt and option")
-        if any(not isinstance(t, Trace) for row in self._traces for t in row):
+        if any(not isinstance(t, Trace) for row in self.trace_rows for t in row):
             raise TypeError("Choices holds Traces, one per prompt and option")
         self.length = check_length(length)
         self.gold = None if gold is None else check_gold(gold, self.options, len(self.prompts))
@@ -77,7 +77,7 @@ class Choices(Viewable):
     @property
     def n_tokens(self) -> np.ndarray:
         """(R, N) how many tokens each option has after its prompt."""
-        return np.array([[len(t) - t.prompt_len for t in row] for row in self._traces], dtype=np.int64)
+        return np.array([[len(t) - t.prompt_len for t in row] for row in self.trace_rows], dtype=np.int64)
 
     @property
     def scores(self) -> np.ndarray:
@@ -133,7 +133,7 @@ class Choices(Viewable):
     @property
     def traces(self) -> list:
         """One trace per option (prompt + option, ``prompt_len`` marks the prompt); a list per prompt for a list."""
-        return list(self._traces[0]) if self._single else [list(row) for row in self._traces]
+        return list(self.trace_rows[0]) if self._single else [list(row) for row in self.trace_rows]
 
     def _by_option(self, table: np.ndarray) -> dict:
         if self._single:
@@ -162,7 +162,7 @@ class Choices(Viewable):
         else:
             rows = list(range(len(self))[i]) if isinstance(i, slice) else [int(r) for r in i]
             single = False
-        return Choices([self.prompts[r] for r in rows], self.options, [self._traces[r] for r in rows],
+        return Choices([self.prompts[r] for r in rows], self.options, [self.trace_rows[r] for r in rows],
                        self._sums[rows], length=self.length, single=single, meta=self.meta,
                        gold=None if self.gold is None else self.gold[rows])
 
@@ -197,7 +197,7 @@ class Choices(Viewable):
                 row.update(gold=self.options[self.gold[r]], correct=bool(best[r] == self.gold[r]))
             metadata.append(row)
         labels = [m.get("gold", m["predicted"]) for m in metadata]
-        return Corpus([self._traces[r][best[r]] for r in range(len(self))], labels=labels, metadata=metadata,
+        return Corpus([self.trace_rows[r][best[r]] for r in range(len(self))], labels=labels, metadata=metadata,
                       meta={"mode": "choose", **self.meta})
 
     # -- display ---------------------------------------------------------------------------

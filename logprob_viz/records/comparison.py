@@ -137,8 +137,8 @@ class Comparison(Viewable):
         self.shared_bytes = int(cuts[-1])
         self.common_prefix = int(prefix)
         self.same_text = bool(same)
-        self._rows = rows
-        self._texts = texts
+        self.aligned_rows = rows  # per trace: which span holds each token (span_of), where its tail starts
+        self.byte_texts = texts  # per trace: its whole text as bytes (what the spans cut)
         n_spans = len(self.span_starts)
         self.span_logprobs = np.zeros((len(traces), n_spans), dtype=np.float64)
         self.span_tokens = np.zeros((len(traces), n_spans), dtype=np.int64)
@@ -156,21 +156,21 @@ class Comparison(Viewable):
     @property
     def span_texts(self) -> list[str]:
         """Each span's text (a piece of a split character shown by its bytes)."""
-        text = self._texts[0]
+        text = self.byte_texts[0]
         bounds = zip(self.span_starts.tolist(), self.span_ends.tolist(), strict=True)
         return [display_token(text[a:b]) for a, b in bounds]
 
     def token_spans(self, label_or_index) -> np.ndarray:
         """For each token of one trace, the index of the span holding it (-1: in its tail)."""
-        return self._rows[self._index(label_or_index)].span_of
+        return self.aligned_rows[self.index_of(label_or_index)].span_of
 
     @property
     def tails(self) -> dict[str, Trace]:
         """Each trace's part after the aligned text (empty traces when the texts are the same)."""
-        rows = zip(self.labels, self.traces, self._rows, strict=True)
+        rows = zip(self.labels, self.traces, self.aligned_rows, strict=True)
         return {label: tr[row.tail_from :] for label, tr, row in rows}
 
-    def _index(self, label_or_index) -> int:
+    def index_of(self, label_or_index) -> int:
         if isinstance(label_or_index, (int, np.integer)) and not isinstance(label_or_index, bool):
             if not -len(self.labels) <= label_or_index < len(self.labels):
                 raise IndexError(f"row {label_or_index} out of range: there are {len(self.labels)} traces")
@@ -231,7 +231,7 @@ class Comparison(Viewable):
 
     def difference(self, a=0, b=1) -> np.ndarray:
         """(S,) span logprob of trace `a` minus that of trace `b` (labels or indices); NaN where unknown."""
-        return self.span_logprobs[self._index(a)] - self.span_logprobs[self._index(b)]
+        return self.span_logprobs[self.index_of(a)] - self.span_logprobs[self.index_of(b)]
 
     def summary(self):
         """A pandas table, one row per label: the numbers over the aligned part and over its own continuation.
@@ -256,9 +256,9 @@ class Comparison(Viewable):
                 "own_scored": [own[x].tokens for x in self.labels],
                 "own_bytes": [own[x].bytes for x in self.labels],
                 "tokens": [len(tr) for tr in self.traces],
-                "aligned_tokens": [row.tail_from for row in self._rows],
-                "bytes": [len(t) for t in self._texts],
-                "tail_bytes": [len(t) - self.shared_bytes for t in self._texts],
+                "aligned_tokens": [row.tail_from for row in self.aligned_rows],
+                "bytes": [len(t) for t in self.byte_texts],
+                "tail_bytes": [len(t) - self.shared_bytes for t in self.byte_texts],
                 "note": notes,
             },
             index=pd.Index(self.labels, name="label"),

@@ -101,7 +101,7 @@ def scored_aligned(cmp) -> list[Scored]:
     n_bytes = int((cmp.span_ends - cmp.span_starts)[known].sum())
     reason = "" if n_bytes else _nothing_aligned(cmp)
     out = []
-    for r, (tr, row) in enumerate(zip(cmp.traces, cmp._rows, strict=True)):
+    for r, (tr, row) in enumerate(zip(cmp.traces, cmp.aligned_rows, strict=True)):
         span_of = row.span_of[: row.tail_from]
         mine = known[span_of] if span_of.size else np.zeros(0, dtype=bool)
         lps = tr.logprobs[: row.tail_from][mine]
@@ -114,7 +114,7 @@ def scored_aligned(cmp) -> list[Scored]:
 
 
 def _nothing_aligned(cmp) -> str:
-    shared = display_token(cmp._texts[0][: cmp.shared_bytes])
+    shared = display_token(cmp.byte_texts[0][: cmp.shared_bytes])
     unknown_rows = [cmp.labels[r] for r in range(len(cmp.traces)) if np.isnan(cmp.span_logprobs[r]).any()]
     where = (
         f"the rows share only their first {cmp.shared_bytes} bytes ({shared!r}), and "
@@ -136,7 +136,7 @@ def _nothing_aligned(cmp) -> str:
 def scored_rows(cmp, over: str) -> list[Scored]:
     """Per row: over its own continuation (``"own"``) or its whole text (``"text"``)."""
     out = []
-    for label, tr, row, text in zip(cmp.labels, cmp.traces, cmp._rows, cmp._texts, strict=True):
+    for label, tr, row, text in zip(cmp.labels, cmp.traces, cmp.aligned_rows, cmp.byte_texts, strict=True):
         first = row.tail_from if over == "own" else 0
         start = cmp.shared_bytes if over == "own" else 0
         lps = tr.logprobs[first:]

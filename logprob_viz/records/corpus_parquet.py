@@ -121,7 +121,7 @@ def trace_table(traces, labels, metadata, vocabs: dict | None = None):
                                      pa.array(flat("processed_logprobs", np.float32, processed)), ~processed),
         "processed_top_logprobs": _nested(pa, kept, ks, flat("processed_top_logprobs", np.float32, processed),
                                           pa.float32(), ~processed),
-        "flags": strings(lambda t, v: None if t._flag_rows is None else [list(r) for r in t._flag_rows]),
+        "flags": strings(lambda t, v: None if t.flags_if_any is None else [list(r) for r in t.flags_if_any]),
         "metadata": pa.array([json.dumps(m) for m in metadata], pa.string()),
         "meta": pa.array([json.dumps(t.meta) for t in traces], pa.string()),
     }

@@ -67,7 +67,7 @@ class Lens(Viewable):
         self.k, self.n_blocks, self.meta = k, n_blocks, meta
         self.layers = np.array(rows, dtype=np.int32)
         self.token_ids = np.array(ids, dtype=np.int32)
-        self._text_of = text_of = vocab.__getitem__
+        self.text_of = text_of = vocab.__getitem__  # a token id -> its display text (the views use it too)
         self.token_bytes = [vocab.bytes_of(i) for i in ids]
         self.tokens = [display_token(b) for b in self.token_bytes]
         for name in ("logprobs", "ranks", "entropy", "top_logprobs", "top_ids"):
@@ -132,7 +132,7 @@ class Lens(Viewable):
             "token": self.tokens[position],
             "layers": self.layers.copy(),
             **part,
-            "top_tokens": [[self._text_of(i) for i in row] for row in np.asarray(part["top_ids"]).tolist()],
+            "top_tokens": [[self.text_of(i) for i in row] for row in np.asarray(part["top_ids"]).tolist()],
         }
 
     def commitment(self, top: int = 1, p: float | None = None) -> np.ndarray:

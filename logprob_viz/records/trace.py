@@ -252,6 +252,11 @@ class Trace:
         with its positions, derived from ``flags`` when asked (so it follows slices and joins)."""
         return [*self.meta.get("warnings", ()), *flag_warnings(self._flag_rows or ())]
 
+    @property
+    def flags_if_any(self) -> list[list[str]] | None:
+        """`flags`, or None when no token has a flag (without making the per-token list of empty rows)."""
+        return self._flag_rows
+
     def flagged(self) -> dict[int, list[str]]:
         """{position: codes} of the tokens whose source lost something (`flags` without its empty rows;
         reads no per-token list when no token has a flag)."""

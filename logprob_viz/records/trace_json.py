@@ -28,7 +28,7 @@ def trace_to_dict(trace) -> dict:
         "top_logprobs": [_floats_out(row) for row in trace.top_logprobs],
         "top_ids": trace.top_ids.tolist(),
         "k": trace.k,
-        "flags": [[] for _ in range(len(trace))] if trace._flag_rows is None else [list(r) for r in trace._flag_rows],
+        "flags": [[] for _ in range(len(trace))] if (flags := trace.flags_if_any) is None else [list(r) for r in flags],
         "prompt_len": trace.prompt_len,
         # for whoever reads the JSON without logprob_viz: the flags' words too
         "meta": {**trace.meta, "warnings": trace.warnings} if trace.warnings else trace.meta,

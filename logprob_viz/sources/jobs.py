@@ -21,9 +21,10 @@ import time
 import warnings
 from collections.abc import Callable, Iterator
 
-__all__ = ["RunnerJobs", "JobCancelled", "jobs_of", "stop_requested"]
+__all__ = ["RunnerJobs", "JobCancelled", "stop_requested", "STOP_POLL_S"]
 
-WAIT_POLL_S = 0.1  # how often a waiting job looks at its stop
+# How often a wait looks at its stop (or halt): a job waiting for the lock, a corpus waiting for its requests.
+STOP_POLL_S = 0.1
 CELL_NOTICE_AFTER_S = 1.0  # a cell's call says it waits only once it has waited this long
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -61,7 +62,7 @@ class RunnerJobs:
                     raise JobCancelled(f"{what} was not started: stopped while waiting for {self.holder}")
                 holder = self.holder or "another job"
                 if told or waiting is None or time.monotonic() - since < notice_after_s:
-                    self._free.wait(WAIT_POLL_S)
+                    self._free.wait(STOP_POLL_S)
                     continue
             told = True
             waiting(holder)  # outside the lock: a status line or a warning may take its time
@@ -125,19 +126,3 @@ def stop_requested(stop) -> bool:
         return False
     is_set = getattr(stop, "is_set", None)  # threading.Event, asyncio.Event
     return bool(is_set() if callable(is_set) else stop())
-
-
-_CREATE = threading.Lock()
-
-
-def jobs_of(runner) -> RunnerJobs | None:
-    """The runner's job lock (made on first use); None for an object that is no runner of ours."""
-    from .base import Runner
-
-    if not isinstance(runner, Runner):
-        return None
-    jobs = runner.__dict__.get("_jobs")
-    if jobs is None:
-        with _CREATE:  # two threads asking at once get the same lock
-            jobs = runner.__dict__.setdefault("_jobs", RunnerJobs())
-    return jobs

@@ -11,6 +11,11 @@ from typing import Any
 
 from ..records.trace import Trace
 
+# A growing trace is shown at most this often while tokens arrive: smooth to the eye, and few
+# messages. A server stream's snapshots without stream_every (`remote.base`), LogprobView's batches
+# and the explorer's updates (the views import it from `views.settings`).
+UPDATE_S = 0.1
+
 
 @dataclass(frozen=True)
 class Sampling:
@@ -72,7 +77,7 @@ def parse_sampling(temperature=None, top_p=None, top_k=None, do_sample=None, see
 
 @dataclass
 class Request:
-    """One checked generate / stream / score call. ``prompt_ids`` is filled by ``_prepare``."""
+    """One checked generate / stream / score call. ``prompt_ids`` is filled by ``Runner.prepare``."""
 
     text: str | None = None
     messages: list[dict] | None = None
@@ -85,7 +90,7 @@ class Request:
     stop: Any = None
     stream_every: int | None = None
     scoring: bool = False  # a score() call: the input as given, nothing to generate after it
-    extra: dict = field(default_factory=dict)  # runner-specific state from _prepare
+    extra: dict = field(default_factory=dict)  # runner-specific state from prepare
 
     def sampling_meta(self) -> dict:
         """The settings as recorded in ``trace.meta``."""
@@ -156,6 +161,21 @@ def batch_items(text, messages, prompt_ids) -> list[dict] | None:
         except (TypeError, ValueError) as error:
             raise type(error)(f"item {i} of the list: {error}") from None
     return items
+
+
+def item_seeds(seed, n: int) -> list[int | None]:
+    """The seeds of a list of `n` items, one rule for every runner's corpus: ``seed + i`` for item i
+    (so item i equals one call with that seed), a list or array of `n` ints (one per item), or None
+    for all; anything else is a ValueError that says so."""
+    if seed is None:
+        return [None] * n
+    if is_int(seed):
+        return [int(seed) + i for i in range(n)]
+    seeds = list(seed) if isinstance(seed, (list, tuple)) or getattr(seed, "ndim", None) == 1 else None
+    if seeds is None or len(seeds) != n or not all(is_int(s) for s in seeds):
+        raise ValueError(f"seed must be an int (item i gets seed + i), None, or a list of {n} ints (one per item), "
+                         f"got {seed!r}"[:300])
+    return [int(s) for s in seeds]
 
 
 def check_prompt_ids(prompt_ids, vocab_size: int | None = None) -> list[int]:

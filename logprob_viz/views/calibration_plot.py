@@ -20,7 +20,7 @@ import ipywidgets
 import numpy as np
 import traitlets as t
 
-from .plots import _go
+from .plots import plotly_go
 
 __all__ = ["reliability_figure", "reliability_diagram", "ReliabilityDiagram", "ITEMS_LISTED"]
 
@@ -29,7 +29,7 @@ ITEMS_LISTED = 200  # items of a bin listed as a table (the widget's own list; c
 
 def reliability_figure(cal, *, widget: bool = False, title: str | None = None):
     """The reliability diagram of `cal` (see the module docstring)."""
-    go = _go()
+    go = plotly_go()
     width = 1.0 / cal.bins
     centres = (cal.edges[:-1] + cal.edges[1:]) / 2
     accuracy = [None if n == 0 else float(a) for n, a in zip(cal.count, cal.accuracy, strict=True)]

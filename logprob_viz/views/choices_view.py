@@ -43,7 +43,7 @@ def encode_choices(choices) -> dict:
         "logprobs": array("logprobs", choices.logprob_table, "float32"),  # (R, N)
         "n_tokens": array("n_tokens", choices.n_tokens, "int32"),  # (R, N)
         "gold": array("gold", gold, "int32"),  # (R,) -1: no gold
-        "flagged": array("flagged", [[bool(tr.flagged()) for tr in row] for row in choices._traces], "uint8"),
+        "flagged": array("flagged", [[bool(tr.flagged()) for tr in row] for row in choices.trace_rows], "uint8"),
     }
 
 
@@ -115,7 +115,7 @@ class ChoicesView(ipywidgets.VBox):
                              f"got row {row}, option {option}")
 
     def _trace(self, row: int, option: int):
-        return self._choices._traces[row][option]
+        return self._choices.trace_rows[row][option]
 
     def _show(self, _change=None) -> None:
         row, option = self.bars.selected_row, self.bars.selected_option

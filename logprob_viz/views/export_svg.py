@@ -16,7 +16,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from ..records.trace import Trace
 from . import toolkit
-from .pictures import MODES, RANK_BUCKETS, _check_mode, color_of, shown_text, token_colors
+from .pictures import MODES, RANK_BUCKETS, check_mode, color_of, shown_text, token_colors
 from .toolkit import hex_color, percent, readable_on
 
 __all__ = ["to_svg"]
@@ -65,7 +65,7 @@ def to_svg(trace: Trace, color_mode: str = "probability", palette: str = "viridi
     """
     if not isinstance(trace, Trace):
         raise TypeError(f"to_svg draws a logprob_viz.Trace, got {type(trace).__name__}")
-    mode = _check_mode(color_mode, palette)
+    mode = check_mode(color_mode, palette)
     _check_pinned(pinned, len(trace))
     text_w = width - 2 * MARGIN - (CHART_W + 16 if pinned is not None else 0)
     if text_w < 120:

@@ -118,9 +118,9 @@ def guess(text, start=None, runner=None, top_logprobs: int = 10, choices: int = 
         trace = text
     elif isinstance(text, str) and text.strip():
         if runner is None:
-            from ..sources.local.loading import _default
+            from ..sources.local.loading import default_runner
 
-            runner = _default()
+            runner = default_runner()
         trace = runner.score(text, top_logprobs=top_logprobs, progress=False)
     else:
         raise TypeError(f"guess takes the text to play (a non-empty str) or a scored Trace, got {text!r:.60}")

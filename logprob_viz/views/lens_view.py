@@ -51,7 +51,7 @@ def encode_lens(lens, inline: bool) -> dict:
     if inline:
         used.append(lens.top_ids.reshape(-1))
     ids = np.unique(np.concatenate(used))  # sorted; -1 (none: entry 0) first when present
-    text_of = lens._text_of
+    text_of = lens.text_of
 
     def refs(name, values):
         return array(name, np.searchsorted(ids, np.asarray(values)), "uint32")

@@ -42,7 +42,7 @@ MODES = {
 _ALIASES = {"surprisal": "logprob", "prob": "probability"}
 
 
-def _check_mode(color_mode: str, palette: str) -> str:
+def check_mode(color_mode: str, palette: str) -> str:
     mode = _ALIASES.get(color_mode, color_mode)
     if mode not in MODES:
         raise ValueError(f"color_mode must be one of {', '.join(MODES)} (or 'surprisal'), got {color_mode!r}")
@@ -91,7 +91,7 @@ def _valid_range(color_range):
 
 def token_colors(trace: Trace, color_mode: str = "probability", palette: str = "viridis", color_range=None):
     """Per token, ``(background rgb, text colour)`` as the view paints it, or None (unknown: no colour)."""
-    mode = _check_mode(color_mode, palette)
+    mode = check_mode(color_mode, palette)
     out = []
     for value in mode_values(trace, mode).tolist():
         rgb = color_of(value, mode, palette, color_range)
@@ -175,7 +175,7 @@ def to_latex(trace: Trace, color_mode: str = "probability", palette: str = "viri
             ink_name = "black" if ink == "#000" else "white"
             body.append(r"\colorbox{" + names[rgb] + r"}{\strut\textcolor{" + ink_name + "}{" + text + "}}")
         body.append(r"\newline" * breaks if breaks else r"\allowbreak")
-    label = MODES[_check_mode(color_mode, palette)][0]
+    label = MODES[check_mode(color_mode, palette)][0]
     head = [f"% logprob_viz: {len(trace)} tokens coloured by {label}, palette {palette}; needs \\usepackage{{xcolor}}"]
     font = r"\ttfamily" if monospace else ""
     if body and body[-1] == r"\allowbreak":

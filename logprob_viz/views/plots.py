@@ -31,7 +31,7 @@ _MISSING = (
 )
 
 
-def _go():
+def plotly_go():
     try:
         import plotly.graph_objects as go
     except ImportError as error:
@@ -105,7 +105,7 @@ def plot(trace, kind: str = "surprisal", *, widget: bool = False, title: str | N
         raise TypeError(f"plot draws a logprob_viz.Trace, got {type(trace).__name__}")
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
-    go = _go()
+    go = plotly_go()
     name = str(trace.meta.get("model") or trace.meta.get("source") or "trace")
     fig = go.Figure()
     if kind == "rank":
@@ -162,9 +162,9 @@ def plot_comparison(cmp, kind: str = "difference", *, a=0, b=1, widget: bool = F
     `a` found the span likelier), one bar per span along the text, hover shows the span text;
     point ``i`` is span ``i``. ``"bits_per_byte"``: one bar per label.
     """
-    go = _go()
+    go = plotly_go()
     if kind == "difference":
-        ia, ib = cmp._index(a), cmp._index(b)
+        ia, ib = cmp.index_of(a), cmp.index_of(b)
         diff = cmp.difference(ia, ib)
         texts = cmp.span_texts
         hover = [

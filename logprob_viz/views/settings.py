@@ -9,11 +9,11 @@ decides what a new view starts with. Pure Python (no widget import), so ``lv.set
 
 from __future__ import annotations
 
-__all__ = ["settings", "Settings", "SIZES", "UPDATE_S", "check_size"]
-
 # A growing view (a stream, the explorer's generation) reaches the browser at most this often while
-# tokens arrive: smooth to the eye, and few messages (LogprobView's batches, the explorer's updates).
-UPDATE_S = 0.1
+# tokens arrive (LogprobView's batches, the explorer's updates): the sources' number, one for both.
+from ..sources.request import UPDATE_S
+
+__all__ = ["settings", "Settings", "SIZES", "UPDATE_S", "check_size"]
 
 SIZES = ("normal", "projector")  # projector: everything in the view at 1.25 times (js/toolkit/theme.css)
 

@@ -120,7 +120,7 @@ def lens_html(lens) -> str:
     for r in range(n_layers - 1, -1, -1):
         out.append(f"<tr><th>{int(lens.layers[r])}</th>")
         for i in range(shown):
-            guess = "" if i == 0 or top1[r, i] < 0 else toolkit.shown(lens._text_of(int(top1[r, i])))
+            guess = "" if i == 0 or top1[r, i] < 0 else toolkit.shown(lens.text_of(int(top1[r, i])))
             out.append(_cell(guess, float(probs[r, i]) if i else math.nan, int(lens.ranks[r, i]) == 1))
         out.append("</tr>")
     out.append("<tr><th>token</th>" + "".join(f"<td>{html.escape(toolkit.shown(t))}</td>" for t in lens.tokens[:shown]))

@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 
 from logprob_viz.sources import base
-from logprob_viz.sources.base import _Progress
+from logprob_viz.sources.base import Progress
 
 tqdm_notebook = pytest.importorskip("tqdm.notebook")
 
 
 def notebook_bar(n: int, total: int, finished: bool):
     """A real tqdm notebook bar (the widget Jupyter shows) driven as a generation of n of total tokens drives it."""
-    progress = _Progress(True, total, tqdm_class=tqdm_notebook.tqdm)
+    progress = Progress(True, total, tqdm_class=tqdm_notebook.tqdm)
     progress.bar.delay = 0  # shown from the start, as after PROGRESS_AFTER_S
     progress.update_to(n)
     if finished:
@@ -45,8 +45,8 @@ def test_generate_finishes_its_bar_at_an_end_of_sequence_and_not_on_a_stop(runne
             super().__init__(*args, **kwargs)
             seen.append(self)
 
-    real = base._Progress.__init__
-    monkeypatch.setattr(base._Progress, "__init__",
+    real = base.Progress.__init__
+    monkeypatch.setattr(base.Progress, "__init__",
                         lambda self, *a, **k: real(self, *a, **{**k, "tqdm_class": Recorded}))
     trace = runner.generate(messages=[{"role": "user", "content": "Say hi."}], max_new_tokens=64, progress=True)
     assert trace.meta["finish_reason"] == "eos" and len(trace.completion) < 64

@@ -195,7 +195,7 @@ def _contrast_id(runner, contrast, vocab_size: int) -> int | None:
         raise TypeError(f"contrast must be a token's text (as the chart shows it) or its id, got {contrast!r}")
     ids = runner.tokenizer(contrast, add_special_tokens=False)["input_ids"]
     if len(ids) != 1:
-        pieces = [runner._text_of(int(i)) for i in ids]
+        pieces = [runner.text_of(int(i)) for i in ids]
         raise ValueError(f"contrast {contrast!r} is not one token: the tokenizer splits it into {len(ids)} tokens "
                          f"{pieces}; give one token's text (e.g. {pieces[0]!r}) or its id")
     return int(ids[0])
@@ -250,7 +250,7 @@ def attribute(runner, trace, *, at: int, contrast=None, method: str = "gradient_
     ids, position = _ids_and_position(runner, trace, at)
     contrast_id = _contrast_id(runner, contrast, runner.vocab_size)
     if contrast_id == ids[position]:
-        raise ValueError(f"the contrast is the target token itself ({runner._text_of(contrast_id)!r}): "
+        raise ValueError(f"the contrast is the target token itself ({runner.text_of(contrast_id)!r}): "
                          "the quantity would be 0; pick another alternative")
     started = time.perf_counter()
     f = _Quantity(model, ids[position], contrast_id)
@@ -273,8 +273,8 @@ def attribute(runner, trace, *, at: int, contrast=None, method: str = "gradient_
     meta = {"model": runner.name, "seconds": round(time.perf_counter() - started, 4), **extra}
     return Attribution(
         scores=scores.detach().double().cpu().numpy(), token_ids=np.array(ids[:position]),
-        token_bytes=[runner._bytes_of(i) for i in ids[:position]], position=position,
-        target_id=ids[position], target_bytes=runner._bytes_of(ids[position]), method=method, value=value,
-        contrast_id=contrast_id, contrast_bytes=None if contrast_id is None else runner._bytes_of(contrast_id),
+        token_bytes=[runner.bytes_of(i) for i in ids[:position]], position=position,
+        target_id=ids[position], target_bytes=runner.bytes_of(ids[position]), method=method, value=value,
+        contrast_id=contrast_id, contrast_bytes=None if contrast_id is None else runner.bytes_of(contrast_id),
         meta=meta,
     )

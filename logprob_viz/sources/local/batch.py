@@ -14,7 +14,6 @@ only O(K) per token leaves the device: memory is O(N*K), never O(N*vocab).
 
 from __future__ import annotations
 
-import inspect
 import time
 import warnings
 
@@ -22,8 +21,9 @@ import numpy as np
 import torch
 
 from ...records.corpus import Corpus
-from ..base import INTERRUPTS, Interrupted, _Progress, _stop_requested
-from ..request import Request, check_max_new_tokens, check_prompt_ids, check_stop, is_int, parse_sampling
+from ..base import INTERRUPTS, Interrupted, Progress
+from ..jobs import stop_requested
+from ..request import Request, check_max_new_tokens, check_prompt_ids, check_stop, is_int, item_seeds, parse_sampling
 from .distribution import process, summarize, summarize_rows, to_host
 from .recording import Recorder
 
@@ -44,18 +44,18 @@ def score_batch(runner, items: list[dict], *, top_logprobs: int = 5, progress: b
 
     ``stop`` (a threading.Event or a callable), checked between batches, ends early like Ctrl-C.
     """
-    k = runner._check_top_logprobs(top_logprobs)
+    k = runner.check_top_logprobs(top_logprobs)
     check_stop(stop)
     reqs = _prepare_all(runner, items, k, max_new_tokens=0, scoring=True)
 
     def score_one(batch: list[int], traces: list) -> None:
-        if _stop_requested(stop):
+        if stop_requested(stop):
             raise Interrupted("stopped by the caller")
         for i, trace in zip(batch, _score_one_batch(runner, [reqs[i] for i in batch], k), strict=True):
             traces[i] = trace
 
     lengths = [len(r.prompt_ids) for r in reqs]
-    return _in_batches(score_one, lengths, _check_budget(runner, batch_tokens), progress, mode="score")
+    return _in_batches(score_one, lengths, check_budget(runner, batch_tokens), progress, mode="score")
 
 
 def generate_batch(runner, items: list[dict], *, max_new_tokens: int = 32, temperature=None, top_p=None,
@@ -67,10 +67,10 @@ def generate_batch(runner, items: list[dict], *, max_new_tokens: int = 32, tempe
     list), so it equals ``runner.generate(item_i, seed=s + i)``; a list of seeds gives one per item.
     ``stop`` (a threading.Event or a callable), checked after every decode step, ends early like Ctrl-C.
     """
-    k = runner._check_top_logprobs(top_logprobs)
+    k = runner.check_top_logprobs(top_logprobs)
     check_stop(stop)
     n_new = check_max_new_tokens(max_new_tokens)
-    seeds = _item_seeds(seed, len(items))
+    seeds = item_seeds(seed, len(items))
     sampling = parse_sampling(temperature, top_p, top_k, do_sample, seeds[0])
     reqs = _prepare_all(runner, items, k, max_new_tokens=n_new)
     for req, item_seed in zip(reqs, seeds, strict=True):
@@ -83,7 +83,7 @@ def generate_batch(runner, items: list[dict], *, max_new_tokens: int = 32, tempe
             traces[i] = record.trace(meta)
 
     lengths = [len(r.prompt_ids) + n_new for r in reqs]
-    return _in_batches(generate_one, lengths, _check_budget(runner, batch_tokens), progress, mode="generate")
+    return _in_batches(generate_one, lengths, check_budget(runner, batch_tokens), progress, mode="generate")
 
 
 # what score_batch and generate_batch show and say, by mode
@@ -99,9 +99,9 @@ def _in_batches(run_batch, lengths: list[int], budget: int, progress: bool, mode
     desc, verb = _MODE_WORDS[mode]
     traces: list = [None] * len(lengths)
     started = time.perf_counter()
-    bar = _Progress(bool(progress), len(lengths), unit="text", desc=desc)
+    bar = Progress(bool(progress), len(lengths), unit="text", desc=desc)
     try:
-        for batch in _batches(lengths, budget):
+        for batch in length_batches(lengths, budget):
             run_batch(batch, traces)
             bar.update_to(sum(t is not None for t in traces))
     except INTERRUPTS as error:
@@ -121,14 +121,14 @@ def _prepare_all(runner, items: list[dict], k: int, max_new_tokens: int, scoring
         try:
             if req.prompt_ids is not None:
                 req.prompt_ids = check_prompt_ids(req.prompt_ids, runner.vocab_size)
-            runner._prepare(req)
+            runner.prepare(req)
         except (TypeError, ValueError) as error:
             raise type(error)(f"item {i} of the list: {error}") from None
         reqs.append(req)
     return reqs
 
 
-def _check_budget(runner, batch_tokens) -> int:
+def check_budget(runner, batch_tokens) -> int:
     if batch_tokens is None:
         tokens = BATCH_TOKENS_CPU if runner.device.type == "cpu" else BATCH_TOKENS_GPU
         return max(64, tokens * _REFERENCE_VOCAB // max(runner.vocab_size, 1))
@@ -137,19 +137,7 @@ def _check_budget(runner, batch_tokens) -> int:
     return int(batch_tokens)
 
 
-def _item_seeds(seed, n: int) -> list[int | None]:
-    if seed is None:
-        return [None] * n
-    if is_int(seed):
-        return [int(seed) + i for i in range(n)]
-    seeds = list(seed) if isinstance(seed, (list, tuple, np.ndarray)) else None
-    if seeds is None or len(seeds) != n or not all(is_int(s) for s in seeds):
-        raise ValueError(f"seed must be an int (item i gets seed + i), None, or a list of {n} ints (one per item), "
-                         f"got {seed!r}"[:300])
-    return [int(s) for s in seeds]
-
-
-def _batches(lengths: list[int], budget: int) -> list[list[int]]:
+def length_batches(lengths: list[int], budget: int) -> list[list[int]]:
     """Input indices grouped by length so each batch holds at most `budget` padded tokens."""
     order = sorted(range(len(lengths)), key=lengths.__getitem__)
     batches: list[list[int]] = []
@@ -170,7 +158,7 @@ def _batches(lengths: list[int], budget: int) -> list[list[int]]:
 def _score_one_batch(runner, reqs: list[Request], k: int) -> list:
     lengths = [len(r.prompt_ids) for r in reqs]
     width = max(lengths)
-    pad = _pad_id(runner)
+    pad = pad_id(runner)
     input_ids = torch.tensor([r.prompt_ids + [pad] * (width - n) for r, n in zip(reqs, lengths, strict=True)],
                              device=runner.device)  # (B, T), padded on the right
     mask = (torch.arange(width, device=runner.device)[None, :] < torch.tensor(lengths, device=runner.device)[:, None])
@@ -182,19 +170,19 @@ def _score_one_batch(runner, reqs: list[Request], k: int) -> list:
     host = to_host(parts)  # one copy per field for the whole batch
     cuts = np.cumsum([n - 1 for n in lengths])[:-1]
     traces = []
-    for req, n, rows in zip(reqs, lengths, _split(host, cuts), strict=True):
+    for req, n, rows in zip(reqs, lengths, split_rows(host, cuts), strict=True):
         record = Recorder(runner, req.prompt_ids, k, n, processed=False)
         record.add(rows)
-        traces.append(record.trace({**runner._meta(k), "mode": "score", **req.input_meta()}))
+        traces.append(record.trace({**runner.trace_meta(k), "mode": "score", **req.input_meta()}))
     return traces
 
 
-def _split(host: dict, cuts) -> list[dict]:
+def split_rows(host: dict, cuts) -> list[dict]:
     pieces = {name: np.split(values, cuts) for name, values in host.items()}
     return [{name: pieces[name][b] for name in host} for b in range(len(cuts) + 1)]
 
 
-def _pad_id(runner) -> int:
+def pad_id(runner) -> int:
     pad = getattr(runner.tokenizer, "pad_token_id", None)
     if pad is None:
         pad = getattr(runner.tokenizer, "eos_token_id", None)
@@ -206,46 +194,23 @@ def _pad_id(runner) -> int:
 
 def _generate_one_batch(runner, reqs: list[Request], k: int, n_new: int, traces: list, batch: list[int]):
     """Decode one left-padded batch; returns (Recorder, meta) per row. On an interrupt, keeps the rows."""
-    device, rows = runner.device, len(reqs)
-    lengths = torch.tensor([len(r.prompt_ids) for r in reqs], device=device)
-    width = int(lengths.max())
-    pad = _pad_id(runner)
-    input_ids = torch.tensor([[pad] * (width - len(r.prompt_ids)) + r.prompt_ids for r in reqs], device=device)
-    mask = (torch.arange(width, device=device)[None, :] >= (width - lengths)[:, None]).long()  # (B, T)
-    positions = (mask.cumsum(-1) - 1).clamp(min=0)  # (B, T): each row counts from its first real token
+    rows = len(reqs)
     sampling = reqs[0].sampling
     keep_processed = sampling is not None and sampling.changes_distribution
-    generators = [_generator(device, r.sampling) for r in reqs] if sampling is not None else []
-    eos = runner._eos_ids()
-    metas = [{**runner._meta(k), **r.sampling_meta(), "finish_reason": "length", **r.input_meta()} for r in reqs]
+    generators = [_generator(runner.device, r.sampling) for r in reqs] if sampling is not None else []
+    eos = runner.eos_ids()
+    metas = [{**runner.trace_meta(k), **r.sampling_meta(), "finish_reason": "length", **r.input_meta()} for r in reqs]
     records = [Recorder(runner, r.prompt_ids, k, len(r.prompt_ids) + n_new, processed=keep_processed) for r in reqs]
     out = list(zip(records, metas, strict=True))
-    chunk = runner.sync_every or (1 if device.type == "cpu" else 16)
+    chunk = runner.sync_every or (1 if runner.device.type == "cpu" else 16)
     done = np.zeros(rows, dtype=bool)
     started = time.perf_counter()
-    with torch.inference_mode():
-        logits, cache = _forward(runner, input_ids, mask, positions)  # (B, T, V)
-        prompt_parts = [summarize_rows(logits[b, width - int(n) : -1], input_ids[b, width - int(n) + 1 :], k)
-                        for b, n in enumerate(lengths.tolist())]
-        next_logits = logits[:, -1]  # (B, V)
-        del logits
-    cuts = np.cumsum([len(r.prompt_ids) - 1 for r in reqs])[:-1]
-    for record, part in zip(records, _split(to_host(prompt_parts), cuts), strict=True):
-        record.add(part)
+    mask, position, next_logits, cache = _prefill(runner, reqs, records, k)
     pending: list[dict] = []
-    position = positions[:, -1:]  # (B, 1)
     try:
         for step in range(n_new):
-            with torch.inference_mode():
-                if sampling is None:
-                    chosen = next_logits.argmax(dim=-1)  # (B,)
-                    processed = None
-                else:
-                    processed = process(sampling, next_logits.float())  # (B, V)
-                    chosen = torch.cat([torch.multinomial(processed[b : b + 1].exp(), 1, generator=g)[:, 0]
-                                        for b, g in enumerate(generators)])  # (B,): each row its own seed
-                    processed = processed if keep_processed else None
-                pending.append(summarize(next_logits, chosen, k, processed))
+            chosen, summary = _next_tokens(next_logits, sampling, generators, k, keep_processed)
+            pending.append(summary)
             if (step + 1) % chunk == 0 or step + 1 == n_new:
                 _read_chunk(records, metas, pending, done, eos)
                 pending = []
@@ -253,12 +218,13 @@ def _generate_one_batch(runner, reqs: list[Request], k: int, n_new: int, traces:
                     break
             if step + 1 == n_new:
                 break
-            if _stop_requested(reqs[0].stop):
+            if stop_requested(reqs[0].stop):
                 raise Interrupted("stopped by the caller")
             with torch.inference_mode():
                 mask = torch.cat([mask, mask.new_ones(rows, 1)], dim=1)
                 position = position + 1
-                logits, cache = _forward(runner, chosen[:, None], mask, position, cache)  # (B, 1, V)
+                logits, cache = runner.forward(chosen[:, None], cache, attention_mask=mask,
+                                               position_ids=position)  # (B, 1, V)
                 next_logits = logits[:, -1]
     except INTERRUPTS:
         _read_chunk(records, metas, pending, done, eos)  # steps computed but not yet read
@@ -272,6 +238,45 @@ def _generate_one_batch(runner, reqs: list[Request], k: int, n_new: int, traces:
     for meta in metas:
         meta["seconds"] = seconds  # the batch's time: its rows ran together
     return out
+
+
+def _prefill(runner, reqs: list[Request], records: list[Recorder], k: int):
+    """The forward pass of the left-padded prompts; each record gets its prompt's rows.
+
+    Returns (attention mask (B, T), each row's last position (B, 1), the next logits (B, V), the cache).
+    """
+    device = runner.device
+    lengths = torch.tensor([len(r.prompt_ids) for r in reqs], device=device)
+    width = int(lengths.max())
+    pad = pad_id(runner)
+    input_ids = torch.tensor([[pad] * (width - len(r.prompt_ids)) + r.prompt_ids for r in reqs], device=device)
+    mask = (torch.arange(width, device=device)[None, :] >= (width - lengths)[:, None]).long()  # (B, T)
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)  # (B, T): each row counts from its first real token
+    with torch.inference_mode():
+        logits, cache = runner.forward(input_ids, attention_mask=mask, position_ids=positions)  # (B, T, V)
+        prompt_parts = [summarize_rows(logits[b, width - int(n) : -1], input_ids[b, width - int(n) + 1 :], k)
+                        for b, n in enumerate(lengths.tolist())]
+        next_logits = logits[:, -1]  # (B, V)
+        del logits
+    cuts = np.cumsum([len(r.prompt_ids) - 1 for r in reqs])[:-1]
+    for record, part in zip(records, split_rows(to_host(prompt_parts), cuts), strict=True):
+        record.add(part)
+    return mask, positions[:, -1:], next_logits, cache
+
+
+def _next_tokens(next_logits, sampling, generators: list, k: int, keep_processed: bool):
+    """One decode step: each row's chosen token (B,) (greedy, or sampled with the row's own seed) and
+    the step's summary (the processed distribution beside the raw one when it differs)."""
+    with torch.inference_mode():
+        if sampling is None:
+            chosen = next_logits.argmax(dim=-1)  # (B,)
+            processed = None
+        else:
+            processed = process(sampling, next_logits.float())  # (B, V)
+            chosen = torch.cat([torch.multinomial(processed[b : b + 1].exp(), 1, generator=g)[:, 0]
+                                for b, g in enumerate(generators)])  # (B,): each row its own seed
+            processed = processed if keep_processed else None
+        return chosen, summarize(next_logits, chosen, k, processed)
 
 
 def _read_chunk(records, metas, pending: list[dict], done: np.ndarray, eos: list[int]) -> None:
@@ -296,17 +301,6 @@ def _generator(device, sampling):
     generator = torch.Generator(device=device)
     generator.manual_seed(sampling.seed if sampling.seed is not None else torch.seed())
     return generator
-
-
-def _forward(runner, input_ids, mask, positions, cache=None):
-    """One forward pass with padding: (logits, cache)."""
-    # transformers 5 renamed past_key_values to cache; older releases know only the old name.
-    if runner._cache_arg is None:
-        params = inspect.signature(runner.model.forward).parameters
-        runner._cache_arg = "cache" if "cache" in params else "past_key_values"
-    extra = {} if cache is None else {runner._cache_arg: cache}
-    out = runner.model(input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=True, **extra)
-    return out.logits, getattr(out, runner._cache_arg)
 
 
 # -- the result ------------------------------------------------------------------------------

@@ -17,9 +17,9 @@ import numpy as np
 import torch
 
 from ...records.choices import Choices, check_length
-from ..base import _Progress
+from ..base import Progress
 from ..choose import ChoiceInput, choice_inputs, choices_of, fill_pairs, input_meta, mark_straddle
-from .batch import _batches, _check_budget, _pad_id, _split
+from .batch import check_budget, length_batches, pad_id, split_rows
 from .distribution import summarize_rows, to_host
 from .recording import Recorder
 
@@ -29,7 +29,7 @@ __all__ = ["choose"]
 def choose(runner, prompt=None, options=None, *, messages=None, top_logprobs: int = 5, length: str = "sum",
            gold=None, batch_tokens: int | None = None, progress: bool = True) -> Choices:
     """See `TransformersRunner.choose`."""
-    k = runner._check_top_logprobs(top_logprobs)
+    k = runner.check_top_logprobs(top_logprobs)
     length = check_length(length)
     inputs, options, single = choice_inputs(prompt, messages, options)
     for i, item in enumerate(inputs):
@@ -37,15 +37,15 @@ def choose(runner, prompt=None, options=None, *, messages=None, top_logprobs: in
     lengths = [len(c.pairs[0].context) + sum(len(p.option) for p in c.pairs) for c in inputs]
     started = time.perf_counter()
     traces: list = [None] * len(inputs)
-    bar = _Progress(bool(progress), len(inputs), unit="prompt", desc="choosing")
+    bar = Progress(bool(progress), len(inputs), unit="prompt", desc="choosing")
     try:
-        for batch in _batches(lengths, _check_budget(runner, batch_tokens)):
+        for batch in length_batches(lengths, check_budget(runner, batch_tokens)):
             for r, row in zip(batch, _score_packed(runner, [inputs[r] for r in batch], options, k), strict=True):
                 traces[r] = row
             bar.update_to(sum(t is not None for t in traces))
     finally:
         bar.close()
-    meta = {**runner._meta(k), "mode": "choose", "seconds": round(time.perf_counter() - started, 4)}
+    meta = {**runner.trace_meta(k), "mode": "choose", "seconds": round(time.perf_counter() - started, 4)}
     return choices_of(inputs, options, traces, length=length, gold=gold, single=single, meta=meta)
 
 
@@ -99,7 +99,7 @@ def _packed_rows(inputs: list[ChoiceInput], device, pad: int):
 def _score_packed(runner, inputs: list[ChoiceInput], options: list[str], k: int) -> list[list]:
     """The traces (one per option) of each prompt of one batch, from one forward pass."""
     device = runner.device
-    input_ids, position_ids, allowed = _packed_rows(inputs, device, _pad_id(runner))
+    input_ids, position_ids, allowed = _packed_rows(inputs, device, pad_id(runner))
     dtype = runner.model.dtype
     mask = torch.zeros(allowed.shape, dtype=dtype, device=device).masked_fill(~allowed, torch.finfo(dtype).min)
     # which logits row predicts which token: the prompt's tokens 1..P-1, then each option's tokens
@@ -127,7 +127,7 @@ def _score_packed(runner, inputs: list[ChoiceInput], options: list[str], k: int)
         chosen = input_ids[rows_t, torch.tensor(targets, device=device)]  # (M,)
         del logits
         part = summarize_rows(picked, chosen, k)
-    pieces = iter(_split(to_host([part]), np.array(cuts[:-1])))
+    pieces = iter(split_rows(to_host([part]), np.array(cuts[:-1])))
     out = []
     for item in inputs:
         prompt_rows = next(pieces)
@@ -137,7 +137,7 @@ def _score_packed(runner, inputs: list[ChoiceInput], options: list[str], k: int)
             record = Recorder(runner, pair.context, k, len(pair.context) + len(pair.option), processed=False)
             record.add(prompt_rows)
             record.add(next(pieces))
-            trace = record.trace({**runner._meta(k), "mode": "choose", "option": option, **input_meta(item)})
+            trace = record.trace({**runner.trace_meta(k), "mode": "choose", "option": option, **input_meta(item)})
             mark_straddle(trace, pair)
             row.append(trace)
         out.append(row)

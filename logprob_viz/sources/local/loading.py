@@ -11,7 +11,7 @@ from typing import Any
 from ...records.trace import Trace
 from .default_model import DEFAULT_MODEL_NAME, default_model_path
 
-__all__ = ["load", "generate", "score"]
+__all__ = ["load", "generate", "score", "default_runner"]
 
 
 def load(model: Any = None, *, device: str = "auto", dtype: Any = None, tokenizer: Any = None, **from_pretrained: Any):
@@ -127,7 +127,9 @@ _default_weights = None  # (model, tokenizer) of the default model, once lv.load
 _default_runner = None
 
 
-def _default():
+def default_runner():
+    """The runner behind ``lv.generate`` / ``lv.score`` (and the explorer's and the guessing game's when
+    given none): the default model, loaded on first use, then kept."""
     global _default_runner
     if _default_runner is None:
         _default_runner = load()  # (the weights lv.load() already read, if it did)
@@ -136,12 +138,12 @@ def _default():
 
 def generate(prompt: str | None = None, **kwargs) -> Trace:
     """`TransformersRunner.generate` on the default model (loaded once, then kept)."""
-    return _default().generate(prompt, **kwargs)
+    return default_runner().generate(prompt, **kwargs)
 
 
 def score(text: str | None = None, **kwargs) -> Trace:
     """`TransformersRunner.score` on the default model (loaded once, then kept)."""
-    return _default().score(text, **kwargs)
+    return default_runner().score(text, **kwargs)
 
 
 def _add_docs() -> None:

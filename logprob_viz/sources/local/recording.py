@@ -50,8 +50,8 @@ class Recorder:
             buffer[self.n : self.n + m] = part[name]
         runner = self.runner
         for token_id in part["token_ids"].tolist():
-            self.token_bytes.append(runner._bytes_of(token_id))
-            self.tokens.append(runner._text_of(token_id))
+            self.token_bytes.append(runner.bytes_of(token_id))
+            self.tokens.append(runner.text_of(token_id))
         self.n += m
 
     def stop_at(self, eos: list[int], since: int) -> bool:

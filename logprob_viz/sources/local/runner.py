@@ -18,15 +18,14 @@ import torch
 
 from ...records.tokens import VocabTexts, token_bytes_table
 from ...records.trace import Trace
-from ..base import INTERRUPTS, Runner, note_interrupt
-from ..jobs import jobs_of
+from ..base import INTERRUPTS, Runner, jobs_of, note_interrupt
 from ..request import Request, Step, batch_items, check_keywords, check_prompt_ids, is_int
 from .distribution import process, summarize, summarize_rows, to_host
 from .recording import Recorder
 
 log = logging.getLogger(__name__)
 
-__all__ = ["TransformersRunner", "load", "generate", "score", "GPU_SYNC_EVERY"]
+__all__ = ["TransformersRunner", "GPU_SYNC_EVERY"]
 
 # On a GPU, reading a step's result on the host waits for the GPU to finish it. We read the
 # recorded steps (and check for end-of-sequence) once per chunk instead; a chunk may run a few
@@ -34,7 +33,6 @@ __all__ = ["TransformersRunner", "load", "generate", "score", "GPU_SYNC_EVERY"]
 GPU_SYNC_EVERY = 16
 # Tokens per snapshot when streaming on a GPU (each snapshot is a host read); 1 on the CPU.
 GPU_STREAM_EVERY = 4
-
 
 
 class TransformersRunner(Runner):
@@ -45,6 +43,7 @@ class TransformersRunner(Runner):
     """
 
     applies_min_p = True  # distribution.process applies it
+    in_process = True  # the model is here: the whole distribution at hand, one-time costs on its first run
 
     def __init__(self, model, tokenizer, name: str | None = None):
         self.model = model.eval()
@@ -156,14 +155,14 @@ class TransformersRunner(Runner):
 
     # -- what base.Runner asks of a runner -----------------------------------------------
 
-    def _prepare(self, req: Request) -> None:
+    def prepare(self, req: Request) -> None:
         if req.prompt_ids is not None:
             req.prompt_ids = check_prompt_ids(req.prompt_ids, self.vocab_size)
         else:
             req.prompt_ids = self._encode(req.text, req.messages, req.scoring)
         self._check_length(len(req.prompt_ids), req.max_new_tokens, req.scoring)
 
-    def _run(self, req: Request, snapshots: bool):
+    def steps(self, req: Request, snapshots: bool):
         """The decode loop: yields a `Step` per chunk of tokens read on the host, returns the Trace."""
         ids, k, sampling, n_max = req.prompt_ids, req.top_logprobs, req.sampling, req.max_new_tokens
         on_cpu = self.device.type == "cpu"
@@ -176,14 +175,14 @@ class TransformersRunner(Runner):
             generator = torch.Generator(device=self.device)
             generator.manual_seed(sampling.seed if sampling.seed is not None else torch.seed())
         keep_processed = sampling is not None and sampling.changes_distribution
-        eos = self._eos_ids()
-        meta = {**self._meta(k), **req.sampling_meta(), "finish_reason": "length", **req.input_meta()}
+        eos = self.eos_ids()
+        meta = {**self.trace_meta(k), **req.sampling_meta(), "finish_reason": "length", **req.input_meta()}
         record = Recorder(self, ids, k, len(ids) + n_max, processed=keep_processed)
 
         # inference_mode per model call, never across a yield: the caller's code runs between steps.
         input_ids = torch.tensor([ids], device=self.device)  # (1, P)
         with torch.inference_mode():
-            logits, cache = self._forward(input_ids)  # (1, P, V)
+            logits, cache = self.forward(input_ids)  # (1, P, V)
             record.add(to_host([summarize_rows(logits[0, :-1], input_ids[0, 1:], k)]))
             next_logits = logits[:, -1]  # (1, V)
             del logits
@@ -215,7 +214,7 @@ class TransformersRunner(Runner):
                         break
                     yield Step(record.n_new, lambda: record.trace(meta, copy=False))
                 with torch.inference_mode():
-                    logits, cache = self._forward(chosen[:, None], cache)  # (1, 1, V)
+                    logits, cache = self.forward(chosen[:, None], cache)  # (1, 1, V)
                     next_logits = logits[:, -1]
         except INTERRUPTS as error:
             meta["finish_reason"] = "interrupted"
@@ -224,7 +223,7 @@ class TransformersRunner(Runner):
             record.stop_at(eos, read_from)
         return record.trace(meta)
 
-    def _score(self, req: Request, bar) -> Trace:
+    def score_request(self, req: Request, bar) -> Trace:
         ids, k = req.prompt_ids, req.top_logprobs
         input_ids = torch.tensor([ids], device=self.device)
         record = Recorder(self, ids, k, len(ids), processed=False)
@@ -234,9 +233,9 @@ class TransformersRunner(Runner):
             part = summarize_rows(logits[:-1], input_ids[0, 1:], k)
             del logits
         record.add(to_host([part]))
-        return record.trace({**self._meta(k), "mode": "score", **req.input_meta()})
+        return record.trace({**self.trace_meta(k), "mode": "score", **req.input_meta()})
 
-    def _check_top_logprobs(self, top_logprobs) -> int:
+    def check_top_logprobs(self, top_logprobs) -> int:
         if not is_int(top_logprobs) or not 0 <= top_logprobs <= self.vocab_size:
             raise ValueError(f"top_logprobs must be an int between 0 and the vocabulary size ({self.vocab_size}), "
                              f"got {top_logprobs!r}")
@@ -252,7 +251,7 @@ class TransformersRunner(Runner):
                              f"{ids[:8]}; give one token's text or its id")
         return int(ids[0])
 
-    def _meta(self, k: int) -> dict:
+    def trace_meta(self, k: int) -> dict:
         return {
             "source": "transformers",
             "model": self.name,
@@ -261,14 +260,15 @@ class TransformersRunner(Runner):
             "top_logprobs": k,
         }
 
-    def _forward(self, input_ids: torch.Tensor, cache=None):
-        """One forward pass with the KV cache: (logits, cache)."""
+    def forward(self, input_ids: torch.Tensor, cache=None, **inputs):
+        """One forward pass with the KV cache: (logits, cache). ``inputs``: the model's other inputs
+        (a batch's attention_mask and position_ids)."""
         # transformers 5 renamed past_key_values to cache; older releases know only the old name.
         if self._cache_arg is None:
             params = inspect.signature(self.model.forward).parameters
             self._cache_arg = "cache" if "cache" in params else "past_key_values"
         extra = {} if cache is None else {self._cache_arg: cache}
-        out = self.model(input_ids=input_ids, use_cache=True, **extra)
+        out = self.model(input_ids=input_ids, use_cache=True, **inputs, **extra)
         return out.logits, getattr(out, self._cache_arg)
 
     def _encode(self, text: str | None, messages: list[dict] | None, scoring: bool = False) -> list[int]:
@@ -299,17 +299,17 @@ class TransformersRunner(Runner):
                          f"{max_new_tokens}) exceed {self.name}'s context of {limit}; shorten the text or "
                          "max_new_tokens")
 
-    def _eos_ids(self) -> list[int]:
+    def eos_ids(self) -> list[int]:
         eos = getattr(self.model.generation_config, "eos_token_id", None)
         if eos is None:
             eos = self.tokenizer.eos_token_id
         return [] if eos is None else [int(e) for e in (eos if isinstance(eos, (list, tuple)) else [eos])]
 
-    def _bytes_of(self, token_id: int) -> bytes:
+    def bytes_of(self, token_id: int) -> bytes:
         # Models may pad their output layer past the tokenizer's vocabulary: "<id N>".
         return self.vocab.bytes_of(token_id)
 
-    def _text_of(self, token_id: int) -> str:
+    def text_of(self, token_id: int) -> str:
         # One shared str per vocabulary id: a trace's alternatives then cost a pointer each.
         return self.vocab[token_id]
 
@@ -329,6 +329,3 @@ def _layer_progress(model, report):
         for hook in hooks:
             hook.remove()
 
-
-# Loading and the default runner live in `loading`; imported last (it imports this module).
-from .loading import _default, generate, load, score  # noqa: E402,F401  (_default: the shared default runner)

@@ -13,19 +13,15 @@ import warnings
 from collections.abc import Callable
 
 from ...records.trace import Trace
-from ..base import INTERRUPTS, Runner, note_interrupt
-from ..jobs import jobs_of
-from ..request import Request, Step, batch_items, check_keywords, check_prompt_ids
+from ..base import INTERRUPTS, Runner, jobs_of, note_interrupt
+from ..request import UPDATE_S, Request, Step, batch_items, check_keywords, check_prompt_ids
 from .http import ServerError, request_json, request_sse
 from .inflight import DEFAULT_CONCURRENCY, InFlight
 
-__all__ = ["RemoteRunner", "base_url_of", "api_key_of", "list_models", "note_failure", "STREAM_SNAPSHOT_S",
-           "DEFAULT_MAX_TOP_LOGPROBS"]
+__all__ = ["RemoteRunner", "base_url_of", "api_key_of", "list_models", "note_failure", "DEFAULT_MAX_TOP_LOGPROBS"]
 
 # vLLM's default --max-logprobs, and OpenAI's cap on top_logprobs.
 DEFAULT_MAX_TOP_LOGPROBS = 20
-# Without stream_every, a server stream yields a snapshot at most this often (each re-reads the chunks).
-STREAM_SNAPSHOT_S = 0.1
 
 
 def base_url_of(base_url: str | None) -> str:
@@ -108,7 +104,7 @@ class RemoteRunner(Runner):
         """`Runner.generate`; given a list (of texts, ``messages`` lists, ``prompt_ids`` lists), an
         `lv.Corpus` in input order, with at most ``concurrency`` requests in flight at once, so a
         batching server (vLLM) runs them together; with ``seed=s`` item ``i`` gets seed ``s + i``.
-        Without ``concurrency``, the runner chooses (`_in_flight`: the server's own limit, or found on
+        Without ``concurrency``, the runner chooses (`in_flight`: the server's own limit, or found on
         vLLM by growing it while tokens/s rises) and ``corpus.meta["concurrency"]`` says what it chose."""
         items = batch_items(prompt, messages, prompt_ids)
         if items is None:
@@ -159,12 +155,12 @@ class RemoteRunner(Runner):
 
     # -- shared machinery ----------------------------------------------------------------
 
-    def _in_flight(self) -> InFlight:
+    def in_flight(self) -> InFlight:
         """How many requests a corpus keeps in flight when the caller does not say (`inflight`)."""
         return InFlight.fixed(DEFAULT_CONCURRENCY, f"the default for a server that states no limit "
                               f"({self.server}: an API's rate limits are per account)")
 
-    def _check_choose(self) -> None:
+    def check_choose(self) -> None:
         """Raise when this server cannot score given text (it returns no logprobs for the prompt)."""
         raise ValueError(
             f"choose scores given answers after the prompt, which needs the logprobs of tokens the server is given; "
@@ -178,11 +174,11 @@ class RemoteRunner(Runner):
 
     def _stream(self, path: str, body: dict, req: Request, count_new: Callable[[dict], int],
                 build: Callable[[list[dict]], Trace], *, root: bool = False):
-        """The server's SSE stream as `Runner._run` drives it: a `Step` per due chunk, then the trace.
+        """The server's SSE stream as `Runner.drive` drives it: a `Step` per due chunk, then the trace.
 
         ``count_new(event)`` says how many tokens an event brought; ``build(events)`` is the trace
         of the events so far. A snapshot is due every ``req.stream_every`` events, or every
-        `STREAM_SNAPSHOT_S` seconds. Ctrl-C or a stop keeps what arrived (``finish_reason``
+        `UPDATE_S` seconds (each snapshot re-reads the chunks). Ctrl-C or a stop keeps what arrived (``finish_reason``
         "interrupted"); so does a server that fails in the middle (it dies, stalls past the
         timeout, a proxy cuts the stream): ``finish_reason`` "error", ``meta["error"]`` says what
         happened and what to do, with a warning. Closing the stream closes the connection, so the
@@ -199,7 +195,7 @@ class RemoteRunner(Runner):
                 n_new += count_new(event)
                 since += 1
                 now = time.perf_counter()
-                due = since >= req.stream_every if req.stream_every else now - shown_at >= STREAM_SNAPSHOT_S
+                due = since >= req.stream_every if req.stream_every else now - shown_at >= UPDATE_S
                 if due and n_new:
                     since, shown_at = 0, now
                     seen = list(chunks)

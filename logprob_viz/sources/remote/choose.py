@@ -15,7 +15,7 @@ import concurrent.futures
 import time
 
 from ...records.choices import Choices, check_length
-from ..base import _Progress
+from ..base import Progress
 from ..choose import ChoiceInput, choice_inputs, choices_of, fill_pairs, input_meta, mark_straddle
 from .corpus import DEFAULT_CONCURRENCY, check_concurrency
 
@@ -25,8 +25,8 @@ __all__ = ["choose"]
 def choose(runner, prompt=None, options=None, *, messages=None, top_logprobs: int = 5, length: str = "sum",
            gold=None, concurrency: int | None = None, progress: bool = True) -> Choices:
     """See `RemoteRunner.choose`."""
-    runner._check_choose()  # a server without prompt logprobs says so before anything else
-    k = runner._check_top_logprobs(top_logprobs)
+    runner.check_choose()  # a server without prompt logprobs says so before anything else
+    k = runner.check_top_logprobs(top_logprobs)
     length = check_length(length)
     width = check_concurrency(DEFAULT_CONCURRENCY if concurrency is None else concurrency)
     inputs, options, single = choice_inputs(prompt, messages, options)
@@ -35,12 +35,12 @@ def choose(runner, prompt=None, options=None, *, messages=None, top_logprobs: in
     def one(i: int) -> list:
         where = "" if single else f"prompt {i} of the list: "
         item = inputs[i]
-        item.text, encode = runner._choice_encoder(item.item, where)
+        item.text, encode = runner.choice_encoder(item.item, where)
         fill_pairs(item, options, encode, where)
         return _score_options(runner, item, options, k)
 
     traces: list = [None] * len(inputs)
-    bar = _Progress(bool(progress), len(inputs), unit="prompt", desc="choosing")
+    bar = Progress(bool(progress), len(inputs), unit="prompt", desc="choosing")
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=min(width, len(inputs))) as pool:
             futures = {pool.submit(one, i): i for i in range(len(inputs))}
@@ -62,11 +62,11 @@ def choose(runner, prompt=None, options=None, *, messages=None, top_logprobs: in
 def _score_options(runner, item: ChoiceInput, options: list[str], k: int) -> list:
     """One request for all of a prompt's options: one trace per option, its prompt_len the prompt's."""
     rows = [pair.context + pair.option for pair in item.pairs]
-    scored = runner._score_ids(rows, k)
+    scored = runner.score_ids(rows, k)
     out = []
     for option, pair, trace, ids in zip(options, item.pairs, scored, rows, strict=True):
         if trace.token_ids.tolist() != ids:
-            raise runner._unexpected(f"scored other tokens than the ones sent for the option {option!r} "
+            raise runner.unexpected(f"scored other tokens than the ones sent for the option {option!r} "
                                      f"({trace.token_ids.tolist()[:8]}... for {ids[:8]}...)")
         trace.prompt_len = len(pair.context)  # the option's tokens are the trace's completion
         trace.meta.update({"base_url": runner.base_url, "mode": "choose", "option": option, **input_meta(item)})

@@ -6,8 +6,8 @@ The items go out as concurrent requests, at most ``concurrency`` at a time, so a
 vLLM while tokens/s rises) and the corpus's meta says what it chose.
 
 One job, many threads: the calling thread takes the runner's job lock once for the whole corpus
-(`jobs_of(runner).call`), and the worker threads call the runner's per-item path (`_drive` /
-`_score`), which never takes the lock. Calling the public ``generate`` from a worker would wait
+(`jobs_of(runner).call`), and the worker threads call the runner's per-item path (`drive` /
+`score_request`), which never takes the lock. Calling the public ``generate`` from a worker would wait
 for the lock that the caller holds (it is re-entrant per thread only), so it would deadlock.
 """
 
@@ -20,13 +20,12 @@ import time
 import warnings
 
 from ...records.corpus import Corpus
-from ..base import INTERRUPTS, Interrupted, Runner, _Progress
-from ..request import Request, check_input, check_stop, is_int
+from ..base import INTERRUPTS, Interrupted, Progress, Runner, generate_arguments
+from ..jobs import STOP_POLL_S
+from ..request import Request, check_input, check_stop, is_int, item_seeds
 from .inflight import DEFAULT_CONCURRENCY, Gate, InFlight
 
 __all__ = ["CorpusIncomplete", "generate_corpus", "score_corpus", "DEFAULT_CONCURRENCY", "in_flight_plan"]
-
-_POLL_S = 0.1  # how often the caller looks at its stop while requests run
 
 
 class CorpusIncomplete(RuntimeError):
@@ -39,7 +38,8 @@ class CorpusIncomplete(RuntimeError):
 
 def generate_corpus(runner, items: list[dict], *, concurrency: int | None = None, seed=None,
                     progress: bool = True, stop=None, **generate_args) -> Corpus:
-    """Each item's `Runner.generate` (its arguments), sent concurrently; with ``seed=s`` item i gets s + i."""
+    """Each item's `Runner.generate` (its arguments), sent concurrently; with ``seed=s`` item i gets s + i, and
+    a list of seeds gives one per item (`request.item_seeds`)."""
     plan = in_flight_plan(runner, concurrency)
     check_stop(stop)
     seeds = item_seeds(seed, len(items))
@@ -51,13 +51,13 @@ def generate_corpus(runner, items: list[dict], *, concurrency: int | None = None
         try:
             bound = inspect.signature(Runner.generate).bind(runner, **args)
             bound.apply_defaults()
-            reqs.append(runner._make_request(bound.arguments))
+            reqs.append(runner.make_request(**generate_arguments(bound)))
         except (TypeError, ValueError) as error:  # checked before anything is sent
             raise type(error)(f"item {i} of the list: {error}") from None
 
     def one(req: Request):
         req.extra["whole_answer"] = True  # one request per item (generate alone streams: see remote.openai)
-        *_, final = runner._drive(req, snapshots=False)
+        *_, final = runner.drive(req, snapshots=False)
         return final
 
     return _run_all(reqs, one, plan, progress, stop, halt, mode="generate")
@@ -68,20 +68,20 @@ def score_corpus(runner, items: list[dict], *, concurrency: int | None = None, t
     """Each item's `Runner.score`, sent concurrently (a server that cannot score says so for item 0)."""
     plan = in_flight_plan(runner, concurrency)
     check_stop(stop)
-    k = runner._check_top_logprobs(top_logprobs)
+    k = runner.check_top_logprobs(top_logprobs)
     reqs = []
     for i, item in enumerate(items):
         req = Request(**item, top_logprobs=k, progress=False, scoring=True)
         try:
             check_input(req.text, req.messages, req.prompt_ids)
-            runner._prepare(req)
+            runner.prepare(req)
         except (TypeError, ValueError) as error:
             raise type(error)(f"item {i} of the list: {error}") from None
         reqs.append(req)
 
     def one(req: Request):
         started = time.perf_counter()
-        trace = runner._score(req, _Progress(False, 0))
+        trace = runner.score_request(req, Progress(False, 0))
         trace.meta.setdefault("seconds", round(time.perf_counter() - started, 4))
         return trace
 
@@ -91,7 +91,7 @@ def score_corpus(runner, items: list[dict], *, concurrency: int | None = None, t
 def in_flight_plan(runner, concurrency) -> InFlight:
     """The caller's ``concurrency`` (fixed), or the runner's own plan when it is None."""
     if concurrency is None:
-        return runner._in_flight()
+        return runner.in_flight()
     width = check_concurrency(concurrency)
     return InFlight.fixed(width, f"given (concurrency={width})")
 
@@ -100,15 +100,6 @@ def check_concurrency(concurrency) -> int:
     if not is_int(concurrency) or concurrency < 1:
         raise ValueError(f"concurrency must be an int >= 1 (requests in flight at once), got {concurrency!r}")
     return int(concurrency)
-
-
-def item_seeds(seed, n: int) -> list[int | None]:
-    """Item i's seed: ``seed + i`` (as the local batched runner does), or None for all."""
-    if seed is None:
-        return [None] * n
-    if not is_int(seed):
-        raise ValueError(f"seed must be an int (item i gets seed + i) or None, got {seed!r}"[:300])
-    return [int(seed) + i for i in range(n)]
 
 
 def _run_all(reqs: list[Request], one, plan: InFlight, progress: bool, stop, halt, mode: str) -> Corpus:
@@ -125,7 +116,7 @@ def _run_all(reqs: list[Request], one, plan: InFlight, progress: bool, stop, hal
     started = time.perf_counter()
     gate = Gate(plan, halt)
     doing = "scoring" if mode == "score" else "generating"
-    bar = _Progress(bool(progress), len(reqs), unit="text", desc=_described(doing, gate))
+    bar = Progress(bool(progress), len(reqs), unit="text", desc=_described(doing, gate))
 
     def guarded(req: Request):
         if (stop is not None and _stop_says(stop)) or not gate.enter():
@@ -151,7 +142,7 @@ def _run_all(reqs: list[Request], one, plan: InFlight, progress: bool, stop, hal
         while pending and failed is None:
             if stop is not None and _stop_says(stop):
                 raise Interrupted("stopped by the caller")
-            done, pending = concurrent.futures.wait(pending, _POLL_S, concurrent.futures.FIRST_EXCEPTION)
+            done, pending = concurrent.futures.wait(pending, STOP_POLL_S, concurrent.futures.FIRST_EXCEPTION)
             failed = _collect(done, futures, traces, failed)
             bar.update_to(sum(t is not None for t in traces))
             if gate.tick(len(reqs)):

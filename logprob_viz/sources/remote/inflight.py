@@ -26,6 +26,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from ..jobs import STOP_POLL_S
+
 __all__ = ["InFlight", "Gate", "DEFAULT_CONCURRENCY", "START", "RISE"]
 
 # A server we know nothing about: enough for a batching server to fill a batch, few enough not
@@ -86,7 +88,7 @@ class Gate:
     def enter(self) -> bool:
         with self._cond:
             while self._running >= self.width and not self.halt.is_set():
-                self._cond.wait(0.1)  # (halt is an Event, not this condition: look again soon)
+                self._cond.wait(STOP_POLL_S)  # (halt is an Event, not this condition: look again soon)
             if self.halt.is_set():
                 return False
             self._running += 1

@@ -69,12 +69,12 @@ class LlamaCppRunner(OpenAIRunner):
 
     # -- what base.Runner asks of a runner -----------------------------------------------
 
-    def _run(self, req: Request, snapshots: bool):
+    def steps(self, req: Request, snapshots: bool):
         """A text or ids prompt through ``/completion`` (streamed); messages through the OpenAI chat route."""
         if req.messages is not None:
             if not snapshots:  # (the chat route's whole answer, as before: its stream is not checked equal)
                 req.extra["whole_answer"] = True
-            return (yield from super()._run(req, snapshots))
+            return (yield from super().steps(req, snapshots))
         ids, prompt = self._prompt(req)
         body = _native_body(req, ids, req.max_new_tokens)
         if snapshots:
@@ -84,10 +84,10 @@ class LlamaCppRunner(OpenAIRunner):
         return (yield from self._stream("/completion", body, req, _new_tokens_in,
                                         lambda chunks: self._whole(prompt, self._read(chunks, req), req), root=True))
 
-    def _score(self, req: Request, bar) -> Trace:
+    def score_request(self, req: Request, bar) -> Trace:
         raise ValueError(f"{NO_PROMPT_LOGPROBS} (the server at {self.base_url})")
 
-    def _check_choose(self) -> None:
+    def check_choose(self) -> None:
         raise ValueError(f"choose scores given answers, which needs the prompt's logprobs: {NO_PROMPT_LOGPROBS}, "
                          f"e.g. lv.load(...).choose(prompt, options) (the server at {self.base_url})")
 
@@ -97,7 +97,7 @@ class LlamaCppRunner(OpenAIRunner):
             return super().token_id(text)
         return self._one_token(text, [t.id for t in self._tokenize(text, add_special=False)])
 
-    def _in_flight(self) -> InFlight:
+    def in_flight(self) -> InFlight:
         """llama-server's slots (``/props`` ``total_slots``, its ``--parallel``): more requests only wait for one."""
         try:
             slots = self._request("GET", "/props", root=True).get("total_slots")

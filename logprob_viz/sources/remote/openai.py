@@ -36,7 +36,7 @@ class OpenAIRunner(RemoteRunner):
 
     # -- what base.Runner asks of a runner -----------------------------------------------
 
-    def _prepare(self, req: Request) -> None:
+    def prepare(self, req: Request) -> None:
         if req.sampling is not None and req.sampling.top_k and not self.takes_top_k:
             raise ValueError(f"top_k is not part of the OpenAI API; the server at {self.base_url} is not vLLM "
                              "or llama.cpp")
@@ -47,7 +47,7 @@ class OpenAIRunner(RemoteRunner):
                                  "prompt")
             self._check_ids(req)
 
-    def _run(self, req: Request, snapshots: bool):
+    def steps(self, req: Request, snapshots: bool):
         """The server's SSE stream, with a step (a snapshot when streaming) per due chunk; a corpus
         item's whole answer in one request."""
         path, body = self._body(req)
@@ -56,7 +56,7 @@ class OpenAIRunner(RemoteRunner):
         return (yield from self._stream(path, body, req, new_tokens_in,
                                         lambda chunks: self._finish(self._trace(chunks, req), req)))
 
-    def _score(self, req: Request, bar) -> Trace:
+    def score_request(self, req: Request, bar) -> Trace:
         raise ValueError(
             f"scoring needs the prompt's logprobs, which the server at {self.base_url} ({self.server}) does not "
             "return; vLLM does (prompt_logprobs)"

@@ -58,9 +58,9 @@ class VLLMRunner(OpenAIRunner):
             body.update(echo=True, prompt_logprobs=k, return_token_ids=True)
         return path, body
 
-    def _run(self, req: Request, snapshots: bool):
+    def steps(self, req: Request, snapshots: bool):
         if req.extra.get("whole_answer"):
-            return (yield from super()._run(req, snapshots))  # one request: echo + prompt_logprobs
+            return (yield from super().steps(req, snapshots))  # one request: echo + prompt_logprobs
         prompt = self._prompt_trace(req, like_generate=True)
         if snapshots:
             yield Step(0, lambda: self._finish(prompt, req))
@@ -74,7 +74,7 @@ class VLLMRunner(OpenAIRunner):
 
         return (yield from self._stream(path, body, req, new_tokens_in, joined))
 
-    def _score(self, req: Request, bar) -> Trace:
+    def score_request(self, req: Request, bar) -> Trace:
         trace = self._prompt_trace(req)
         bar.update_to(len(trace))
         trace.meta.update({"base_url": self.base_url, "mode": "score", **req.input_meta()})
@@ -86,7 +86,7 @@ class VLLMRunner(OpenAIRunner):
             return super().token_id(text)
         return self._one_token(text, self._server_ids({"prompt": text, "add_special_tokens": False}))
 
-    def _in_flight(self) -> InFlight:
+    def in_flight(self) -> InFlight:
         """Grown from `START` while tokens/s rises, up to the server's ``max_num_seqs`` (more only
         wait in its queue) when it says it (``/server_info``, in vLLM's development mode), else `SEARCH_CAP`."""
         limit = self._max_num_seqs()
@@ -113,10 +113,10 @@ class VLLMRunner(OpenAIRunner):
 
     # -- choose (remote.choose): given text scored through prompt_logprobs ----------------------
 
-    def _check_choose(self) -> None:
+    def check_choose(self) -> None:
         pass  # vLLM scores the tokens it is given (prompt_logprobs)
 
-    def _choice_encoder(self, item: dict, where: str):
+    def choice_encoder(self, item: dict, where: str):
         """(the prompt's text, how to encode a text) as the server does: a text with its special
         tokens, as /completions encodes it; messages through the server's chat template (its
         /tokenize of the messages, read back as text by /detokenize), then without special tokens."""
@@ -127,12 +127,12 @@ class VLLMRunner(OpenAIRunner):
             ids = self._server_ids({"messages": item["messages"], "add_generation_prompt": True})
             text = self._request("POST", "/detokenize", {"model": self.model, "tokens": ids}, root=True).get("prompt")
             if not isinstance(text, str):
-                raise self._unexpected("answered /detokenize without the prompt's text")
+                raise self.unexpected("answered /detokenize without the prompt's text")
         if self.tokenizer is not None:
             return text, lambda s: self.tokenizer(s, add_special_tokens=special)["input_ids"]
         return text, lambda s: self._server_ids({"prompt": s, "add_special_tokens": special})
 
-    def _score_ids(self, rows: list[list[int]], k: int) -> list[Trace]:
+    def score_ids(self, rows: list[list[int]], k: int) -> list[Trace]:
         """Each row of token ids scored by one /completions request (a list of prompts, echoed)."""
         ids = {"return_tokens_as_token_ids": True} if self.tokenizer is not None else {}
         body = {"model": self.model, "prompt": rows, "max_tokens": 0, "echo": True, "logprobs": 0,
@@ -141,10 +141,10 @@ class VLLMRunner(OpenAIRunner):
             traces = from_openai(self._request("POST", "/completions", body), top_logprobs=k,
                                  tokenizer=self.tokenizer, source=self.server)
         except ServerError as e:  # the body is the server's error: say which server
-            raise self._unexpected(f"returned an unexpected answer to a choose request: {e}") from e
+            raise self.unexpected(f"returned an unexpected answer to a choose request: {e}") from e
         traces = traces if isinstance(traces, list) else [traces]
         if len(traces) != len(rows):
-            raise self._unexpected(f"scored {len(traces)} of the {len(rows)} options sent")
+            raise self.unexpected(f"scored {len(traces)} of the {len(rows)} options sent")
         out = [_prompt_only(trace) for trace in traces]  # (max_tokens 0: the prompt)
         for trace in out:
             trace.meta["model"] = self.model
@@ -153,10 +153,10 @@ class VLLMRunner(OpenAIRunner):
     def _server_ids(self, body: dict) -> list[int]:
         ids = self._request("POST", "/tokenize", {"model": self.model, **body}, root=True).get("tokens")
         if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
-            raise self._unexpected(f"answered /tokenize without a list of token ids ({ids!r:.80})")
+            raise self.unexpected(f"answered /tokenize without a list of token ids ({ids!r:.80})")
         return ids
 
-    def _unexpected(self, what: str) -> ServerError:
+    def unexpected(self, what: str) -> ServerError:
         return ServerError(f"the server at {self.base_url} {what}", server=self.base_url)
 
     def _prompt_trace(self, req: Request, like_generate: bool = False) -> Trace:

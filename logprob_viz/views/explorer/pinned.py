@@ -14,7 +14,6 @@ unknown rest holds (records/sampling_bounds.py), rather than an approximation a 
 from __future__ import annotations
 
 import logging
-import sys
 import threading
 from collections import OrderedDict
 
@@ -24,6 +23,7 @@ import numpy as np
 from ...records.sampling import band_of, sampled_from
 from ...records.sampling_bounds import probability_ranges
 from ...records.trace import Trace
+from ...sources.base import Runner
 from .pinned_html import panel_html, ranges_html, settings_words, unavailable_html, waiting_html
 from .settings import Settings
 
@@ -42,8 +42,7 @@ def rank_in(logprobs: np.ndarray, i: int) -> int:
 
 def has_full_distribution(runner) -> bool:
     """Whether `runner` can give the whole next-token distribution: the local runner (it has the model)."""
-    local = sys.modules.get("logprob_viz.sources.local.runner")  # not imported: no local runner exists
-    return local is not None and isinstance(runner, local.TransformersRunner)
+    return isinstance(runner, Runner) and runner.in_process
 
 
 class Distributions:

@@ -67,10 +67,9 @@ SETTING_NAMES = tuple(Settings.__dataclass_fields__)
 
 
 def default_runner():
-    from ...sources.local import loading as local  # torch: only when no runner was given
+    from ...sources.local import loading  # torch: only when no runner was given
 
-    default = getattr(local, "_default", None)
-    return default() if default is not None else local.load()
+    return loading.default_runner()
 
 
 def has_chat_template(runner) -> bool:

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import threading
 import weakref
 
-from ...sources.jobs import JobCancelled, jobs_of
+from ...sources.base import Runner, jobs_of
+from ...sources.jobs import JobCancelled
 
 __all__ = ["start_warm_up", "WARM_UP", "THREAD_NAME"]
 
@@ -32,14 +32,12 @@ log = logging.getLogger(__name__)
 
 WARM_UP = "the model's warm-up (its first run, started when the explorer opened)"  # the lock's holder, in words
 THREAD_NAME = "lv-explore-warm-up"
-_LOCAL_RUNNER = "logprob_viz.sources.local.runner"  # imported already whenever a runner of its kind exists
 _warmed: weakref.WeakSet = weakref.WeakSet()  # runners warmed (or being warmed) in this process
 _lock = threading.Lock()
 
 
 def _is_local(runner) -> bool:
-    module = sys.modules.get(_LOCAL_RUNNER)  # not imported: no local runner exists, and torch stays unimported
-    return module is not None and isinstance(runner, module.TransformersRunner)
+    return isinstance(runner, Runner) and runner.in_process  # (a server runner's first request costs the server)
 
 
 def start_warm_up(runner) -> threading.Thread | None:

@@ -17,7 +17,8 @@ import logging
 import threading
 
 from ...records.trace import Trace
-from ...sources.jobs import JobCancelled, jobs_of
+from ...sources.base import jobs_of
+from ...sources.jobs import JobCancelled
 from .warmup import start_warm_up  # (started by the app with its worker)
 
 __all__ = ["Worker", "ending_of", "start_warm_up"]

@@ -21,7 +21,7 @@ import local_http
 import logprob_viz as lv
 import paths
 from local_http import QuietHandler
-from logprob_viz.sources.jobs import jobs_of
+from logprob_viz.sources.base import jobs_of
 from logprob_viz.sources.remote.corpus import CorpusIncomplete
 
 
@@ -149,6 +149,15 @@ def test_seed_gives_item_i_seed_plus_i(serve):
     runner.generate([f"p{i}" for i in range(5)], temperature=0.8, seed=10, concurrency=2, progress=False)
     seeds = {b["prompt"]: b["seed"] for b in server.bodies}
     assert seeds == {f"p{i}": 10 + i for i in range(5)}
+
+
+def test_a_list_of_seeds_gives_one_per_item_as_on_the_local_runner(serve):
+    server = serve(pause=lambda body: 0.0)
+    runner = lv.connect(server.url)
+    runner.generate(["p0", "p1", "p2"], temperature=0.8, seed=[7, 3, 5], concurrency=2, progress=False)
+    assert {b["prompt"]: b["seed"] for b in server.bodies} == {"p0": 7, "p1": 3, "p2": 5}
+    with pytest.raises(ValueError, match="a list of 3 ints"):  # the same rule and words as the local runner's
+        runner.generate(["p0", "p1", "p2"], temperature=0.8, seed=[7, 3], progress=False)
 
 
 def test_a_failed_request_keeps_the_finished_items_and_names_the_one_that_failed(serve):

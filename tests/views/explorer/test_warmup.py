@@ -11,7 +11,7 @@ import re
 import threading
 import time
 
-from logprob_viz.sources.jobs import jobs_of
+from logprob_viz.sources.base import jobs_of
 from logprob_viz.views.explorer.warmup import THREAD_NAME, WARM_UP
 
 PROMPT = "A robot may not injure a human being"
