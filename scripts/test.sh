@@ -12,7 +12,7 @@
 #                                llama-server build in set-up (~9 min once, on 2 cores)
 #
 # Lint errors fail the command: `ruff check .` (config: [tool.ruff] in pyproject.toml), the size
-# limits (scripts/check_sizes.py: no Python module over 400 lines, no function over 80, in
+# limits (scripts/check_sizes.py: no Python module over 400 lines, no function over 60, in
 # logprob_viz/ and benchmarks/) and the JS linter (`npm run lint` in js/, when js/package.json has
 # that script).
 # A run leaves the checkout as it found it: tests write only to tests/artifacts/ (ignored);

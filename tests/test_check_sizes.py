@@ -30,7 +30,7 @@ def test_reports_each_function_over_the_limit_with_its_line_and_length(tmp_path)
     )
     source += function_of(82, "inner", indent="    ", keyword="async def")  # lines 258-339: outer is 87 lines
     (tmp_path / "mod.py").write_text(source)
-    got = run(tmp_path)
+    got = run(tmp_path, "--max-function-lines", 80)
     assert got.returncode == 1, got.stderr
     lines = got.stdout.splitlines()
     path = tmp_path / "mod.py"
@@ -66,3 +66,10 @@ def test_a_missing_path_is_an_error_that_names_it(tmp_path):
     got = run(tmp_path / "nowhere")
     assert got.returncode == 2
     assert "nowhere does not exist" in got.stderr
+
+
+def test_the_default_function_limit_is_60(tmp_path):
+    (tmp_path / "mod.py").write_text(function_of(60, "at_the_limit") + function_of(61, "one_over"))
+    got = run(tmp_path)
+    assert got.returncode == 1, got.stderr
+    assert got.stdout.splitlines() == [f"{tmp_path / 'mod.py'}:61: function one_over, 61 lines (max 60)"]

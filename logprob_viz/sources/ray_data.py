@@ -22,7 +22,7 @@ __all__ = ["score", "generate", "as_dataset"]
 LABEL_COLUMNS = ("label", "id", "index")
 
 
-def _ray():
+def import_ray():
     try:
         import ray
         import ray.data  # noqa: F401  (the Data library, installed by ray[data])
@@ -34,7 +34,7 @@ def _ray():
 def as_dataset(data, column: str):
     """`data` as a ray.data.Dataset: a Dataset as it is, a list of texts (with an "index" column), or a
     Parquet path (`ray.data.read_parquet`)."""
-    ray = _ray()
+    ray = import_ray()
     if isinstance(data, ray.data.Dataset):
         dataset = data
     elif isinstance(data, (str, Path)):

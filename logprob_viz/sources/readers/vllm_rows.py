@@ -102,9 +102,9 @@ def from_vllm_rows(data, *, top_logprobs: int | None = None, tokenizer=None, lab
                   for i, r in enumerate(data)]
         labels = [str(r.get(label_column, i)) if label_column else str(i) for i, r in enumerate(data)]
         return Corpus(traces, labels)
-    from ..ray_data import _ray
+    from ..ray_data import import_ray
 
-    ray = _ray()
+    ray = import_ray()
     if not isinstance(data, ray.data.Dataset):
         raise TypeError(f"give a ray.data.Dataset of the processor's rows or a list of row dicts, "
                         f"got {type(data).__name__}")
