@@ -76,11 +76,15 @@ export class BlockWindow {
     heights.forEach((px, j) => this.setHeight(this.blocks[this.lo + j], px));
   }
 
-  /** The window around the view now (or around `at` px): attach and detach, keep what is in view where it was. */
-  update(at = null) {
+  /**
+   * The window around the view now (or around `at` px): attach and detach, keep what is in view where
+   * it was. `measure` false: by the heights known or estimated, with no layout forced (the first
+   * screen, whose layout is the first frame's; the next update measures it).
+   */
+  update(at = null, measure = true) {
     const { scroller } = this;
     if (!scroller.isConnected) return;
-    this.measure();
+    if (measure) this.measure();
     const before = this.positions();
     const top = at ?? scroller.scrollTop;
     const view = scroller.clientHeight || 500;
@@ -89,7 +93,7 @@ export class BlockWindow {
     const anchor = BlockWindow.within(before, top, top + 1)[0]; // the block at the view's top stays put
     const offset = top - before[anchor];
     if (lo !== this.lo || hi !== this.hi) this.attach(lo, hi);
-    this.measure();
+    if (measure) this.measure();
     const after = this.positions();
     this.above.style.height = `${after[lo]}px`;
     this.below.style.height = `${after[after.length - 1] - after[hi]}px`;

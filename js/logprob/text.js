@@ -136,9 +136,10 @@ export class TokenText {
     this.window = new BlockWindow(this.el, this.blocks);
   }
 
-  /** After spans were added or the text re-flowed: the window follows (no-op without one). */
-  refresh() {
+  /** After spans were added or the text re-flowed: the window follows (no-op without one); `measure`: see BlockWindow.update. */
+  refresh(measure = true) {
     if (!this.window) return;
+    if (!measure) return this.window.update(null, false);
     const width = this.el.clientWidth;
     if (width !== this.width) this.window.invalidate(); // (lines wrap elsewhere: every height changes)
     this.width = width;

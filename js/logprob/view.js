@@ -176,7 +176,8 @@ export class LogprobRender {
         do this.text.add(this.data, end(CHUNK), make);
         while (this.text.built < this.data.n && performance.now() < until);
       }
-      this.text.refresh(); // (a long text: the blocks that reached the view go in the DOM)
+      // (a long text: the blocks that reached the view go in the DOM; measured after the first frame)
+      this.text.refresh(!(paintFirst && deadline == null));
       if (this.text.built < this.data.n) {
         this.header.classList.add("lv-loading"); // on the header, not the root: restyling the root restyles every token
         const next = () => (cancelNext = whenIdle(step));
