@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .fields import is_int
 from .viewable import Viewable
 
 __all__ = ["Calibration", "calibration", "bin_of"]
@@ -47,7 +48,7 @@ def calibration(probs, correct, bins: int = 10, *, items=None) -> Calibration:
         raise ValueError("probs must be probabilities in [0, 1] (the confidence of each answer), without NaN")
     if raw.dtype != bool and not np.isin(raw, (0, 1)).all():
         raise ValueError("correct must be booleans (or 0 / 1): whether each item's answer was right")
-    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
+    if not is_int(bins) or bins < 1:
         raise ValueError(f"bins must be an int >= 1 (equal-width bins over [0, 1]), got {bins!r}")
     return Calibration(p, raw.astype(bool), int(bins), items)
 

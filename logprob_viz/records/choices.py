@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .fields import is_int
 from .trace import Trace
 from .viewable import Viewable
 
@@ -156,7 +157,7 @@ class Choices(Viewable):
 
     def __getitem__(self, i) -> Choices:
         """Prompt ``i``'s own Choices (a slice or a list of rows gives a Choices of those rows)."""
-        if isinstance(i, (int, np.integer)) and not isinstance(i, bool):
+        if is_int(i):
             rows = [range(len(self))[i]]
             single = True
         else:
@@ -228,7 +229,7 @@ def check_gold(gold, options: list[str], n: int) -> np.ndarray:
                 raise ValueError(f"gold answer {i} is {g!r}, which is not one of the options {options!r}; "
                                  "give an option's text or its index")
             out.append(options.index(g))
-        elif isinstance(g, (int, np.integer)) and not isinstance(g, bool) and 0 <= g < len(options):
+        elif is_int(g) and 0 <= g < len(options):
             out.append(int(g))
         else:
             raise ValueError(f"gold answer {i} is {g!r}: give an option's text or its index (0 to {len(options) - 1})")

@@ -19,6 +19,7 @@ import numpy as np
 
 from .comparison_checks import check_input, common_prefix, describe, unknown_start_hint
 from .comparison_numbers import PARTS, Scored, scored_aligned, scored_rows
+from .fields import is_int
 from .tokens import display_token
 from .trace import Trace
 from .viewable import Viewable
@@ -171,7 +172,7 @@ class Comparison(Viewable):
         return {label: tr[row.tail_from :] for label, tr, row in rows}
 
     def index_of(self, label_or_index) -> int:
-        if isinstance(label_or_index, (int, np.integer)) and not isinstance(label_or_index, bool):
+        if is_int(label_or_index):
             if not -len(self.labels) <= label_or_index < len(self.labels):
                 raise IndexError(f"row {label_or_index} out of range: there are {len(self.labels)} traces")
             return int(label_or_index) % len(self.labels)

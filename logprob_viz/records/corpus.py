@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from .corpus_columns import ColumnRows, flag_summaries, previews
+from .fields import is_int
 from .trace import Trace
 
 __all__ = ["Corpus"]
@@ -173,7 +174,7 @@ class Corpus:
 
     def __getitem__(self, index):
         """``corpus[i]`` is a Trace; a slice, a list of positions or a boolean mask gives a Corpus."""
-        if isinstance(index, (int, np.integer)) and not isinstance(index, bool):
+        if is_int(index):
             return self.traces[index]
         if isinstance(index, slice):
             return self._subset(range(len(self))[index])

@@ -17,6 +17,7 @@ import numpy as np
 
 from .comparison import compare
 from .corpus_index import CLASSES, token_classes
+from .fields import is_int
 
 __all__ = ["compare_corpora", "CorpusComparison", "bootstrap_ratio"]
 
@@ -37,7 +38,7 @@ def bootstrap_ratio(numerators, denominators, *, n_boot: int = 1000, seed: int =
     n = num.shape[0]
     if n == 0:
         raise ValueError("a bootstrap over items needs at least one item")
-    if not (isinstance(n_boot, int) and n_boot >= 10):
+    if not (is_int(n_boot) and n_boot >= 10):
         raise ValueError(f"n_boot must be an int >= 10 (bootstrap resamples), got {n_boot!r}")
     rng = np.random.default_rng(seed)
     stats = []

@@ -122,10 +122,16 @@ def as_list_of(kind: type, value, name: str) -> list:
     return [kind(x) for x in items]
 
 
+def is_int(value) -> bool:
+    """The package's one whole-number rule for what a user passes: a Python or NumPy integer, never
+    a bool (``True`` is an int to Python, but ``top_logprobs=True`` is a mistake). Readers of server
+    bodies keep their stricter JSON rule (``type(x) is int``, readers/checks.py)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
 def check_top_logprobs(top_logprobs, maximum: int, where: str = "for this runner") -> int:
     """The one rule for ``top_logprobs`` (the K of the alternatives' fields): 0 to `maximum`, the
     most a runner (or the lens) records; `where` names whose limit it is."""
-    whole = isinstance(top_logprobs, numbers.Integral) and not isinstance(top_logprobs, bool)
-    if not whole or not 0 <= top_logprobs <= maximum:
+    if not is_int(top_logprobs) or not 0 <= top_logprobs <= maximum:
         raise ValueError(f"top_logprobs must be an int between 0 and {maximum} {where}, got {top_logprobs!r}")
     return int(top_logprobs)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .fields import FIELDS
+from .fields import FIELDS, is_int
 
 # the one top_logprobs rule lives with the runners (sources/base.py: no torch, nothing heavy)
 from .fields import check_top_logprobs as check_count
@@ -20,10 +20,6 @@ __all__ = ["Lens", "MAX_TOP_LOGPROBS", "check_top_logprobs"]
 
 # The lens keeps K alternatives per layer and token: O(layers x tokens x K), so K stays small.
 MAX_TOP_LOGPROBS = 20
-
-
-def _is_int(x) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
 
 def check_top_logprobs(top_logprobs) -> int:
@@ -111,7 +107,7 @@ class Lens(Viewable):
         ``entropy`` [L], ``top_ids``, ``top_logprobs`` [L, K'] and ``top_tokens`` [L][K'].
         """
         n = len(self)
-        if not _is_int(position) or not 0 <= position < n:
+        if not is_int(position) or not 0 <= position < n:
             raise ValueError(f"position must be a token index between 0 and {n - 1}, got {position!r}")
         position = int(position)
         k = self.k if top_logprobs is None else check_top_logprobs(top_logprobs)
@@ -146,7 +142,7 @@ class Lens(Viewable):
         nothing predicts.
         """
         if p is None:
-            if not _is_int(top) or top < 1:
+            if not is_int(top) or top < 1:
                 raise ValueError(f"top must be a positive int, got {top!r}")
             rows, final = self.ranks, self._final_ranks
             held = (rows >= 1) & (rows <= top)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .fields import FIELDS, PER_TOKEN, PROCESSED, as_array, as_list, as_list_of, check_len, matrix, vector
+from .fields import FIELDS, PER_TOKEN, PROCESSED, as_array, as_list, as_list_of, check_len, is_int, matrix, vector
 from .flags import flag_warnings
 from .tokens import display_token
 from .vocab_rows import NO_FLAGS, SparseFlags, VocabRows
@@ -114,7 +114,7 @@ class Trace:
             rows = [list(map(str, row)) if row else NO_FLAGS for row in rows] if any(rows) else None
         self._flag_rows = rows  # None: no token lost anything (no list kept until `flags` is read)
 
-        if not isinstance(self.prompt_len, (int, np.integer)) or not 0 <= self.prompt_len <= n:
+        if not is_int(self.prompt_len) or not 0 <= self.prompt_len <= n:
             raise ValueError(
                 f"prompt_len must be an int between 0 and the number of tokens ({n}), got {self.prompt_len!r}"
             )

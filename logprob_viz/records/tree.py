@@ -19,10 +19,10 @@ The runner is a `logprob_viz.sources.base.Runner` (local or remote): a tree asks
 
 from __future__ import annotations
 
-import numbers
 import warnings
 from collections import Counter
 
+from .fields import is_int
 from .trace import Trace
 
 __all__ = ["Tree"]
@@ -56,7 +56,7 @@ class Tree:
 
     def index(self, node) -> int:
         """A node's position in `nodes` (the node itself, or its index)."""
-        if isinstance(node, numbers.Integral) and not isinstance(node, bool):
+        if is_int(node):
             if not 0 <= node < len(self._nodes):
                 raise ValueError(f"node index {node} is outside this tree's {len(self._nodes)} nodes")
             return int(node)
@@ -125,12 +125,12 @@ class Tree:
         server that fails part-way keeps the samples finished before (added to the tree; the
         error, or the cut-short last sample's ``meta["error"]``, says how many).
         """
-        if not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < 1:
+        if not is_int(n) or n < 1:
             raise ValueError(f"n must be an int >= 1 (how many continuations), got {n!r}")
-        if not isinstance(max_new_tokens, numbers.Integral) or max_new_tokens < 1:
+        if not is_int(max_new_tokens) or max_new_tokens < 1:
             raise ValueError(f"sampling needs max_new_tokens >= 1 (the first token is the sampled one), "
                              f"got {max_new_tokens!r}")
-        if seed is not None and (not isinstance(seed, numbers.Integral) or isinstance(seed, bool)):
+        if seed is not None and not is_int(seed):
             raise TypeError(f"seed must be an int or None, got {type(seed).__name__}")
         p = self.index(parent if parent is not None else 0)
         node = self._nodes[p]
@@ -217,7 +217,7 @@ class Tree:
         nodes, parents = d.get("nodes") or [], d.get("parents") or []
         if not nodes or len(nodes) != len(parents) or parents[0] is not None:
             raise ValueError("a tree dict needs one parent per node and the root (parent None) first")
-        if any(not isinstance(p, int) or not 0 <= p < i for i, p in enumerate(parents) if i):
+        if any(not is_int(p) or not 0 <= p < i for i, p in enumerate(parents) if i):
             raise ValueError("each node's parent must be an earlier node's index")
         tree = cls(Trace.from_dict(nodes[0]), runner=runner)
         tree._nodes.extend(Trace.from_dict(n) for n in nodes[1:])
@@ -237,7 +237,7 @@ class Tree:
 
     @staticmethod
     def _position(at, node: Trace) -> int:
-        if not isinstance(at, numbers.Integral) or isinstance(at, bool):
+        if not is_int(at):
             raise ValueError(f"at must be a token position (an int), got {at!r}")
         if not 1 <= at <= len(node):
             raise ValueError(f"at={at} is outside the trace: branch at a position from 1 to {len(node)} "
@@ -255,7 +255,7 @@ class Tree:
 
     def _token_id(self, node: Trace, at: int, token) -> int:
         """The id of `token` at position `at`: an id, an alternative's text there, or one token's text."""
-        if isinstance(token, numbers.Integral) and not isinstance(token, bool):
+        if is_int(token):
             size = self.runner.vocab_size
             if token < 0 or (size is not None and token >= size):
                 raise ValueError(f"token id {token} is outside the vocabulary (0 to {size - 1 if size else '?'})")

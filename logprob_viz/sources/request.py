@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..records.fields import is_int
 from ..records.trace import Trace
 
 # A growing trace is shown at most this often while tokens arrive: smooth to the eye, and few
@@ -32,10 +33,6 @@ class Sampling:
     def changes_distribution(self) -> bool:
         """Whether the distribution sampled from differs from the model's own."""
         return self.temperature != 1.0 or self.top_k > 0 or self.top_p < 1.0 or self.min_p > 0.0
-
-
-def is_int(value) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def _is_number(value) -> bool:

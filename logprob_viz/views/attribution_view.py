@@ -14,6 +14,7 @@ import logging
 import math
 import warnings
 
+from ..records.fields import is_int
 from .codec import array, json_safe
 
 __all__ = ["METHODS", "attribution_key", "encode_attribution", "answer_why", "NO_RUNNER"]
@@ -54,7 +55,7 @@ def encode_attribution(attr) -> dict:
 def _request(content: dict, n_tokens: int) -> tuple[int, str, int | str | None]:
     """(at, method, contrast) of a "why" message, checked; ValueError in words when wrong."""
     at, method, contrast = content.get("at"), content.get("method", "gradient_x_input"), content.get("contrast")
-    if not isinstance(at, int) or isinstance(at, bool) or not 1 <= at < n_tokens:
+    if not is_int(at) or not 1 <= at < n_tokens:
         raise ValueError(f"why? needs a token with tokens before it (1..{n_tokens - 1}), got {at!r}")
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
@@ -77,7 +78,7 @@ def answer_why(view, content: dict) -> dict:
     try:
         at, method, contrast = _request(content, len(view.trace))
         known = {a["key"]: a for a in view.attributions}
-        if isinstance(contrast, int) or contrast is None:
+        if is_int(contrast) or contrast is None:
             key = attribution_key(at, method, contrast)
             if key in known:
                 return {**reply, "ok": True, "key": key}

@@ -10,10 +10,10 @@ for how whitespace and invisible characters are shown.
 from __future__ import annotations
 
 import math
-import numbers
 import unicodedata
 from xml.sax.saxutils import escape, quoteattr
 
+from ..records.fields import is_int
 from ..records.trace import Trace
 from . import toolkit
 from .pictures import MODES, RANK_BUCKETS, check_mode, color_of, shown_text, token_colors
@@ -40,7 +40,7 @@ def _check_pinned(pinned, n: int) -> None:
     """`pinned` is None or a token index: a whole number (not a bool: True is no token's index) below `n`."""
     if pinned is None:
         return
-    if isinstance(pinned, bool) or not isinstance(pinned, numbers.Integral):
+    if not is_int(pinned):
         raise TypeError(f"pinned must be None or a token index (a whole number), got {pinned!r} "
                         f"({type(pinned).__name__})")
     if not 0 <= pinned < n:

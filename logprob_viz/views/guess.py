@@ -28,6 +28,7 @@ import re
 import anywidget
 import traitlets as t
 
+from ..records.fields import is_int
 from ..records.trace import Trace
 from .codec import encode_trace
 from .guess_scoring import FEW_TOKENS, matches, normalise, shannon_bounds
@@ -80,7 +81,7 @@ def _start_index(trace: Trace, start) -> int:
                 return i + 1
         raise ValueError(f"start={start!r} does not end on a token boundary of the text; give a prefix that ends "
                          f"between two tokens, or a token index (1 to {n - 1})")
-    if isinstance(start, bool) or not isinstance(start, int) or not 1 <= start < n:
+    if not is_int(start) or not 1 <= start < n:
         raise ValueError(f"start must be a token index from 1 to {n - 1} (the first token to guess), a prefix of the "
                          f"text, or None, got {start!r}")
     return start
@@ -168,7 +169,7 @@ class GuessGame(anywidget.AnyWidget):
         if not isinstance(trace, Trace) or len(trace) < 2:
             raise ValueError("GuessGame plays a scored Trace of at least two tokens; lv.guess(text) makes one")
         start = _start_index(trace, start)
-        if isinstance(choices, bool) or not isinstance(choices, int) or choices < 0:
+        if not is_int(choices) or choices < 0:
             raise ValueError(f"choices must be an int >= 0 (0: no buttons), got {choices!r}")
         self._trace = dataclasses.replace(trace, prompt_len=start)  # shown context = prompt, hidden = completion
         self._n_choices = choices

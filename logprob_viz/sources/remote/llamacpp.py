@@ -129,7 +129,7 @@ class LlamaCppRunner(OpenAIRunner):
         for n, entry in enumerate(out):
             piece = entry.get("piece") if isinstance(entry, dict) else None
             tid = entry.get("id") if isinstance(entry, dict) else None
-            if not isinstance(tid, int) or not isinstance(piece, (str, list)):
+            if type(tid) is not int or not isinstance(piece, (str, list)):
                 raise ServerError(f"the server at {self.base_url} answered /tokenize with an unexpected entry "
                                   f"tokens[{n}] = {entry!r}", server=self.base_url)
             data = piece.encode("utf-8") if isinstance(piece, str) else bytes(piece)  # a list: bytes of split UTF-8

@@ -109,7 +109,7 @@ class VLLMRunner(OpenAIRunner):
         config = info.get("vllm_config")
         scheduler = config.get("scheduler_config") if isinstance(config, dict) else None
         limit = scheduler.get("max_num_seqs") if isinstance(scheduler, dict) else None
-        return int(limit) if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 1 else None
+        return limit if type(limit) is int and limit >= 1 else None  # JSON's integer rule, as the readers'
 
     # -- choose (remote.choose): given text scored through prompt_logprobs ----------------------
 
@@ -152,7 +152,7 @@ class VLLMRunner(OpenAIRunner):
 
     def _server_ids(self, body: dict) -> list[int]:
         ids = self._request("POST", "/tokenize", {"model": self.model, **body}, root=True).get("tokens")
-        if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
+        if not isinstance(ids, list) or not all(type(i) is int for i in ids):
             raise self.unexpected(f"answered /tokenize without a list of token ids ({ids!r:.80})")
         return ids
 

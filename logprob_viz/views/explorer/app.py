@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ipywidgets as w
 
+from ...records.fields import is_int
 from ...records.trace import Trace
 from .branches import BranchHere, BranchList
 from .comparing import BranchComparison
@@ -215,7 +216,7 @@ class Explorer(TreeActions, MarimoDisplay):  # (marimo renders no ipywidgets con
         event = content.get("event")
         if event == "key":
             return self._on_key(content.get("action"))
-        if event == "choose" and isinstance(content.get("token_id"), int):
+        if event == "choose" and is_int(content.get("token_id")):
             return self.choose(content["token_id"])
         if event == "next_close":
             return self._end_manual()
@@ -225,8 +226,8 @@ class Explorer(TreeActions, MarimoDisplay):  # (marimo renders no ipywidgets con
             return
         at = content.get("at")
         token_id = content.get("token_id")
-        token = token_id if isinstance(token_id, int) and token_id >= 0 else content.get("token")
-        if not isinstance(at, int):
+        token = token_id if is_int(token_id) and token_id >= 0 else content.get("token")
+        if not is_int(at):
             return self._fail(ValueError(f"the view asked to branch at {at!r}, which is not a token position"))
         existing = self._existing_branch(at, token)
         if existing is not None:  # that alternative has its branch already: show it

@@ -20,6 +20,7 @@ from __future__ import annotations
 import anywidget
 import traitlets as t
 
+from ...records.fields import is_int
 from ..page import STATIC, require_frontend
 from ..toolkit import percent_of_logprob
 from .branching import visible
@@ -113,7 +114,7 @@ class HostPanel(anywidget.AnyWidget):
         if not isinstance(content, dict) or content.get("type") != "press":
             return
         app, name = self.explorer, content.get("name")
-        if name == "choose" and isinstance(content.get("token_id"), int):
+        if name == "choose" and is_int(content.get("token_id")):
             app.choose(content["token_id"])
         elif name in ("generate", "next_token", "stop"):
             getattr(app, name)()

@@ -7,6 +7,7 @@ A mixin of `Explorer` (app.py), so the app module stays small; it uses the app's
 
 from __future__ import annotations
 
+from ...records.fields import is_int
 from ...records.trace import Trace
 from .branching import as_trace, explored, fork_position
 
@@ -94,7 +95,7 @@ class TreeActions:
 
     def _existing_branch(self, at: int, token_id) -> Trace | None:
         """A node that already takes `token_id` at `at` after the text on show's first `at` tokens."""
-        if self.tree is None or self.current is None or not isinstance(token_id, int):
+        if self.tree is None or self.current is None or not is_int(token_id):
             return None
         for node in self.tree.nodes:
             if node is self.current or len(node) <= at or int(node.token_ids[at]) != token_id:
