@@ -145,12 +145,16 @@ def test_the_package_has_no_import_cycle_but_the_known_ones():
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 
+def cycle_within(graph, prefix):
+    """A cycle among the modules under `prefix`, counting only their imports of each other."""
+    layer = {m: {t for t in ts if t.startswith(prefix)} for m, ts in graph.items() if m.startswith(prefix)}
+    return find_cycle(layer)
+
+
 def test_the_views_import_no_cycle_among_themselves():
     # the views layer is clean with no exceptions: page.py is generic, each view owns its page
     graph = import_graph()
-    views = {m: {t for t in ts if t.startswith("logprob_viz.views")} for m, ts in graph.items()
-             if m.startswith("logprob_viz.views")}
-    cycle = find_cycle(views)
+    cycle = cycle_within(graph, "logprob_viz.views")
     assert cycle is None, "import cycle in views/: " + " -> ".join(cycle)
     assert "logprob_viz.views.logprob_view" not in graph["logprob_viz.views.page"]
 
@@ -158,8 +162,5 @@ def test_the_views_import_no_cycle_among_themselves():
 def test_the_sources_import_no_cycle_among_themselves():
     # the runner interface (base.py) owns the job lock's lookup, and the local runner no longer
     # re-exports its loading: sources/ is clean with no exceptions
-    graph = import_graph()
-    sources = {m: {t for t in ts if t.startswith("logprob_viz.sources")} for m, ts in graph.items()
-               if m.startswith("logprob_viz.sources")}
-    cycle = find_cycle(sources)
+    cycle = cycle_within(import_graph(), "logprob_viz.sources")
     assert cycle is None, "import cycle in sources/: " + " -> ".join(cycle)
