@@ -13,10 +13,20 @@ import logging
 from importlib import import_module
 
 from .records.trace import Trace
+from .records.viewable import load_views_with
 
 __version__ = "0.1.0"
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
+
+
+def _load_views() -> None:
+    # The records find their views in a table the views fill in (records/viewable.py): loaded at the
+    # first display, not here, so that importing the package does not import the widgets.
+    from .views import shows  # noqa: F401 (imported for its registrations)
+
+
+load_views_with(_load_views)
 
 # public name -> module that defines it, imported on first use
 _LAZY = {

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .fields import is_int
-from .viewable import Viewable
+from .viewable import Viewable, show
 
 __all__ = ["Calibration", "calibration", "bin_of"]
 
@@ -118,13 +118,11 @@ class Calibration(Viewable):
         ``widget=True`` gives a `ReliabilityDiagram` (the figure as a widget, with the items below
         it): clicking a bin lists its items, and opens them in the choices view when they are choices.
         """
-        from ..views.calibration_plot import reliability_diagram, reliability_figure
+        return self.view(title=title) if widget else show(self, "plot", title=title)
 
-        return reliability_diagram(self, title=title) if widget else reliability_figure(self, title=title)
-
-    def view(self, **traits):
+    def view(self, *, title: str | None = None):
         """The reliability diagram as a widget whose bins open their items (`plot(widget=True)`)."""
-        return self.plot(widget=True, **traits)
+        return show(self, "view", title=title)
 
     def __repr__(self) -> str:
         return (f"<Calibration of {len(self.probs)} items in {self.bins} bins: ECE={self.ece:.4f}, "

@@ -16,7 +16,7 @@ import numpy as np
 
 from .fields import is_int
 from .trace import Trace
-from .viewable import Viewable
+from .viewable import Viewable, show
 
 __all__ = ["Choices", "LENGTHS", "check_length", "option_bytes"]
 
@@ -205,9 +205,7 @@ class Choices(Viewable):
 
     def view(self, **traits):
         """The choices view: the options as bars (per prompt), each opening its tokens in a LogprobView."""
-        from ..views.choices_view import ChoicesView
-
-        return ChoicesView(self, **traits)
+        return show(self, "view", **traits)
 
     def __repr__(self) -> str:
         if self._single:

@@ -22,7 +22,7 @@ from .comparison_numbers import PARTS, Scored, scored_aligned, scored_rows
 from .fields import is_int
 from .tokens import display_token
 from .trace import Trace
-from .viewable import Viewable
+from .viewable import Viewable, show
 
 __all__ = ["Comparison", "ComparisonWarning", "compare"]
 
@@ -284,15 +284,11 @@ class Comparison(Viewable):
 
     def plot(self, kind: str = "difference", a=0, b=1, **kwargs):
         """A plotly figure: ``"difference"`` (span logprob a − b along the text) or ``"bits_per_byte"``."""
-        from ..views.plots import plot_comparison
-
-        return plot_comparison(self, kind, a=a, b=b, **kwargs)
+        return show(self, "plot", kind, a=a, b=b, **kwargs)
 
     def view(self, **traits):
         """The compare view (`logprob_viz.CompareView`) of this comparison."""
-        from ..views.compare_view import CompareView
-
-        return CompareView(self, **traits)
+        return show(self, "view", **traits)
 
     def __repr__(self) -> str:
         def part(over: str) -> str:

@@ -19,6 +19,7 @@ import numpy as np
 from .corpus_columns import ColumnRows, flag_summaries, previews
 from .fields import is_int
 from .trace import Trace
+from .viewable import Viewable, show
 
 __all__ = ["Corpus"]
 
@@ -27,7 +28,7 @@ FORMAT_VERSION = 1
 PREVIEW_CHARS = 80
 
 
-class Corpus:
+class Corpus(Viewable):
     """A sequence of traces with a label and a metadata dict per item.
 
     Parameters
@@ -312,19 +313,13 @@ class Corpus:
         """The corpus view (`lv.CorpusView`); with an `item` (an int or a label), that item's
         LogprobView alone, pinned at ``position`` when given."""
         if item is None:
-            from ..views.corpus_view import CorpusView
-
-            return CorpusView(self) if position is None else CorpusView(self, 0, int(position))
-        from ..views.logprob_view import LogprobView
-
+            return show(self, "view") if position is None else show(self, "view", pinned=int(position))
         trace = self[item]
-        return LogprobView(trace) if position is None else LogprobView(trace, selected=int(position))
+        return trace.view() if position is None else trace.view(selected=int(position))
 
     def to_html(self, path=None, *, selected_item: int = 0, pinned: int = -1, title: str | None = None):
         """A standalone, offline page of the corpus view (the table, the index, one trace's view)."""
-        from ..views.corpus_view import corpus_html
-
-        return corpus_html(self, path, selected_item=selected_item, pinned=pinned, title=title)
+        return show(self, "to_html", path, selected_item=selected_item, pinned=pinned, title=title)
 
     # -- display ---------------------------------------------------------------------------
 
@@ -339,9 +334,7 @@ class Corpus:
     def _repr_mimebundle_(self, **kwargs):
         # The corpus view; where it cannot be made (no traces, the frontend not built), the table.
         try:
-            from ..views.corpus_view import CorpusView
-
-            bundle = CorpusView(self)._repr_mimebundle_(**kwargs)
+            bundle = self.view()._repr_mimebundle_(**kwargs)
         except (ValueError, FileNotFoundError, ImportError):
             bundle = None
         if bundle is not None:

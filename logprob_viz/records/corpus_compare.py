@@ -67,9 +67,7 @@ def compare_corpora(a, b, labels=("a", "b"), *, n_boot: int = 1000, seed: int = 
     n_boot, seed : int
         Bootstrap resamples over items for the intervals, and the seed that makes them reproducible.
     """
-    from .corpus import Corpus
-
-    if not isinstance(a, Corpus) or not isinstance(b, Corpus):
+    if not (_is_corpus(a) and _is_corpus(b)):
         raise TypeError(f"compare_corpora compares two lv.Corpus objects, got {type(a).__name__} and "
                         f"{type(b).__name__}; make them with runner.score([...]) on each model")
     if len(a) != len(b):
@@ -108,6 +106,12 @@ def _without_bos(trace):
                                                                        np.array([True]))[0] == 0:
         return trace[1:]
     return trace
+
+
+def _is_corpus(x) -> bool:
+    # What a corpus has that this reads (not an isinstance of Corpus: corpus.py imports this module
+    # for Corpus.compare, and a module pair that imports each other is a cycle)
+    return all(hasattr(x, name) for name in ("traces", "labels", "metadata")) and not isinstance(x, type)
 
 
 class CorpusComparison:

@@ -8,8 +8,6 @@ __all__ = ["labelled"]
 def labelled(corpus, labels=None, metadata=None):
     """`corpus` with `labels` (one per item asked for) and/or `metadata` (a dict per item, added to each
     item's own); itself when neither is. Items dropped by an interrupt keep their own by index."""
-    from .corpus import Corpus
-
     if labels is None and metadata is None:
         return corpus
     n_asked = int(corpus.meta.get("items_asked", len(corpus)))
@@ -23,4 +21,4 @@ def labelled(corpus, labels=None, metadata=None):
     new_labels = corpus.labels if labels is None else [str(list(labels)[i]) for i in kept]
     new_metadata = [dict(own, **({} if metadata is None else list(metadata)[i]))
                     for own, i in zip(corpus.metadata, kept, strict=True)]
-    return Corpus(corpus.traces, new_labels, new_metadata, corpus.meta)
+    return type(corpus)(corpus.traces, new_labels, new_metadata, corpus.meta)

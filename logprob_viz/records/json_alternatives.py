@@ -2,7 +2,7 @@
 
     fields.what_else("age", runner)      # {"items": [{value, prob, logprob, tokens, ...}], "over": ...}
 
-For a field (a `json_fields.FieldRow`), the trace is branched (`Tree.branch`) at the token where
+For a field (a `json_fields.FieldRow`), the trace is forked (`branching.fork`, as `Tree.branch` does) at the token where
 the value's content begins (``row.at``) from each of the top alternatives there, and continued
 greedily until the value closes (its closing quote, the end of its number, ...; at most
 ``max_new_tokens``). Each value's probability is the product over the tokens from ``row.at`` to
@@ -18,9 +18,9 @@ import math
 
 import numpy as np
 
+from .branching import checked_runner, fork
 from .json_spans import scan_value
 from .tokens import display_token
-from .tree import Tree
 
 __all__ = ["what_else"]
 
@@ -74,7 +74,7 @@ def what_else(fields, row, runner, *, k: int = 5, max_new_tokens: int | None = N
                          "with a runner that gives ids), so there is nothing to branch from")
     fork_byte = int(_offsets(trace)[at])
     chosen_id = int(trace.token_ids[at])
-    tree = Tree(trace, runner=runner)
+    runner = checked_runner(runner)
     items = []
     if chosen_id not in ids:  # the value as written, even when its first token was outside the top k
         items.append(_item(trace, at, row.start, True, trace.tokens[at]))
@@ -82,7 +82,7 @@ def what_else(fields, row, runner, *, k: int = 5, max_new_tokens: int | None = N
         if token_id == chosen_id:
             items.append(_item(trace, at, row.start, True, trace.tokens[at]))
             continue
-        node = tree.branch(at=at, token=token_id, max_new_tokens=max_new_tokens, top_logprobs=0, progress=False)
+        node = fork(trace, at, token_id, runner, max_new_tokens=max_new_tokens, top_logprobs=0, progress=False)
         start = _value_start(b"".join(node.token_bytes), row.start, fork_byte)
         items.append(_item(node, at, start, False, node.tokens[at]))
     items.sort(key=lambda item: -item["logprob"])

@@ -29,7 +29,7 @@ import numpy as np
 
 from .json_spans import Scan, Span, find_json, scan, scans
 from .tokens import display_token
-from .viewable import Viewable
+from .viewable import Viewable, show
 
 __all__ = ["Fields", "FieldRow", "JSONBreak", "fields_of"]
 
@@ -136,16 +136,12 @@ class Fields(Viewable):
 
     def view(self, **traits):
         """The fields view: the JSON by key, each value coloured by its probability, beside the trace."""
-        from ..views.fields_view import FieldsView
-
-        return FieldsView(self, **traits)
+        return show(self, "view", **traits)
 
     def to_html(self, path=None, *, title: str | None = None, selected: int = -1):
         """The values (a static list, least confident marked) over the trace's LogprobView, as one offline
         page: written to `path` (and the path returned), or returned as a string."""
-        from ..views.fields_view import fields_html
-
-        return fields_html(self, path, title=title, selected=selected)
+        return show(self, "to_html", path, title=title, selected=selected)
 
 
 # -- building -------------------------------------------------------------------------------

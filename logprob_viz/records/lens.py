@@ -14,7 +14,7 @@ from .fields import FIELDS, is_int
 from .fields import check_top_logprobs as check_count
 from .tokens import display_token
 from .trace import Trace
-from .viewable import Viewable
+from .viewable import Viewable, show
 
 __all__ = ["Lens", "MAX_TOP_LOGPROBS", "check_top_logprobs"]
 
@@ -162,9 +162,7 @@ class Lens(Viewable):
 
     def view(self, **kwargs):
         """The lens view (a widget): layers x tokens heatmap, alternatives on hover, per-layer plot on pin."""
-        from ..views.lens_view import LensView
-
-        return LensView(self, **kwargs)
+        return show(self, "view", **kwargs)
 
     def nbytes(self) -> int:
         """Bytes of the arrays the lens keeps (O(L x N x K))."""

@@ -17,13 +17,14 @@ import numpy as np
 from .fields import FIELDS, PER_TOKEN, PROCESSED, as_array, as_list, as_list_of, check_len, is_int, matrix, vector
 from .flags import flag_warnings
 from .tokens import display_token
+from .viewable import Viewable, show
 from .vocab_rows import NO_FLAGS, SparseFlags, VocabRows
 
 __all__ = ["Trace"]
 
 
 @dataclass(eq=False, repr=False)
-class Trace:
+class Trace(Viewable):
     """Per-token log-probabilities of a text, with the alternatives the model weighed.
 
     Parameters
@@ -319,36 +320,21 @@ class Trace:
 
     def plot(self, kind: str = "surprisal", **kwargs):
         """A plotly figure of this trace (see `logprob_viz.views.plots.plot`; needs ``logprob-viz[plot]``)."""
-        from ..views.plots import plot
-
-        return plot(self, kind, **kwargs)
+        return show(self, "plot", kind, **kwargs)
 
     def view(self, **traits):
         """The LogprobView (a widget) of this trace, with `traits` (e.g. ``color_mode="rank"``)."""
-        from ..views.logprob_view import LogprobView
-
-        return LogprobView(self, **traits)
-
-    def to_html(self, path=None, **view_traits):
-        """This trace as one standalone, offline HTML page: written to `path` (and the path returned),
-        or returned as a string without one (see `logprob_viz.views.page.to_html`)."""
-        from ..views.page import to_html
-
-        return to_html(self, path, **view_traits)
+        return show(self, "view", **traits)
 
     def to_svg(self, color_mode: str = "probability", palette: str = "viridis", width: int = 720,
                pinned: int | None = None, **options) -> str:
         """The heatmap as SVG text, in the view's colours; ``pinned``: a token whose alternatives are
         drawn beside it (see `logprob_viz.views.export_svg.to_svg`)."""
-        from ..views.export_svg import to_svg
-
-        return to_svg(self, color_mode=color_mode, palette=palette, width=width, pinned=pinned, **options)
+        return show(self, "to_svg", color_mode=color_mode, palette=palette, width=width, pinned=pinned, **options)
 
     def to_latex(self, color_mode: str = "probability", palette: str = "viridis", **options) -> str:
         """A ``\\colorbox`` per token, LaTeX specials escaped (see `logprob_viz.views.pictures.to_latex`)."""
-        from ..views.pictures import to_latex
-
-        return to_latex(self, color_mode=color_mode, palette=palette, **options)
+        return show(self, "to_latex", color_mode=color_mode, palette=palette, **options)
 
     def __repr__(self) -> str:
         source = self.meta.get("source", "?")
@@ -357,9 +343,3 @@ class Trace:
             f"<Trace {len(self)} tokens ({self.prompt_len} prompt), K={self.k}, "
             f"source={source}, model={model}, perplexity={self.perplexity():.3f}>"
         )
-
-    def _repr_mimebundle_(self, **kwargs):
-        # The last expression of a cell shows the widget; without a widget frontend, the repr.
-        from ..views.logprob_view import LogprobView
-
-        return LogprobView(self)._repr_mimebundle_(**kwargs)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import warnings
 from collections import Counter
 
+from .branching import checked_runner, fork, prefix_ids, with_prefix_of
 from .fields import is_int
 from .trace import Trace
 
@@ -106,9 +107,7 @@ class Tree:
         at = self._position(at, node)
         token_id = self._token_id(node, at, token)
         k = node.k if top_logprobs is None else top_logprobs
-        out = runner.generate(prompt_ids=self._prefix(node, at) + [token_id], max_new_tokens=max_new_tokens,
-                              top_logprobs=k, **sampling)
-        out = _with_prefix_of(node, out, at)
+        out = fork(node, at, token_id, runner, max_new_tokens=max_new_tokens, top_logprobs=k, **sampling)
         out.meta["branch"] = {"parent": p, "at": at, "token_id": token_id, "token": out.tokens[at]}
         out.meta["forced"] = [*(i for i in node.meta.get("forced", ()) if i < at), at]
         self._nodes.append(out)
@@ -136,7 +135,7 @@ class Tree:
         node = self._nodes[p]
         runner = self._runner()
         at = self._position(at, node)
-        prefix = self._prefix(node, at)
+        prefix = prefix_ids(node, at)
         k = node.k if top_logprobs is None else top_logprobs
         sampling.setdefault("do_sample", True)
         made = []
@@ -151,7 +150,7 @@ class Tree:
                     warnings.warn(f"sample {j} of {n} failed (the error follows); the {j} samples made before it "
                                   f"were added to the tree (tree.nodes[-{j}:])", RuntimeWarning, stacklevel=2)
                 raise
-            out = _with_prefix_of(node, out, at)
+            out = with_prefix_of(node, out, at)
             out.meta["branch"] = {"parent": p, "at": at, "sample": j, "seed": s}
             out.meta["forced"] = [i for i in node.meta.get("forced", ()) if i < at]
             made.append(out)
@@ -227,13 +226,7 @@ class Tree:
     # -- checks ----------------------------------------------------------------------------
 
     def _runner(self):
-        if self.runner is None:
-            raise ValueError("this tree has no runner to generate branches: "
-                             "lv.Tree(trace, runner=lv.load()) or lv.Tree(trace, runner=lv.connect(url))")
-        if not self.runner.can_continue_from_ids:
-            raise ValueError(f"{self.runner!r} cannot continue from token ids, which a branch needs "
-                             "(the local runner, a vLLM or a llama.cpp server can)")
-        return self.runner
+        return checked_runner(self.runner)
 
     @staticmethod
     def _position(at, node: Trace) -> int:
@@ -243,15 +236,6 @@ class Tree:
             raise ValueError(f"at={at} is outside the trace: branch at a position from 1 to {len(node)} "
                              "(position 0 has no context to choose from)")
         return int(at)
-
-    @staticmethod
-    def _prefix(node: Trace, at: int) -> list[int]:
-        ids = node.token_ids[:at].tolist()
-        unknown = [i for i, t in enumerate(ids) if t < 0]
-        if unknown:
-            raise ValueError(f"the trace has no token ids at positions {unknown[:8]}; a branch continues from ids "
-                             "(on a server: vLLM with return_token_ids, or llama.cpp, gives them)")
-        return ids
 
     def _token_id(self, node: Trace, at: int, token) -> int:
         """The id of `token` at position `at`: an id, an alternative's text there, or one token's text."""
@@ -275,15 +259,3 @@ class Tree:
         except ValueError as error:
             raise ValueError(f"{token!r} is neither an alternative at position {at} nor one token: {error}") from None
 
-
-def _with_prefix_of(parent: Trace, out: Trace, at: int) -> Trace:
-    """`out` (the runner's record of parent's first `at` ids and what followed) with those first `at`
-    rows replaced by the parent's own: the runner scored them as a prompt, so they lack what the
-    parent recorded when it made them (the sampled-from distribution, ``processed_*``), and a
-    branch's prefix must read as its parent's. The prompt stays the parent's prompt: the forced
-    token and what follows are the branch's completion (``meta["forced"]`` lists the forced ones)."""
-    head, tail = parent[:at], out[at:]
-    tail.prompt_len = 0
-    joined = Trace.concat(head, tail)
-    joined.meta = dict(out.meta)
-    return joined

@@ -1,6 +1,7 @@
 """Views: what a person sees of a record, in a notebook or an offline page.
 
     codec.py          the one wire codec: arrays as self-describing binary buffers
+    shows.py          which view draws which record (`trace.view()`, `.plot()`, `.to_html()` look it up)
     page.py           offline HTML pages and the notebook's HTML fallback; static_html.py for script-less copies
     toolkit.py        palettes, text colour, percent format, token display (the JS twin: js/toolkit/)
     whitespace.py     the one visible-whitespace mapping (the JS twin: js/toolkit/whitespace.js)

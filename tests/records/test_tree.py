@@ -154,7 +154,7 @@ def test_bad_input_is_a_clear_error_and_the_tree_is_unchanged(runner, root, kwar
 
 
 def test_a_tree_without_a_runner_or_with_unknown_ids_says_why(runner, root):
-    with pytest.raises(ValueError, match="no runner"):
+    with pytest.raises(ValueError, match="no runner to generate branches"):
         Tree(root).branch(at=3, token=5)
     no_ids = Trace(tokens=["a", "b", "c"], top_tokens=[[], ["x"], ["y"]], top_logprobs=[[-np.inf], [-1.0], [-1.0]])
     tree = Tree(no_ids, runner=runner)

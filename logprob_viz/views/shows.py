@@ -1,0 +1,41 @@
+"""Which view draws which record: the one table the records' display methods look up.
+
+A record's ``view()``, ``plot()``, ``to_html()``, ``to_svg()`` and ``to_latex()`` call
+``records.viewable.show(record, "view", ...)``, which finds here the function that makes it, so
+the records never import a view (see records/viewable.py). Importing this module registers them;
+the package's loader does that before the first display. A record type of your own adds its row
+with `logprob_viz.records.viewable.register`.
+"""
+
+from __future__ import annotations
+
+from ..records.calibration import Calibration
+from ..records.choices import Choices
+from ..records.comparison import Comparison
+from ..records.corpus import Corpus
+from ..records.json_fields import Fields
+from ..records.lens import Lens
+from ..records.trace import Trace
+from ..records.viewable import Viewable, register
+from .calibration_plot import reliability_diagram, reliability_figure
+from .choices_view import ChoicesView
+from .compare_view import CompareView
+from .corpus_view import CorpusView, corpus_html
+from .export_svg import to_svg
+from .fields_view import FieldsView, fields_html
+from .lens_view import LensView
+from .logprob_view import LogprobView
+from .page import to_html
+from .pictures import to_latex
+from .plots import plot, plot_comparison
+
+__all__: list[str] = []
+
+register(Viewable, to_html=to_html)  # any record: its view's page (page.to_html)
+register(Trace, view=LogprobView, plot=plot, to_html=to_html, to_svg=to_svg, to_latex=to_latex)
+register(Comparison, view=CompareView, plot=plot_comparison)
+register(Lens, view=LensView)
+register(Corpus, view=CorpusView, to_html=corpus_html)
+register(Fields, view=FieldsView, to_html=fields_html)
+register(Choices, view=ChoicesView)
+register(Calibration, view=reliability_diagram, plot=reliability_figure)
