@@ -177,8 +177,8 @@ def peer_html(trace) -> tuple[str, str]:
     ).local_src
     div = html.split('id="', 1)[1].split('"', 1)[0]
     # Time from the render call (the props literal and the bundle are already evaluated, as our
-    # bundle is imported and our state decoded before the clock starts) to two frames after the
-    # first content appears.
+    # bundle is imported and our state decoded before the clock starts) to the end of the rendering
+    # of the frame that first holds its text (lvWaitContent: the end lvRender times ours to).
     call = html.rfind("CircuitsVis.render(")
     html = html[:call] + "window.__cvT0 = performance.now();\n" + html[call:]
     end = html.rfind("</script>")

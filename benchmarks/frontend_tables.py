@@ -62,14 +62,16 @@ def render_table(measured: Measured, info: dict, sizes: list[int], *, repeats: i
                  peer_timeout: float) -> str:
     """1. First render for each size, ours vs CircuitsVis as a ratio."""
     rows = [render_row(n, measured.ours[n], measured.peer[n], peer_max, peer_timeout) for n in sizes]
-    headers = ["tokens", "ours: render → 2nd frame", "our DOM elements", "CircuitsVis", "its DOM elements",
+    headers = ["tokens", "ours: render → first token painted", "our DOM elements", "CircuitsVis", "its DOM elements",
                "ours / CircuitsVis"]
     note = (
         f"Medians of {repeats} fresh pages each, ours and CircuitsVis alternating. Ours: from calling the "
         "bundle's `render({model, el})` (bundle imported, state decoded from JSON and put back as DataViews "
-        "beforehand) to the end of the second requestAnimationFrame after. CircuitsVis 1.43.3: its `local_src` page "
-        "(bundle inlined), from just before its `CircuitsVis.render(...)` call to two frames after its container first "
-        "holds text. It was given the props `token_log_probs` computes (top-20 tokens and logprobs, the chosen "
+        "beforehand) to the end of the rendering (style, layout, paint) of the first frame that holds a token "
+        "(until 2026-12-04 it was to two frames after the call, which timed a view built in a task of its own before "
+        "its tokens were painted). CircuitsVis 1.43.3: its `local_src` page (bundle inlined), from just before its "
+        "`CircuitsVis.render(...)` call to the end of the rendering of the first frame whose container holds text. "
+        "It was given the props `token_log_probs` computes (top-20 tokens and logprobs, the chosen "
         "token's 0-based rank and logprob), taken from the same trace, because `token_log_probs` itself needs "
         "log_probs [N, vocab]: 197 MB at 1k tokens × 49,152 vocab, 19.7 GB at 100k. "
         + (

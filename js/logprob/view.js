@@ -32,6 +32,11 @@ const FIRST_SLICE = 300; // tokens built before the view first shows; the rest f
 const SLICE = 400; // tokens added at once when a stream grows the text
 const CHUNK = 50; // tokens per step of a slice in idle time, which goes on while the idle period lasts
 const SLICE_MS = 8; // at most this long a slice (so a hover or a scroll between frames waits no longer)
+// Up to this many tokens the view is built in render() itself, so its first frame shows it: the
+// payload decodes in well under a millisecond and the first slice is the same at every length.
+// A longer trace is built in a task of its own, not inside the one that delivered its (large) state
+// (deferred, a 1k view waited a frame for its timer about one time in two: 15 to 98 ms to show).
+const BUILD_AT_ONCE_MAX = 2000;
 
 /** Run `fn(deadline)` when the page is idle (within 300 ms however busy); returns the cancel. */
 function whenIdle(fn) {
@@ -355,8 +360,10 @@ export class LogprobRender {
     const stopSide = this.side ? this.side.listen() : () => {};
     this.dark = onDark(this.root);
     this.theme = watchTheme(this.root, this.dark, (dark) => this.onTheme(dark));
-    // Build in a task of its own, not inside the one that delivered the widget's (large) state.
-    const initial = setTimeout(() => this.build(), 0);
+    const n = this.model.get("_payload")?.n;
+    let initial = 0;
+    if (Number.isInteger(n) && n <= BUILD_AT_ONCE_MAX) this.build();
+    else initial = setTimeout(() => this.build(), 0);
     return () => {
       clearTimeout(initial);
       this.cancelBuild();
