@@ -2,8 +2,9 @@
 
     fields.what_else("age", runner)      # {"items": [{value, prob, logprob, tokens, ...}], "over": ...}
 
-For a field (a `json_fields.FieldRow`), the trace is forked (`branching.fork`, as `Tree.branch` does) at the token where
-the value's content begins (``row.at``) from each of the top alternatives there, and continued
+For a field (a `json_fields.FieldRow`), the trace is forked (`branching.fork`, as `Tree.branch`
+does) at the token where the value's content begins (``row.at``) from each of the top
+alternatives there, and continued
 greedily until the value closes (its closing quote, the end of its number, ...; at most
 ``max_new_tokens``). Each value's probability is the product over the tokens from ``row.at`` to
 the token that closes it, given the text before ``row.at``: P(this value | the prefix). The

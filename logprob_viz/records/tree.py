@@ -258,4 +258,3 @@ class Tree:
             return self.runner.token_id(token)
         except ValueError as error:
             raise ValueError(f"{token!r} is neither an alternative at position {at} nor one token: {error}") from None
-
