@@ -3,8 +3,9 @@
     python -m benchmarks.frontend [--repeats 3] [--sizes 1000,10000,100000] [--hovers 50] [--quick]
 
 Prints Markdown tables:
-1. first render (render() called -> second animation frame after) for 1k/10k/100k tokens at
-   K=20, ours vs CircuitsVis `token_log_probs` on the same data, as a ratio;
+1. first render (render() called -> the first frame holding a token painted) for 1k/10k/100k
+   tokens at K=20, in a fresh page and again in the same page, ours vs CircuitsVis `token_log_probs`
+   on the same data, as a ratio;
 2. longest task (PerformanceObserver 'longtask') during render and during a scroll through
    the whole text; hover -> next painted frame p50/p95; where the hover frame's time goes, by
    phase (script, style, layout, pre-paint, paint, composite, raster) from a Chromium trace, next

@@ -49,6 +49,7 @@ def render_row(n: int, ours: list[dict], peer: list[dict], peer_max: int, peer_t
     return [
         f"{n:,}",
         fmt_ms(o) + ("" if ok_vis else " (tokens not visible!)"),
+        fmt_ms(median([x["again"] for x in ours])) if all("again" in x for x in ours) else "—",
         f"{ours[0]['elements']:,}",
         peer_cell + (f" (n={len(pv)})" if pv else ""),
         f"{peer[0]['elements']:,}" if pv else "—",
@@ -62,14 +63,16 @@ def render_table(measured: Measured, info: dict, sizes: list[int], *, repeats: i
                  peer_timeout: float) -> str:
     """1. First render for each size, ours vs CircuitsVis as a ratio."""
     rows = [render_row(n, measured.ours[n], measured.peer[n], peer_max, peer_timeout) for n in sizes]
-    headers = ["tokens", "ours: render → first token painted", "our DOM elements", "CircuitsVis", "its DOM elements",
-               "ours / CircuitsVis"]
+    headers = ["tokens", "ours: render → first token painted", "ours again, same page", "our DOM elements",
+               "CircuitsVis", "its DOM elements", "ours / CircuitsVis"]
     note = (
         f"Medians of {repeats} fresh pages each, ours and CircuitsVis alternating. Ours: from calling the "
         "bundle's `render({model, el})` (bundle imported, state decoded from JSON and put back as DataViews "
         "beforehand) to the end of the rendering (style, layout, paint) of the first frame that holds a token "
         "(until 2026-12-04 it was to two frames after the call, which timed a view built in a task of its own before "
-        "its tokens were painted). CircuitsVis 1.43.3: its `local_src` page (bundle inlined), from just before its "
+        "its tokens were painted). 'Again, same page': the same view rendered a second time in that page, from a "
+        "fresh model (what a notebook's second view costs: the page has run the bundle's code once). "
+        "CircuitsVis 1.43.3: its `local_src` page (bundle inlined), from just before its "
         "`CircuitsVis.render(...)` call to the end of the rendering of the first frame whose container holds text. "
         "It was given the props `token_log_probs` computes (top-20 tokens and logprobs, the chosen "
         "token's 0-based rank and logprob), taken from the same trace, because `token_log_probs` itself needs "
@@ -275,13 +278,14 @@ def before_after_table(measured: Measured, sizes: list[int], before_bundle: str)
                 f"{n:,}",
                 label,
                 fmt_ms(median([x["ms"] for x in pages])),
+                fmt_ms(median([x["again"] for x in pages])),
                 task_cell([max(x["task"], x["scroll_task"]) for x in pages]),
                 p50_p95([v for h in hv for v in h["toPaint"]]),
                 p50_p95([v for h in hv for v in h["work"]]),
                 p50_p95([v for h in hv for v in h["idle"]]),
                 f"{len(pages)}",
             ])
-    headers = ["tokens", "build", "first render (median)", "longest task, render or scroll",
+    headers = ["tokens", "build", "first render (median)", "again, same page", "longest task, render or scroll",
                "hover → painted frame p50 / p95", "handler + style/layout p50 / p95", "no-hover frame p50 / p95",
                "pages"]
     note = (
