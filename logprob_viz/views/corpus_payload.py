@@ -34,6 +34,7 @@ logprobs are NaN (a gap).
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -80,26 +81,31 @@ def encode_index(frame) -> dict:
 def encode_corpus(corpus) -> dict:
     """The table widget's ``_payload`` (see the module docstring)."""
     whole_texts = whole_text_column(corpus.traces)
-    spark, offsets = sparklines(corpus)
-    stats = trace_stats(corpus)
-    # the largest point: the largest max surprisal (every point is one), not a pass over 16M points
-    highest = float(np.nanmax(stats["max_surprisal"])) if np.any(~np.isnan(stats["max_surprisal"])) else math.nan
-    payload = {
-        "version": 1,
-        "n": len(corpus),
-        "label": texts("label", corpus.labels),
-        **_ranks("label_rank", natural_ranks(corpus.labels)),
-        "text": texts("text", whole_texts),
-        "text_rank": array("text_rank", text_ranks(whole_texts), "uint32"),
-        "flags": texts("flags", flag_summaries(corpus.traces)),
-        "spark": array("spark", spark, "float32"),
-        "spark_offsets": array("spark_offsets", offsets, "uint32"),
-        "spark_max": highest if math.isfinite(highest) else 1.0,
-        **encode_answers(corpus),
-    }
-    payload["tokens"] = array("tokens", stats["tokens"], "int32")
-    for name in NUMBER_COLUMNS:
-        payload[name] = array(name, stats[name], "float32")
+    # The two ranks (sorts in Arrow and numpy, which let go of the GIL) run beside the rest: on two
+    # cores the open of 1M traces waits for the longer of them instead of for both (~0.3 s less).
+    with ThreadPoolExecutor(2, thread_name_prefix="lv-ranks") as pool:
+        label_ranks = pool.submit(natural_ranks, corpus.labels)
+        whole_ranks = pool.submit(text_ranks, whole_texts)
+        spark, offsets = sparklines(corpus)
+        stats = trace_stats(corpus)
+        # the largest point: the largest max surprisal (every point is one), not a pass over 16M points
+        highest = float(np.nanmax(stats["max_surprisal"])) if np.any(~np.isnan(stats["max_surprisal"])) else math.nan
+        payload = {
+            "version": 1,
+            "n": len(corpus),
+            "label": texts("label", corpus.labels),
+            "text": texts("text", whole_texts),
+            "flags": texts("flags", flag_summaries(corpus.traces)),
+            "spark": array("spark", spark, "float32"),
+            "spark_offsets": array("spark_offsets", offsets, "uint32"),
+            "spark_max": highest if math.isfinite(highest) else 1.0,
+            **encode_answers(corpus),
+        }
+        payload["tokens"] = array("tokens", stats["tokens"], "int32")
+        for name in NUMBER_COLUMNS:
+            payload[name] = array(name, stats[name], "float32")
+        payload.update(_ranks("label_rank", label_ranks.result()))
+        payload["text_rank"] = array("text_rank", whole_ranks.result(), "uint32")
     return payload
 
 
