@@ -65,8 +65,9 @@ def byte_ranks(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     groups, depth = 1, 0
     while active.size:
         width = min(7, (60 - int(groups - 1).bit_length()) // 8)
-        starts = offsets[active] + depth
-        remaining = offsets[active + 1] - starts
+        whole = active.size == n and depth == 0  # (the first round: every row, no gather)
+        starts = offsets[:-1] if whole else offsets[active] + depth
+        remaining = (offsets[1:] if whole else offsets[active + 1]) - starts
         key = _words(data, starts, remaining, width) | (group << np.uint64(8 * width + 4))
         order = np.argsort(key)
         rows, key, before = active[order], key[order], rank[active][order]
