@@ -3,7 +3,7 @@
 `string_ranks(column)`: each string's rank in code-point order (UTF-8 byte order is code-point
 order), equal strings sharing one. Arrow's own ``rank`` took ~0.55 s for 1M whole texts of ~80
 bytes; `byte_ranks` sorts the strings a few bytes at a time instead, only the rows still tied
-going on to their next bytes (~0.4 s for the same texts, 3 rounds: most differ within 14 bytes).
+going on to their next bytes (~0.3 s for the same texts: rounds of 1M, 0.99M, 0.46M, 0.07M rows...).
 
 `natural_keys(lower)`: js/corpus/data.js's `naturalKey` of each string (digit runs zero-padded),
 made by Arrow over pieces of the strings' own buffer.
@@ -53,37 +53,37 @@ def _words(data: np.ndarray, starts: np.ndarray, remaining: np.ndarray, width: i
 def byte_ranks(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """(N,) int64 dense ranks of the byte strings data[offsets[i]:offsets[i + 1]] in byte order.
 
-    Each round sorts the rows still tied by (their tie group, their next bytes) packed in one uint64,
-    as many bytes as the group's number leaves room for; ``rank`` holds each row's count of rows
-    before it for sure, which a round only refines within a tie group."""
+    ``perm`` holds the rows in their order so far and ``bound`` where a run of rows equal so far
+    starts; each round sorts only the rows still tied, by (their run, their next bytes) packed in
+    one uint64 (as many bytes as the run's number leaves room for), and puts them back in place."""
     n = len(offsets) - 1
     if len(data) < 8:
         data = np.concatenate([data, np.zeros(8, np.uint8)])
-    rank = np.zeros(n, np.int64)
-    active = np.arange(n, dtype=np.int64)  # the rows still tied, in rank order
-    group = np.zeros(n, np.uint64)  # each active row's tie group, 0.. in rank order
+    perm = np.arange(n, dtype=np.int64)
+    bound = np.ones(n, bool)
+    at = np.arange(n, dtype=np.int64)  # the places in perm still tied, ascending
+    group = np.zeros(n, np.uint64)  # the tied run of each, 0.. in order
     groups, depth = 1, 0
-    while active.size:
+    while at.size:
         width = min(7, (60 - int(groups - 1).bit_length()) // 8)
-        whole = active.size == n and depth == 0  # (the first round: every row, no gather)
-        starts = offsets[:-1] if whole else offsets[active] + depth
-        remaining = (offsets[1:] if whole else offsets[active + 1]) - starts
+        rows = perm[at]
+        whole = at.size == n and depth == 0  # (the first round: every row, no gather)
+        starts = offsets[:-1] if whole else offsets[rows] + depth
+        remaining = (offsets[1:] if whole else offsets[rows + 1]) - starts
         key = _words(data, starts, remaining, width) | (group << np.uint64(8 * width + 4))
         order = np.argsort(key)
-        rows, key, before = active[order], key[order], rank[active][order]
-        at = np.arange(len(rows))
-        new = np.ones(len(rows), bool)
+        key = key[order]
+        perm[at] = rows[order]
+        new = np.ones(len(key), bool)
         new[1:] = key[1:] != key[:-1]
-        old = np.ones(len(rows), bool)
-        old[1:] = before[1:] != before[:-1]
-        rank[rows] = before + np.maximum.accumulate(np.where(new, at, 0)) - np.maximum.accumulate(np.where(old, at, 0))
-        size = np.diff(np.append(np.flatnonzero(new), len(rows)))
+        bound[at] = new
+        size = np.diff(np.append(np.flatnonzero(new), len(key)))
         tied = np.flatnonzero(np.repeat(size > 1, size) & ((key & np.uint64(15)) == width + 1))
-        group = (np.cumsum(new[tied]) - 1).astype(np.uint64)  # (a tied row's group starts with it)
-        active, groups, depth = rows[tied], int(group[-1]) + 1 if tied.size else 0, depth + width
-    used = np.zeros(n + 1, np.int64)
-    used[rank] = 1
-    return (np.cumsum(used) - 1)[rank]
+        group = (np.cumsum(new[tied]) - 1).astype(np.uint64)  # (a tied run starts with a tied row)
+        at, groups, depth = at[tied], int(group[-1]) + 1 if tied.size else 0, depth + width
+    ranks = np.empty(n, np.int64)
+    ranks[perm] = np.cumsum(bound) - 1
+    return ranks
 
 
 def natural_keys(lower):
