@@ -18,7 +18,8 @@ Prints Markdown tables, each with its goals (issue 28):
   same texts (benchmarks/scale_vllm.py), goal >= 0.95x at the default.
 
 The traces are synthetic (a 2,000-word vocabulary, Zipf-distributed; random logprobs and ranks;
-K=0), written straight as Arrow columns in the corpus schema, since Trace objects for 100M
+K=0), written straight as Arrow columns through the writers' own `corpus_parquet.corpus_table` (which
+adds the stored per-trace summaries, as `to_parquet` and `lv.ray` do), since Trace objects for 100M
 tokens would be the very thing the Parquet path avoids.
 """
 
@@ -55,6 +56,8 @@ def write_parts(folder: Path, traces: int, tokens: int, per_part: int, seed: int
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from logprob_viz.records.corpus_parquet import corpus_table
+
     rng = np.random.default_rng(seed)
     vocab = vocabulary()
     words = pa.array(vocab.tolist(), pa.string())
@@ -76,7 +79,7 @@ def write_parts(folder: Path, traces: int, tokens: int, per_part: int, seed: int
             return pa.ListArray.from_arrays(offsets, values)
 
         texts = pa.array(["".join(vocab[ids[i * tokens:(i + 1) * tokens]]) for i in range(n)], pa.string())
-        table = pa.table({
+        table = corpus_table({  # the writers' own schema function: the parts are what lv writes (summaries too)
             "label": pa.array([f"doc {start + i}" for i in range(n)], pa.string()),
             "text": texts,
             "prompt_len": pa.array(np.zeros(n, np.int32)),

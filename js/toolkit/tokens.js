@@ -19,8 +19,16 @@ export function decodeTexts(blob, offsets, n) {
 /** `decodeTexts`' one-call path; null when the blob is not valid UTF-8. */
 export function decodeTokens(blob, offsets, n) {
   if (n === 0) return [];
-  const whole = utf8.decode(blob.subarray(offsets[0], offsets[n]));
+  const base = offsets[0];
+  const whole = utf8.decode(blob.subarray(base, offsets[n]));
   const tokens = new Array(n);
+  if (whole.length === offsets[n] - base && !whole.includes("\ufffd")) {
+    // As many UTF-16 units as bytes, none a replacement: all ASCII (any other character is fewer
+    // units than bytes), so the byte offsets are the units' and no byte needs reading (1M texts of
+    // 80 bytes: ~60 ms instead of ~350 ms, most of the corpus view's open).
+    for (let i = 0; i < n; i++) tokens[i] = whole.slice(offsets[i] - base, offsets[i + 1] - base);
+    return tokens;
+  }
   let unit = 0;
   for (let i = 0; i < n; i++) {
     const start = unit;

@@ -22,9 +22,10 @@ from pathlib import Path
 import numpy as np
 
 from .corpus_columns import Block, JsonColumn, TextColumn, TraceColumns
+from .run_stats import SUMMARIES, summaries
 
-__all__ = ["SCHEMA_KEY", "trace_table", "write_parquet", "read_parquet", "parquet_parts", "read_part",
-           "factorize_tokens", "ParquetPartError"]
+__all__ = ["SCHEMA_KEY", "trace_table", "corpus_table", "write_parquet", "read_parquet", "parquet_parts",
+           "read_part", "factorize_tokens", "ParquetPartError"]
 
 SCHEMA_KEY = b"logprob_viz.corpus"  # key-value metadata: {"version", "meta"} of the corpus
 VOCABS_KEY = b"logprob_viz.vocabs"  # key-value metadata: the vocabulary tables the rows' `vocab` names
@@ -34,6 +35,8 @@ REQUIRED = ("token_bytes", "logprobs", "prompt_len")
 # Read when first asked for (`LaterColumns`): what the table view and the statistics never read.
 LATER = ("tokens", "token_bytes", "token_ids", "ranks", "top_ids", "top_logprobs", "top_tokens", "processed_logprobs",
          "processed_top_logprobs")
+# Read when first asked for in a part that stores the summaries (`SUMMARIES`): the table reads those instead.
+LATER_WITH_SUMMARIES = ("entropy",)
 PER_TOKEN_LISTS = ("tokens", "token_ids", "logprobs", "ranks", "entropy", "top_ids", "top_logprobs", "top_tokens",
                    "processed_logprobs", "processed_top_logprobs", "flags")
 
@@ -125,7 +128,27 @@ def trace_table(traces, labels, metadata, vocabs: dict | None = None):
         "metadata": pa.array([json.dumps(m) for m in metadata], pa.string()),
         "meta": pa.array([json.dumps(t.meta) for t in traces], pa.string()),
     }
-    return pa.table(columns)
+    return corpus_table(columns)
+
+
+def _flat(column, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets from 0, flat values) of a list array, its slice of the values only."""
+    offsets = np.asarray(column.offsets, dtype=np.int64)
+    values = column.values.to_numpy(zero_copy_only=False).astype(dtype, copy=False)[offsets[0] : offsets[-1]]
+    return offsets - offsets[0], values
+
+
+def corpus_table(columns: dict):
+    """A pyarrow Table in the corpus schema from its columns (`trace_table`'s, or any writer's with at
+    least ``logprobs``), the per-trace summaries (`SUMMARIES`) added from its ``logprobs`` and ``entropy``
+    lists: every file is written through here, so every file stores them the same way."""
+    pa = _pa()
+    offsets, logprobs = _flat(columns["logprobs"], np.float32)
+    entropy = _flat(columns["entropy"], np.float32)[1] if "entropy" in columns else np.full(len(logprobs), np.nan,
+                                                                                            np.float32)
+    per_trace = summaries(offsets, logprobs, entropy)
+    stored = {name: pa.array(per_trace[name].astype(dtype)) for name, dtype in SUMMARIES.items()}
+    return pa.table({**{k: v for k, v in columns.items() if k not in SUMMARIES}, **stored})
 
 
 def write_parquet(corpus, path, *, row_group_size: int = ROW_GROUP) -> Path:
@@ -265,14 +288,15 @@ def _read_block(path: Path):
     if names is None or "token_bytes" not in names:
         table, vocabs, header = read_part(path)
         return Block(table, vocabs, str(path)), header
-    table, vocabs, header = read_part(path, columns=[n for n in names if n not in LATER])
+    later_names = LATER + (LATER_WITH_SUMMARIES if all(n in names for n in SUMMARIES) else ())
+    table, vocabs, header = read_part(path, columns=[n for n in names if n not in later_names])
     logprobs = table.column("logprobs").chunk(0) if "logprobs" in table.column_names else None
     if logprobs is None or logprobs.null_count:  # lengths from the token bytes, read now
         table, vocabs, header = read_part(path)
         return Block(table, vocabs, str(path)), header
     lengths = np.diff(np.asarray(logprobs.offsets, dtype=np.int64))
     _check_lengths(path, table, lengths, "logprobs")
-    later = LaterColumns(path, [n for n in names if n in LATER], lengths)
+    later = LaterColumns(path, [n for n in names if n in later_names], lengths)
     return Block(table, vocabs, str(path), later), header
 
 
@@ -299,16 +323,16 @@ def read_parquet(path, *, on_error: str = "raise"):
             e for _, e in skipped), stacklevel=3)
     traces = TraceColumns(blocks)
 
-    def joined(name, fill):
-        arrays = [b.column(name) if b.column(name) is not None else pa.array([fill(i) for i in range(len(b))],
-                  pa.string()) for b in blocks]
+    def joined(name, fill):  # `fill` in a part without the column, repeated by Arrow (a str per row took 0.2 s at 1M)
+        arrays = [b.column(name) if b.column(name) is not None else pa.repeat(pa.scalar(fill, pa.string()), len(b))
+                  for b in blocks]
         return pa.chunked_array(arrays, pa.string()) if arrays else pa.chunked_array([], pa.string())
 
     starts = np.concatenate([[0], np.cumsum([len(b) for b in blocks])]).tolist()
-    labels = joined("label", None) if all(b.column("label") is not None for b in blocks) else pa.chunked_array(
+    labels = joined("label", "") if all(b.column("label") is not None for b in blocks) else pa.chunked_array(
         [pa.array([str(starts[j] + i) for i in range(len(b))], pa.string()) for j, b in enumerate(blocks)],
         pa.string())
-    metadata = joined("metadata", lambda i: "{}")
+    metadata = joined("metadata", "{}")
     corpus = Corpus(traces, TextColumn(labels), JsonColumn(metadata), dict(meta or {}))
     corpus.skipped = skipped
     return corpus

@@ -251,3 +251,32 @@ def test_the_token_columns_are_read_when_first_asked_for_and_checked_then(corpus
     damaged = lv.Corpus.read_parquet(path)  # (the columns read now are whole)
     with pytest.raises(ParquetPartError, match=r"later\.parquet: its column token_ids, read when first needed"):
         damaged[0]
+
+
+def test_each_row_stores_its_summaries_and_a_file_without_them_opens_with_the_same_numbers(corpus, out):
+    path = corpus.to_parquet(out / "summaries.parquet")
+    table = pq.read_table(path)
+    for i, (lps, ents) in enumerate(zip(table.column("logprobs").to_pylist(), table.column("entropy").to_pylist(),
+                                        strict=True)):
+        lp = np.array(lps, dtype=np.float64)
+        lp = lp[~np.isnan(lp)]  # (the summaries are over the known logprobs; NaN where none is)
+        ent = np.array(ents, dtype=np.float64)
+        ent = ent[~np.isnan(ent)]
+        stored = {name: table.column(name)[i].as_py() for name in ("mean_logprob", "min_logprob", "mean_entropy")}
+        np.testing.assert_allclose(stored["mean_logprob"], lp.mean() if lp.size else np.nan, rtol=1e-12)
+        np.testing.assert_array_equal(stored["min_logprob"], lp.min() if lp.size else np.nan)
+        np.testing.assert_allclose(stored["mean_entropy"], ent.mean() if ent.size else np.nan, rtol=1e-12)
+    assert table.column("min_logprob")[3].as_py() == -math.inf and math.isnan(table.column("mean_logprob")[4].as_py())
+    # a file from before the summaries: the same numbers, reduced from its token columns on read
+    old = out / "no-summaries.parquet"
+    pq.write_table(table.drop_columns(["mean_logprob", "min_logprob", "mean_entropy"]), old)
+    new_back, old_back = lv.Corpus.read_parquet(path), lv.Corpus.read_parquet(old)
+    assert "entropy" not in new_back.traces.blocks[0].table.column_names  # (the table reads the summaries)
+    assert "entropy" in old_back.traces.blocks[0].table.column_names
+    numbers = ["tokens", "perplexity", "mean_logprob", "min_logprob", "max_surprisal", "mean_entropy"]
+    a, b, c = new_back.to_pandas(), old_back.to_pandas(), corpus.to_pandas()
+    np.testing.assert_array_equal(a[numbers].to_numpy(), b[numbers].to_numpy())
+    np.testing.assert_array_equal(a[numbers].to_numpy(), c[numbers].to_numpy())
+    np.testing.assert_allclose(a["mean_logprob"].to_numpy()[:3], [np.nanmean(np.asarray(t.logprobs, np.float64))
+                                                                  for t in corpus.traces[:3]], rtol=1e-12)
+    assert_same_trace(new_back[3], corpus[3])  # (entropy, read on access, is whole)

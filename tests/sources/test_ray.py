@@ -94,6 +94,12 @@ def test_score_equals_the_runner(cluster, scored):
     assert all(m == {"index": i, "source": "test"} for i, (_, m) in got.items())
     assert_as_scored(got, scored)
     assert sorted(corpus.labels) == sorted(map(str, range(len(TEXTS))))  # the "index" column labels the rows
+    from logprob_viz.records.corpus_stats import stored_summaries
+
+    stored = stored_summaries(corpus)  # Ray's parts carry the per-trace summaries, as to_parquet's files do
+    assert stored is not None
+    np.testing.assert_allclose(stored["mean_logprob"], [np.nanmean(np.asarray(corpus[i].logprobs, np.float64))
+                                                        for i in range(len(corpus))], rtol=1e-12)
 
 
 def _workers():

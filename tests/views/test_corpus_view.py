@@ -13,6 +13,7 @@ import re
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 import logprob_viz as lv
@@ -162,15 +163,39 @@ def test_labels_are_ranked_in_natural_order_as_the_browser_would_sort_them():
     from logprob_viz.views.corpus_payload import natural_ranks
 
     labels = ["doc 10", "Doc 9", "doc5", "doc 1", "a", "ab", "a1", "a 1", "x2y3", "x2y10", "", "007", "7", "a1b2c3d4",
-              "doc 1", "é9", "Z"]
+              "doc 1", "é9", "Z", "a1b2c3d4e5", "n" + "1" * 16, "n" + "1" * 17, "n2", "9é9"]  # (16+ digits: kept)
 
     def key(s):  # js/corpus/data.js naturalKey
         return re.sub(r"[0-9]+", lambda m: m.group().zfill(16), s.lower())
 
-    distinct = sorted({key(x) for x in labels})
-    assert natural_ranks(labels).tolist() == [distinct.index(key(x)) for x in labels]
-    assert natural_ranks(["a1b2c3d4e5"]) is None and natural_ranks(["n" + "1" * 16]) is None  # the browser ranks them
-    assert natural_ranks([]).tolist() == []
+    def expected(labels):
+        distinct = sorted({key(x) for x in labels})
+        return [distinct.index(key(x)) for x in labels]
+
+    assert natural_ranks(labels).tolist() == expected(labels)
+    assert natural_ranks([]).tolist() == [] and natural_ranks(["B", "a"]).tolist() == [1, 0]  # (no digit)
+    rng = np.random.default_rng(0)
+    for alphabet in ("ab1 9é0Z", "0", "12", "x"):  # random labels, and as Arrow chunks and a slice (a table's subset)
+        many = ["".join(rng.choice(list(alphabet), rng.integers(0, 25))) for _ in range(3000)]
+        assert natural_ranks(many).tolist() == expected(many)
+        chunked = pa.chunked_array([pa.array(many[:700]), pa.array(many[700:])])
+        assert natural_ranks(chunked).tolist() == expected(many)
+        assert natural_ranks(pa.array(many)[13:2000]).tolist() == expected(many[13:2000])
+    assert natural_ranks(pa.array(["a", None])) is None  # the browser ranks them
+
+
+def test_whole_texts_are_ranked_by_their_bytes_as_python_orders_them():
+    from logprob_viz.views.corpus_payload import text_ranks
+
+    rng = np.random.default_rng(1)
+    # few letters, long shared beginnings, NUL bytes (a string that ends sorts before one going on with
+    # zeros), texts shorter than a round's bytes and many times longer, 2- to 4-byte characters
+    for alphabet, longest in (("ab", 40), ("a", 60), ("abc\x00", 30), ("\x00", 12), ("éa😀b", 9), ("xy ", 300)):
+        many = ["".join(rng.choice(list(alphabet), rng.integers(0, longest))) for _ in range(3000)]
+        for texts in (many, many[5:2500]):
+            distinct = sorted(set(texts))
+            assert text_ranks(pa.array(texts)).tolist() == [distinct.index(t) for t in texts]
+        assert text_ranks(pa.array(many)[5:2500]).tolist() == text_ranks(many[5:2500]).tolist()  # (a sliced array)
 
 
 def test_selecting_a_row_or_an_occurrence_sets_the_one_logprob_view(view, corpus):

@@ -111,6 +111,17 @@ test("decodeTokens splits one decode at the byte offsets, and gives up on invali
   assert.deepEqual(decodeTokens(blob, offsets, texts.length), texts);
   const bad = new Uint8Array([0x61, 0xe2, 0x80]); // "a" then half a character
   assert.equal(decodeTokens(bad, new Uint32Array([0, 1, 3]), 2), null);
+  // a byte per unit but one of them invalid: still not ASCII, still given up on
+  assert.equal(decodeTokens(new Uint8Array([0x61, 0x80]), new Uint32Array([0, 1, 2]), 2), null);
+});
+
+test("decodeTokens slices all-ASCII texts at their byte offsets, from wherever the offsets start", () => {
+  const texts = ["doc 1", "", " the robot", "x\ty\n", "~"];
+  const { blob, offsets } = utf8Table(["skipped", ...texts]);
+  assert.deepEqual(decodeTokens(blob, offsets.subarray(1), texts.length), texts);
+  assert.deepEqual(decodeTokens(blob, offsets.subarray(1), 2), texts.slice(0, 2));
+  const mixed = utf8Table(["abc", "é", "d"]); // one 2-byte character: the counted path
+  assert.deepEqual(decodeTokens(mixed.blob, mixed.offsets, 3), ["abc", "é", "d"]);
 });
 
 test("rows: a line per row, fields at '|', trimmed; blank lines skipped", () => {
