@@ -41,6 +41,7 @@ _LAZY = {
     "LogprobFormatError": ".sources.errors",
     "ServerError": ".sources.errors",
     "CorpusIncomplete": ".sources.remote.corpus",
+    "ParquetPartError": ".records.corpus_arrow",
     "Tree": ".records.tree",
     "compare": ".records.comparison",
     "Comparison": ".records.comparison",

@@ -7,9 +7,8 @@ import that only breaks a cycle at run time still ties the two modules together,
 ``pkg``; importing a module does not add edges to its parent packages (Python has them loaded
 already when it gets there).
 
-Cycles that remain outside the views are KNOWN below, each by the edge that closes it, with the
-part of the package that owns it; the test fails on any other cycle, and on a KNOWN edge that is
-gone (so the list only shrinks).
+The package has none: the last ones went with records/viewable.py (a record finds its view in a
+table views/shows.py fills, instead of importing it), records/branching.py and records/corpus_arrow.py.
 """
 
 from __future__ import annotations
@@ -19,15 +18,6 @@ import ast
 import paths
 
 PACKAGE = paths.REPO / "logprob_viz"
-
-# (importer, imported): the edges that close the cycles still in the package. Removing these
-# edges leaves a graph without cycles (checked below).
-KNOWN = {
-    # records: the corpus and its column and Parquet modules import each other
-    ("logprob_viz.records.corpus_columns", "logprob_viz.records.corpus_parquet"),
-    ("logprob_viz.records.corpus_parquet", "logprob_viz.records.corpus"),
-}
-
 
 def _modules() -> dict[str, tuple]:
     """module name -> (path, is a package)."""
@@ -96,16 +86,6 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def _reachable(graph, start: str) -> set[str]:
-    seen, todo = set(), [start]
-    while todo:
-        for nxt in graph.get(todo.pop(), ()):
-            if nxt not in seen:
-                seen.add(nxt)
-                todo.append(nxt)
-    return seen
-
-
 def test_the_cycle_finder_finds_a_lazy_cycle_and_none_in_a_tree(tmp_path):
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
@@ -116,13 +96,10 @@ def test_the_cycle_finder_finds_a_lazy_cycle_and_none_in_a_tree(tmp_path):
     assert _imported(node, "logprob_viz.views.logprob_view", False, modules) == {"logprob_viz.views.page"}
 
 
-def test_the_package_has_no_import_cycle_but_the_known_ones():
+def test_the_package_has_no_import_cycle():
     graph = import_graph()
     assert len(graph) > 100 and "logprob_viz.views.page" in graph  # the whole package was read
-    stale = sorted((a, b) for a, b in KNOWN if b not in graph.get(a, ()) or a not in _reachable(graph, b))
-    assert not stale, f"these known edges are gone or close no cycle now: take them off KNOWN: {stale}"
-    rest = {m: {t for t in targets if (m, t) not in KNOWN} for m, targets in graph.items()}
-    cycle = find_cycle(rest)
+    cycle = find_cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 

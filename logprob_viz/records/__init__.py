@@ -8,6 +8,7 @@
     tree.py         `lv.Tree`: branches from alternatives (branching.py: one fork, also for JSON fields)
     comparison.py   `lv.compare`: traces aligned by bytes
     corpus.py       `lv.Corpus`: many traces (corpus_index.py the surprise index, corpus_compare.py two models)
+                    corpus_columns.py, corpus_parquet.py, corpus_arrow.py: column-backed traces and Parquet
     lens.py         `Lens`: per-layer predictions of one text (computed by sources/local/lens.py)
     attribution.py  `Attribution`: why a token (computed by sources/local/attribution.py)
     sampling.py     the distribution sampled from (temperature, top-k, top-p, min-p): the rules the local

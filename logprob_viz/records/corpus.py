@@ -156,7 +156,10 @@ class Corpus(Viewable):
         """
         from .corpus_parquet import read_parquet
 
-        return read_parquet(path, on_error=on_error)
+        *columns, skipped = read_parquet(path, on_error=on_error)
+        corpus = cls(*columns)
+        corpus.skipped = skipped
+        return corpus
 
     @staticmethod
     def surprise_index_parquet(path, by: str = "token", *, prompt: bool = True, on_error: str = "raise"):

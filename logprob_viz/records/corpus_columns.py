@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .corpus_arrow import ParquetPartError, factorize_tokens
 from .fields import FIELDS
 from .trace import Trace
 
@@ -114,8 +115,6 @@ class TraceColumns(ColumnRows):
 
     def row(self, i: int) -> Trace:
         block, r = self._locate(i)
-        from .corpus_parquet import ParquetPartError
-
         try:
             return _trace_of(block, r)
         except ParquetPartError:
@@ -176,8 +175,6 @@ class TraceColumns(ColumnRows):
     def token_codes(self):
         """(code per token, distinct token texts): what `corpus_index` factorises, from Arrow's dictionary
         encoding of each block (no Python string per token)."""
-        from .corpus_parquet import factorize_tokens
-
         codes, uniques = factorize_tokens(_token_texts(b) for b in self.blocks)
         index = self._token_index()
         return (codes, uniques) if index is None else (codes[index], uniques)

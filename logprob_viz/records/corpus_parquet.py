@@ -21,11 +21,12 @@ from pathlib import Path
 
 import numpy as np
 
+from .corpus_arrow import ParquetPartError
 from .corpus_columns import Block, JsonColumn, TextColumn, TraceColumns
 from .run_stats import SUMMARIES, summaries
 
 __all__ = ["SCHEMA_KEY", "trace_table", "corpus_table", "write_parquet", "read_parquet", "parquet_parts",
-           "read_part", "factorize_tokens", "ParquetPartError"]
+           "read_part"]
 
 SCHEMA_KEY = b"logprob_viz.corpus"  # key-value metadata: {"version", "meta"} of the corpus
 VOCABS_KEY = b"logprob_viz.vocabs"  # key-value metadata: the vocabulary tables the rows' `vocab` names
@@ -39,10 +40,6 @@ LATER = ("tokens", "token_bytes", "token_ids", "ranks", "top_ids", "top_logprobs
 LATER_WITH_SUMMARIES = ("entropy",)
 PER_TOKEN_LISTS = ("tokens", "token_ids", "logprobs", "ranks", "entropy", "top_ids", "top_logprobs", "top_tokens",
                    "processed_logprobs", "processed_top_logprobs", "flags")
-
-
-class ParquetPartError(ValueError):
-    """A Parquet part that cannot be read as corpus rows (truncated, corrupted, or another schema)."""
 
 
 def _pa():
@@ -300,10 +297,10 @@ def _read_block(path: Path):
     return Block(table, vocabs, str(path), later), header
 
 
-def read_parquet(path, *, on_error: str = "raise"):
-    """A column-backed `Corpus` of a Parquet file or folder of parts (see the module docstring)."""
-    from .corpus import Corpus
-
+def read_parquet(path, *, on_error: str = "raise") -> tuple:
+    """What `Corpus.read_parquet` makes a column-backed corpus of (see the module docstring): (traces,
+    labels, metadata, meta, skipped), the traces a `TraceColumns`, the labels and metadata Arrow
+    columns, `skipped` the (path, what was wrong) of each part left out by ``on_error="skip"``."""
     if on_error not in ("raise", "skip"):
         raise ValueError(f'on_error must be "raise" or "skip", got {on_error!r}')
     pa = _pa()
@@ -333,29 +330,7 @@ def read_parquet(path, *, on_error: str = "raise"):
         [pa.array([str(starts[j] + i) for i in range(len(b))], pa.string()) for j, b in enumerate(blocks)],
         pa.string())
     metadata = joined("metadata", "{}")
-    corpus = Corpus(traces, TextColumn(labels), JsonColumn(metadata), dict(meta or {}))
-    corpus.skipped = skipped
-    return corpus
-
-
-def factorize_tokens(arrays):
-    """(int64 code per token, object array of distinct texts) of Arrow string arrays, in order.
-
-    Each array is dictionary-encoded by Arrow; only its distinct texts pass through Python, to be
-    numbered across arrays, so 100M tokens of a 50k vocabulary cost 100M ints, not 100M strings.
-    """
-    import pyarrow.compute as pc
-
-    numbers: dict[str, int] = {}
-    parts = []
-    for array in arrays:
-        encoded = pc.dictionary_encode(array)
-        local = encoded.dictionary.to_pylist()
-        mapping = np.array([numbers.setdefault(s, len(numbers)) for s in local] or [0], dtype=np.int64)
-        parts.append(mapping[encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)])
-    uniques = np.empty(len(numbers), dtype=object)
-    uniques[:] = list(numbers)
-    return (np.concatenate(parts) if parts else np.zeros(0, np.int64)), uniques
+    return traces, TextColumn(labels), JsonColumn(metadata), dict(meta or {}), skipped
 
 
 class _TokenTable(dict):

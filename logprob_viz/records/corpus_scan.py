@@ -15,8 +15,9 @@ import warnings
 
 import numpy as np
 
+from .corpus_arrow import ParquetPartError
 from .corpus_index import CLASSES, group_sums, index_frame, token_classes
-from .corpus_parquet import ParquetPartError, parquet_parts
+from .corpus_parquet import parquet_parts
 
 __all__ = ["surprise_index_parquet", "BATCH_ROWS"]
 

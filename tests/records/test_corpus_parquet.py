@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import logprob_viz as lv
+from logprob_viz.records.corpus_arrow import ParquetPartError
 from logprob_viz.records.corpus_columns import TraceColumns
-from logprob_viz.records.corpus_parquet import ParquetPartError
 from paths import ARTIFACTS
 
 TEXTS = [
@@ -160,7 +160,7 @@ def test_a_truncated_part_is_named(damaged):
     part = damaged / "b.parquet"
     data = part.read_bytes()
     part.write_bytes(data[: len(data) // 2])  # a write cut off half-way
-    with pytest.raises(ParquetPartError, match=r"b\.parquet: not a readable Parquet file .*truncated"):
+    with pytest.raises(lv.ParquetPartError, match=r"b\.parquet: not a readable Parquet file .*truncated"):
         lv.Corpus.read_parquet(damaged)
     with pytest.warns(UserWarning, match=r"skipped 1 unreadable part.*b\.parquet"):
         back = lv.Corpus.read_parquet(damaged, on_error="skip")
