@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 from benchmarks.common import machine, median, parse_args
@@ -152,6 +153,24 @@ class Lab:
         self.log.close()
 
 
+@contextmanager
+def lab_and_browser(prefix: str):
+    """(a `Lab` serving a temporary folder, a headless chromium): both closed after."""
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        lab = Lab(Path(tmp))
+        try:
+            with sync_playwright() as p:
+                browser = launch(p)
+                try:
+                    yield lab, browser
+                finally:
+                    browser.close()
+        finally:
+            lab.close()
+
+
 def open_app(page, lab: Lab, name: str, timeout: float, before_run=None) -> None:
     """Open notebook `name` in JupyterLab, run its cell as a person does, wait for the app's Generate button
     (`before_run(page)`: what to do once the notebook is open, before its cell runs)."""
@@ -278,27 +297,16 @@ def first_token(got: list[dict]) -> float | None:
 def main() -> None:
     args = arguments()
     delays = [float(d) for d in args.delay.split(",")]
-    from playwright.sync_api import sync_playwright
-
     runs: dict[tuple[float, bool], list[dict]] = {(d, w): [] for d in delays for w in (True, False)}
-    with tempfile.TemporaryDirectory(prefix="lv-click-") as tmp:
-        lab = Lab(Path(tmp))
-        try:
-            with sync_playwright() as p:
-                browser = launch(p)
-                try:
-                    if args.screenshots:
-                        return screenshots(browser, lab, args.tokens, args.timeout)
-                    for r in range(args.runs):
-                        for d in delays:
-                            for w in ((True, False) if r % 2 == 0 else (False, True)):  # alternating
-                                name = f"click-{r}-{d:g}-{'on' if w else 'off'}.ipynb"
-                                runs[d, w].append(one_kernel(browser, lab, name, d, args.tokens, args.timeout, w))
-                                lab.stop_kernels()  # one kernel (and model) at a time on this machine
-                finally:
-                    browser.close()
-        finally:
-            lab.close()
+    with lab_and_browser("lv-click-") as (lab, browser):
+        if args.screenshots:
+            return screenshots(browser, lab, args.tokens, args.timeout)
+        for r in range(args.runs):
+            for d in delays:
+                for w in ((True, False) if r % 2 == 0 else (False, True)):  # alternating
+                    name = f"click-{r}-{d:g}-{'on' if w else 'off'}.ipynb"
+                    runs[d, w].append(one_kernel(browser, lab, name, d, args.tokens, args.timeout, w))
+                    lab.stop_kernels()  # one kernel (and model) at a time on this machine
     print(table(runs, args.tokens))
 
 

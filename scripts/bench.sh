@@ -7,10 +7,11 @@
 #   scripts/bench.sh frontend adapters those sections only; the others are kept as they were
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SECTIONS=(runner trace_memory frontend frontend_click adapters compare lens corpus corpus_view scale attribution choices gpu)
+SECTIONS=(runner trace_memory frontend frontend_click frontend_lab adapters compare lens corpus corpus_view scale attribution choices gpu)
 declare -A TITLE=(
   [runner]="Runner" [trace_memory]="Trace memory" [frontend]="Frontend (headless chromium)"
   [frontend_click]="The explorer's first click (JupyterLab + chromium)"
+  [frontend_lab]="A view's first render in JupyterLab (JupyterLab + chromium)"
   [adapters]="Reading server responses" [compare]="Compare view (headless chromium)" [lens]="Logit lens"
   [corpus]="Corpus: batched scoring and generation, the surprise index"
   [corpus_view]="Corpus view (headless chromium)"

@@ -383,6 +383,9 @@ export class LogprobRender {
 }
 
 function render({ model, el }) {
+  // A user-timing mark where the view's clock starts: a profile, or benchmarks/frontend_lab.py in a
+  // real JupyterLab, times from here to the first painted frame that holds a token.
+  performance.mark?.("logprob_viz:render");
   return new LogprobRender(model, el).start();
 }
 
