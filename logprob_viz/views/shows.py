@@ -32,7 +32,7 @@ from .plots import plot, plot_comparison
 __all__: list[str] = []
 
 register(Viewable, to_html=to_html)  # any record: its view's page (page.to_html)
-register(Trace, view=LogprobView, plot=plot, to_html=to_html, to_svg=to_svg, to_latex=to_latex)
+register(Trace, view=LogprobView, plot=plot, to_svg=to_svg, to_latex=to_latex)  # to_html: Viewable's
 register(Comparison, view=CompareView, plot=plot_comparison)
 register(Lens, view=LensView)
 register(Corpus, view=CorpusView, to_html=corpus_html)
