@@ -274,13 +274,18 @@ export class LogprobRender {
     this.redrawStrip();
   }
 
-  /** The panel's size, once the first frame is laid out: then measuring lays out the (contained) panel only. */
+  /**
+   * The panel's size, once the first frame is laid out: then measuring lays out the (contained)
+   * panel only. In idle time after that frame, not in a task right behind it: the measure (a chart
+   * built and laid out, 10-30 ms in a page's first view) then delays neither that frame's rendering
+   * nor an input that arrives meanwhile, and still runs before the text's next slices (queued after it).
+   */
   measureLater() {
     const built = this.data;
     requestAnimationFrame(() =>
-      setTimeout(() => {
+      whenIdle(() => {
         if (this.data === built && built.n > 0) this.panel.size(built);
-      }, 0),
+      }),
     );
   }
 
