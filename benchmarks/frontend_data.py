@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.frontend_server import HARNESS, STATIC
+from benchmarks.frontend_server import HARNESS, PAGE_SETTLE_MS, STATIC
 
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "logprob_viz" / "bench"
 K = 20
@@ -179,13 +179,16 @@ def peer_html(trace) -> tuple[str, str]:
     # Time from the render call (the props literal and the bundle are already evaluated, as our
     # bundle is imported and our state decoded before the clock starts) to the end of the rendering
     # of the frame that first holds its text (lvWaitContent: the end lvRender times ours to).
+    # The call runs from a timer once the page has settled, as ours renders (PAGE_SETTLE_MS).
     call = html.rfind("CircuitsVis.render(")
-    html = html[:call] + "window.__cvT0 = performance.now();\n" + html[call:]
     end = html.rfind("</script>")
     html = (
-        html[:end]
+        html[:call]
+        + "setTimeout(() => {\nwindow.__cvT0 = performance.now();\n"
+        + html[call:end]
         + f';window.lvWaitContent(document.getElementById("{div}"), "__cvT0")'
         + ".then((ms) => { window.__cvMs = ms; });\n"
+        + f"}}, {PAGE_SETTLE_MS});\n"
         + html[end:]
     )
     head = HARNESS.read_text().split("<body>", 1)[0]  # the long-task observer and helpers' <script>

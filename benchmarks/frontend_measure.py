@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from playwright.sync_api import sync_playwright
 
 from benchmarks.frontend_data import log
-from benchmarks.frontend_server import launch
+from benchmarks.frontend_server import PAGE_SETTLE_MS, launch
 
 STREAM_FIRST = 10  # tokens the streamed view starts with
 STREAM_INTERVAL_MS = 100  # widget.BATCH_S: how often appends reach the browser while tokens arrive
@@ -120,6 +120,7 @@ def measure_ours(browser, url: str, name: str, hovers: int, scroll_steps: int, s
         page.goto(f"{url}{'' if folder == '/static' else folder}/index.html")
         page.evaluate(f"lvImport({json.dumps(folder)})")
         page.evaluate(f"lvLoad({json.dumps(name)})")
+        page.wait_for_timeout(PAGE_SETTLE_MS)
         r = page.evaluate("lvRender()")
         page.wait_for_timeout(100)  # let the long-task entries arrive
         r["task"] = page.evaluate(f"lvLongest({r['start']}, {r['end']})")

@@ -22,6 +22,12 @@ ROOT = HERE.parent
 STATIC = ROOT / "logprob_viz" / "views" / "static"
 HARNESS = HERE / "frontend_harness.html"
 MODEL_JS = ROOT / "js" / "toolkit" / "model.js"  # the harness's model object, shared with the standalone page
+# A page's own load keeps the browser busy for a while after its scripts ran (the new tab, its
+# compositor, the first frames): a view rendered within milliseconds of the load waited on that
+# (1k: 67 ms, against 44 ms a second later, the same build and the same main-thread CPU, 36 ms). A
+# notebook renders a view long after its page loaded, so every page (ours, and CircuitsVis's, which
+# renders from a timer of the same length) waits this long before the timed render.
+PAGE_SETTLE_MS = 1000
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
