@@ -10,6 +10,9 @@
 #                                vLLM once (~4 GB) and starts it on each run
 #   LOGPROB_VIZ_SKIP_LLAMACPP=1  skip the live llama.cpp suite (tests/llamacpp_live) and the
 #                                llama-server build in set-up (~9 min once, on 2 cores)
+#   LOGPROB_VIZ_TEST_WORKERS=N   pytest processes (pytest-xdist; default 2: the browser tests in one,
+#                                the rest beside them, grouped as tests/conftest.py says; 0: one
+#                                process, in the collected order, as --reverse / --shuffle need)
 #
 # Lint errors fail the command: `ruff check .` (config: [tool.ruff] in pyproject.toml), the size
 # limits (scripts/check_sizes.py: no Python module over 400 lines, no function over 60, in
@@ -36,7 +39,8 @@ printf '\n== frontend unit tests (node --test)\n'
 
 printf '\n== pytest\n'
 status=0
-.venv/bin/python -m pytest "$@" || status=$?
+workers=${LOGPROB_VIZ_TEST_WORKERS:-2}
+.venv/bin/python -m pytest -n "$workers" --dist loadgroup "$@" || status=$?
 if [ "$status" = 5 ]; then  # pytest's "no tests were collected": never a pass
   echo "test.sh: pytest collected no tests (exit code 5); check the arguments: $*" >&2
 fi

@@ -7,8 +7,11 @@ from __future__ import annotations
 import os
 import random
 import signal
+from pathlib import Path
 
 import pytest
+
+TESTS = Path(__file__).resolve().parent
 
 # Two cores, shared: one torch thread per process avoids oversubscription collapse.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -30,6 +33,33 @@ def pytest_configure(config):
     # needs it too: the suite handles SIGINT as Python does by default, however it was started.
     if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL):
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    if not config.pluginmanager.has_plugin("logprob_viz_xdist_groups"):
+        config.pluginmanager.register(XdistGroups(), "logprob_viz_xdist_groups")
+
+
+# The suite runs in two processes (scripts/test.sh: pytest-xdist, --dist loadgroup), each test with
+# the others of its group on one of them. The browser tests are one group: one JupyterLab server and
+# one chromium, while the other process runs the rest beside it (the browser tests keep about one of
+# the two cores busy). Each live server suite is a group (one server started, and its restarts never
+# seen by another process), and every other file a group of its own, so that a file's module
+# fixtures (a loaded model, a Ray cluster) are made once.
+WHOLE_GROUPS = {"browser": "browser", "vllm_live": "vllm", "llamacpp_live": "llamacpp"}
+
+
+def xdist_group_of(path: Path) -> str:
+    """The group of the test file at `path` (relative to tests/): its top folder's, or its own."""
+    return WHOLE_GROUPS.get(path.parts[0], path.as_posix()) if len(path.parts) > 1 else path.as_posix()
+
+
+class XdistGroups:
+    """Marks each test with its xdist group; first, before pytest-xdist's own hook reads the marks."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, items):
+        for item in items:
+            path = Path(str(item.fspath))
+            if path.is_relative_to(TESTS) and item.get_closest_marker("xdist_group") is None:
+                item.add_marker(pytest.mark.xdist_group(xdist_group_of(path.relative_to(TESTS))))
 
 
 @pytest.hookimpl(trylast=True)
