@@ -10,8 +10,8 @@
 #                                vLLM once (~4 GB) and starts it on each run
 #   LOGPROB_VIZ_SKIP_LLAMACPP=1  skip the live llama.cpp suite (tests/llamacpp_live) and the
 #                                llama-server build in set-up (~9 min once, on 2 cores)
-#   LOGPROB_VIZ_TEST_WORKERS=N   pytest processes (pytest-xdist; default 2: the browser tests in one,
-#                                the rest beside them, grouped as tests/conftest.py says; 0: one
+#   LOGPROB_VIZ_TEST_WORKERS=N   pytest processes (pytest-xdist; default 2: the JupyterLab tests in
+#                                one, the rest beside them, grouped as tests/conftest.py says; 0: one
 #                                process, in the collected order, as --reverse / --shuffle need)
 #
 # Lint errors fail the command: `ruff check .` (config: [tool.ruff] in pyproject.toml), the size
@@ -40,7 +40,7 @@ printf '\n== frontend unit tests (node --test)\n'
 printf '\n== pytest\n'
 status=0
 workers=${LOGPROB_VIZ_TEST_WORKERS:-2}
-.venv/bin/python -m pytest -n "$workers" --dist loadgroup "$@" || status=$?
+.venv/bin/python -m pytest -n "$workers" "$@" || status=$?
 if [ "$status" = 5 ]; then  # pytest's "no tests were collected": never a pass
   echo "test.sh: pytest collected no tests (exit code 5); check the arguments: $*" >&2
 fi

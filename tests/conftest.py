@@ -33,33 +33,37 @@ def pytest_configure(config):
     # needs it too: the suite handles SIGINT as Python does by default, however it was started.
     if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL):
         signal.signal(signal.SIGINT, signal.default_int_handler)
-    if not config.pluginmanager.has_plugin("logprob_viz_xdist_groups"):
-        config.pluginmanager.register(XdistGroups(), "logprob_viz_xdist_groups")
 
 
-# The suite runs in two processes (scripts/test.sh: pytest-xdist, --dist loadgroup), each test with
-# the others of its group on one of them. The browser tests are one group: one JupyterLab server and
-# one chromium, while the other process runs the rest beside it (the browser tests keep about one of
-# the two cores busy). Each live server suite is a group (one server started, and its restarts never
-# seen by another process), and every other file a group of its own, so that a file's module
-# fixtures (a loaded model, a Ray cluster) are made once.
+# The suite runs in two processes (scripts/test.sh: pytest-xdist), each group of tests on one of
+# them. The JupyterLab tests are one group: one JupyterLab server and one chromium, while the other
+# process runs the rest beside it (they keep about one of the two cores busy). Each live server
+# suite is a group (one server, started and stopped by the process that runs it, so no other
+# process loses it midway), and every other file a group of its own (its module fixtures are made
+# once). pytest-xdist's own `xdist_group` marks cannot say this under pytest 9.2, which no longer
+# reads the node ids they rewrite, so a scheduler does.
 WHOLE_GROUPS = {"browser": "browser", "vllm_live": "vllm", "llamacpp_live": "llamacpp"}
 
 
 def xdist_group_of(path: Path) -> str:
-    """The group of the test file at `path` (relative to tests/): its top folder's, or its own."""
-    return WHOLE_GROUPS.get(path.parts[0], path.as_posix()) if len(path.parts) > 1 else path.as_posix()
+    """The group of the test file at `path` (relative to tests/): its top folder's, or its own. The
+    browser tests of other hosts (browser/hosts: Voila, marimo, Panel, each its own server) are files."""
+    whole = len(path.parts) > 1 and path.parts[:2] != ("browser", "hosts")
+    return WHOLE_GROUPS.get(path.parts[0], path.as_posix()) if whole else path.as_posix()
 
 
-class XdistGroups:
-    """Marks each test with its xdist group; first, before pytest-xdist's own hook reads the marks."""
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_collection_modifyitems(self, items):
-        for item in items:
-            path = Path(str(item.fspath))
-            if path.is_relative_to(TESTS) and item.get_closest_marker("xdist_group") is None:
-                item.add_marker(pytest.mark.xdist_group(xdist_group_of(path.relative_to(TESTS))))
+    class GroupScheduling(LoadScopeScheduling):
+        """LoadScopeScheduling (a scope runs whole on one process) with our groups as the scopes."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            path = Path(nodeid.split("::", 1)[0])
+            return xdist_group_of(path.relative_to("tests")) if path.parts[:1] == ("tests",) else path.as_posix()
+
+    return GroupScheduling(config, log)
 
 
 @pytest.hookimpl(trylast=True)

@@ -77,7 +77,8 @@ def slide_temperature(page, app, steps: int) -> str:
 
 def pinned_percent(app, temperature: str) -> tuple[str, float]:
     """The pinned row's p(sampled) as shown, and its exact value, once the panel is at `temperature`."""
-    app.locator(".lv-explore-pinned .lv-pin", has_text=f"T = {temperature}").wait_for(timeout=60_000)
+    # (the kernel computes the readout: on 2 cores shared with the rest of the suite, it can take a while)
+    app.locator(".lv-explore-pinned .lv-pin", has_text=f"T = {temperature}").wait_for(timeout=MODEL_TIMEOUT * 1000)
     row = app.locator(PINNED_ROW)
     return row.locator("td").nth(3).inner_text().strip(), float(row.get_attribute("data-p-new"))
 
@@ -136,7 +137,7 @@ def projector_picture(browser, lab_server, demo: int) -> None:
         wait_cell_done(small, demo, timeout=MODEL_TIMEOUT)
         app = cell(small, demo).locator(".lv-explore")
         app.locator(PINNED_ROW).wait_for(timeout=MODEL_TIMEOUT * 1000)
-        slide_temperature(small, app, -6)
+        assert slide_temperature(small, app, -6) == "0.50"
         pinned_percent(app, "0.50")
         app.locator(".lv-side-sliders").scroll_into_view_if_needed()  # the slider, its readout and the chart
         next_frames(small, 3)

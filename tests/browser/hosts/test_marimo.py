@@ -101,7 +101,8 @@ def test_the_view_and_the_explorer_in_marimo(page, marimo_server, tokenizer, ref
         tokenizer,
         reference_model,
     )
-    assert "Branch #1" in panel.locator(".lvh-status").text_content()
+    # (the branch may wait for the runner, e.g. behind the pinned token's readout: the status says so until it ran)
+    panel.locator(".lvh-status", has_text="Branch #1").wait_for(timeout=120_000)
     panel.locator("select.lvh-branch").select_option(index=0)  # back to the root: its text again
     wait_tokens(explorer_view, lambda s: s == root, "the switch back to the root", timeout=60)
 

@@ -11,6 +11,8 @@ import re
 import threading
 import time
 
+import pytest
+
 from logprob_viz.sources.base import jobs_of
 from logprob_viz.views.explorer.warmup import THREAD_NAME, WARM_UP
 
@@ -27,6 +29,15 @@ def fresh(runner):
 
 def warm_up_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == THREAD_NAME]
+
+
+@pytest.fixture(autouse=True)
+def _no_earlier_warm_up():
+    """The warm-ups of explorers opened by earlier tests in this process ended first: each test here
+    counts the warm-up threads of its own explorer (which tests ran before depends on the order)."""
+    for thread in warm_up_threads():
+        thread.join(JOB_TIMEOUT)
+    assert not warm_up_threads(), "an earlier test's warm-up did not end"
 
 
 def status(app) -> str:
