@@ -33,6 +33,7 @@ compare-branches.png       compare-branches.png     tests/browser/test_compare_n
 compare-linked-plot.png    linked-plot.png          tests/browser/test_compare_browser.py::test_plotly_point_pins_the_token_and_the_reverse
 lesson-03.png              lesson.png               tests/browser/test_lessons_browser.py::test_lesson_3_runs_in_jupyterlab_and_shows_the_branch
 corpus-view.png            corpus.png               tests/browser/test_corpus_browser.py::test_sort_filter_and_a_row_opens_its_trace_below
+corpus-150.png             corpus-projector.png     tests/browser/test_corpus_browser.py::test_the_index_lists_a_groups_occurrences_and_one_opens_its_trace_pinned
 why.png                    why.png                  tests/browser/test_why_browser.py::test_why_colours_the_earlier_text_by_the_kernels_scores_without_moving_it
 guess-projector.png        guess.png                tests/browser/test_guess_browser.py::test_a_class_plays_wrong_right_reveal_and_a_button
 pinned-band.png            explorer-pinned.png      tests/browser/test_pinned_browser.py::test_pinned_token_numbers_are_exact_the_page_stays_and_the_band_matches_a_sweep

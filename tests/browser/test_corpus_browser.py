@@ -255,6 +255,19 @@ def projector_screenshot(browser, lab_server) -> None:
         run_cell(small, 2)  # the same view again, in this page
         small.locator(ROOT).locator(".lvx-data").first.wait_for(timeout=60_000)
         small.locator(ROOT).scroll_into_view_if_needed()
+        fit = small.evaluate("""() => {
+          const table = document.querySelector('.lvx-root .lvx-traces .lvx-table');
+          const heads = [...table.querySelectorAll('.lvx-head .lvx-cell')].filter(c => c.offsetWidth > 0);
+          return { scroll: table.scrollWidth, width: table.clientWidth,
+                   heads: heads.map(c => [c.textContent, c.scrollWidth <= c.clientWidth]),
+                   text: table.querySelector('.lvx-head .lvx-col-text').getBoundingClientRect().width };
+        }""")
+        # every column in sight (no sideways scroll), each heading whole, and room to read the text;
+        # mean and min logprob give way: perplexity and max surprisal say the same (corpus.css)
+        assert fit["scroll"] <= fit["width"], fit
+        assert [name for name, _ in fit["heads"]] == ["#", "label", "text", "tokens", "perplexity", "max surpr.",
+                                                       "entropy", "flags", "surprisal"], fit
+        assert all(whole for _, whole in fit["heads"]) and fit["text"] >= 100, fit
         save_screenshot(small, "corpus-150.png", ROOT)
 
 
