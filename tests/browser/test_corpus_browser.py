@@ -250,8 +250,10 @@ def theme_screenshot(page, root) -> None:
 
 
 def projector_screenshot(browser, lab_server) -> None:
-    """A 1280x720 screen at 150 % zoom: 853x480 CSS pixels at device scale 1.5, the same kernel's view."""
+    """A 1280x720 screen at 150 % zoom: 853x480 CSS pixels at device scale 1.5, the file browser hidden,
+    the same kernel's view."""
     with projector_page(browser, lab_server, "corpus.ipynb") as small:
+        small.evaluate("() => window.jupyterapp.commands.execute('application:toggle-left-area')")  # (a presenter's)
         run_cell(small, 2)  # the same view again, in this page
         small.locator(ROOT).locator(".lvx-data").first.wait_for(timeout=60_000)
         small.locator(ROOT).scroll_into_view_if_needed()
