@@ -1,5 +1,6 @@
 """Shared fixtures: the real default model, loaded once per test session; the suite's order options
-(``--reverse``, ``--shuffle SEED``: any order must pass); and the SIGINT guard the Ctrl-C tests need.
+(``--reverse``, ``--shuffle SEED``: any order must pass); the SIGINT guard the Ctrl-C tests need; and
+how the suite is split over two processes (``pytest_xdist_make_scheduler``).
 """
 
 from __future__ import annotations
@@ -10,8 +11,6 @@ import signal
 from pathlib import Path
 
 import pytest
-
-TESTS = Path(__file__).resolve().parent
 
 # Two cores, shared: one torch thread per process avoids oversubscription collapse.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
