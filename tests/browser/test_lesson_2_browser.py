@@ -10,12 +10,14 @@ package: a class should not read the checkout's file names. Pictures: normal siz
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from browser.lab import (
     ARTIFACTS,
@@ -65,10 +67,15 @@ STDOUT_JS = """index => {
 }"""
 
 
+def temperature_slider(page, app):
+    """The temperature slider in the view's column, above the chart."""
+    return app.locator(".lv-side-slider", has=page.locator(".lv-side-range[data-setting='temperature']"))
+
+
 def slide_temperature(page, app, steps: int) -> str:
     """Press an arrow key `steps` times on the temperature slider (in the view's column, above the
     chart; negative: left); the value it then shows ("0.50")."""
-    slider = app.locator(".lv-side-slider", has=page.locator(".lv-side-range[data-setting='temperature']"))
+    slider = temperature_slider(page, app)
     slider.locator("input").focus()
     for _ in range(abs(steps)):
         page.keyboard.press("ArrowRight" if steps > 0 else "ArrowLeft")
@@ -78,7 +85,7 @@ def slide_temperature(page, app, steps: int) -> str:
 def slide_temperature_to(page, app, value: str, most: int = 60) -> str:
     """Press the arrow keys on the temperature slider until it shows `value` ("0.50"), as a person
     watching it does: a press taken while the app is still settling is pressed again."""
-    slider = app.locator(".lv-side-slider", has=page.locator(".lv-side-range[data-setting='temperature']"))
+    slider = temperature_slider(page, app)
     shown = slider.locator(".lv-side-value")
     for _ in range(most):
         now = shown.inner_text().strip()
@@ -86,7 +93,8 @@ def slide_temperature_to(page, app, value: str, most: int = 60) -> str:
             break
         slider.locator("input").focus()
         page.keyboard.press("ArrowRight" if float(now) < float(value) else "ArrowLeft")
-        page.wait_for_timeout(50)
+        with contextlib.suppress(PlaywrightTimeout):  # a press not taken leaves the value: pressed again
+            shown.filter(has_not_text=now).wait_for(timeout=1_000)
     return shown.inner_text().strip()
 
 
