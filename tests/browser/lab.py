@@ -173,6 +173,25 @@ def next_frames(page, n: int = 2) -> None:
     )
 
 
+SCROLL_STILL_JS = """frames => new Promise(done => {
+  const scroller = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer');
+  let last = null, same = 0;
+  const look = () => {
+    const now = scroller ? scroller.scrollTop : 0;
+    same = now === last ? same + 1 : 0;
+    last = now;
+    if (same >= frames) done(); else requestAnimationFrame(look);
+  };
+  look();
+})"""
+
+
+def wait_scroll_still(page, frames: int = 5) -> None:
+    """Wait until the notebook has not scrolled for `frames` frames: Shift+Enter moves to the next cell
+    and JupyterLab scrolls it into view a moment later, which would move what a hover then points at."""
+    page.evaluate(SCROLL_STILL_JS, frames)
+
+
 def wait_main_thread_idle(page, timeout_ms: int = 10_000) -> None:
     """Wait until JupyterLab has restored its layout and the page's main thread has an idle moment."""
     page.evaluate(
