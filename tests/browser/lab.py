@@ -151,7 +151,8 @@ def python_prints(page, server, index: int, text: str, timeout: float = 60) -> N
 
     The view's changes reach Python asynchronously: ipywidgets sends a model's changes one message
     at a time (the next waits for the kernel's answer to the previous one), so a cell run right
-    after a click may still print the old value. Each run reads Python's state afresh.
+    after a click may still print the old value. Each run reads Python's state afresh. Returns once
+    the notebook stands still (Shift+Enter scrolled to the next cell): a hover next points where it aims.
     """
     deadline = time.monotonic() + timeout
     while True:
@@ -159,7 +160,7 @@ def python_prints(page, server, index: int, text: str, timeout: float = 60) -> N
         wait_cell_done(page, index)
         got = output_text(page, index)
         if text in got:
-            return
+            return wait_scroll_still(page)
         if "Traceback" in got:
             pytest.fail(f"cell {index} raised:\n{got[-6000:]}")
         if time.monotonic() > deadline:

@@ -25,7 +25,6 @@ from browser.lab import (
     run_cell,
     save_screenshot,
     wait_for_output,
-    wait_scroll_still,
     write_notebook,
 )
 
@@ -140,7 +139,6 @@ def test_compare_opens_in_sight_and_shows_every_new_branch(page, lab_server):
         row = compared.locator(f".lvc-header-row[data-row='{r}']")
         assert row.locator(".lvc-bpb.lvc-own").text_content() == f"{bpb:.4f}", r
         assert row.locator(".lvc-over.lvc-own").text_content() == f"{tokens} tokens, {n_bytes} bytes", r
-    wait_scroll_still(page)  # the DUMP cell's Shift+Enter scrolled to the next cell: hover once it stands
     compared.locator(".lvc-tail[data-row='5'] .lvc-tok").first.hover()
     page.wait_for_function("el => el.dataset.span === 'tail' && el.dataset.row === '5'",
                            arg=compared.locator(".lvc-panel").element_handle(), timeout=10_000)
