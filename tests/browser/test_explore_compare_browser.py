@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import math
 import time
+import warnings
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from browser.lab import (
     ARTIFACTS,
@@ -139,9 +141,7 @@ def test_compare_opens_in_sight_and_shows_every_new_branch(page, lab_server):
         row = compared.locator(f".lvc-header-row[data-row='{r}']")
         assert row.locator(".lvc-bpb.lvc-own").text_content() == f"{bpb:.4f}", r
         assert row.locator(".lvc-over.lvc-own").text_content() == f"{tokens} tokens, {n_bytes} bytes", r
-    compared.locator(".lvc-tail[data-row='5'] .lvc-tok").first.hover()
-    page.wait_for_function("el => el.dataset.span === 'tail' && el.dataset.row === '5'",
-                           arg=compared.locator(".lvc-panel").element_handle(), timeout=10_000)
+    hover_tail(page, compared, 5)
     said = compared.locator(".lvc-panel .lvc-col[data-row='5'] .lvc-own-sum").text_content()
     assert said.startswith(f"{own[5][0]:.4f} bits/byte") and f"{own[5][1]} tokens, {own[5][2]} bytes" in said
     no = page.get_by_role("button", name="No", exact=True)  # JupyterLab's "news?" toast
@@ -152,6 +152,42 @@ def test_compare_opens_in_sight_and_shows_every_new_branch(page, lab_server):
     dark(page, compared)
     projector(page, lab_server)
     assert not page.page_errors, page.page_errors
+
+
+TAIL_SHOWN_JS = """([sel, row]) => {
+  const p = document.querySelector(sel + ' .lvc-panel');
+  return !!p && p.dataset.span === 'tail' && p.dataset.row === String(row);
+}"""
+WHERE_JS = """([sel, x, y]) => {
+  const root = document.querySelector(sel), at = document.elementFromPoint(x, y);
+  return {panel: {...root.querySelector('.lvc-panel').dataset}, same_view: !!root.lvMarked,
+          under: at && `${at.className}: ${(at.textContent || '').slice(0, 20)}`};
+}"""
+
+
+def hover_tail(page, compared, row: int, tries: int = 3) -> None:
+    """Hover the first token of `row`'s own continuation until the panel shows it, as a person moves
+    the pointer onto it again. In two of three whole runs of stop 36/37 (two processes) one hover was
+    not shown within 10 s, which never happened with this file alone, even under load; so a miss is
+    reported as a warning (in CI's log) with what the panel showed, what was under the pointer and
+    whether the view had been rebuilt meanwhile, and the test fails only if every hover is missed."""
+    token = compared.locator(f".lvc-tail[data-row='{row}'] .lvc-tok").first
+    misses = []
+    for _ in range(tries):
+        compared.evaluate("e => { e.lvMarked = true; }")
+        page.mouse.move(0, 0)  # (off the view first: the next hover is a new mouseover)
+        token.hover()
+        box = token.bounding_box()
+        try:
+            page.wait_for_function(TAIL_SHOWN_JS, arg=[COMPARE, row], timeout=10_000)
+        except PlaywrightTimeout:
+            where = page.evaluate(WHERE_JS, [COMPARE, box["x"] + box["width"] / 2, box["y"] + box["height"] / 2])
+            misses.append(f"the token was at {box}, is at {token.bounding_box()}; {where}")
+            continue
+        if misses:
+            warnings.warn(f"hovering row {row}'s continuation was missed {len(misses)} time(s): {misses}", stacklevel=2)
+        return
+    pytest.fail(f"the panel never showed row {row}'s continuation in {tries} hovers: {misses}")
 
 
 def dark(page, compared) -> None:
