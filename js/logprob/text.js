@@ -25,12 +25,12 @@ function marked(className, glyph, text) {
  * (`\x07`, `[RLO]`) and keep the real character in a hidden span, so it neither draws nor
  * reorders the text around it.
  */
-export function appendText(parent, text) {
+export function appendText(parent, text, segs = segments(text)) {
   if (text === "") {
     parent.appendChild(marked("lv-ws lv-empty", EMPTY_MARK));
     return;
   }
-  for (const seg of segments(text)) {
+  for (const seg of segs) {
     if (seg.kind === "text") {
       parent.appendChild(document.createTextNode(seg.text));
     } else if (seg.kind === "space" || seg.kind === "tab" || seg.kind === "newline") {
@@ -199,6 +199,19 @@ export const breaksBefore = (text, i) => i > 0 && BREAK_BEFORE.test(text);
 export const longClass = (text) => (text.length > LONG_TOKEN ? " lv-token-long" : "");
 
 /**
+ * The class that marks a token's spaces through its own background (widget.css), or "": a token
+ * " word" (a leading space then text: most tokens) or one of spaces only, on one line. Its text is
+ * then one text node: a span per space cost a first render of 1,000 tokens about 9 ms (the spans,
+ * not their marks). Every other token marks its whitespace with spans (appendText).
+ */
+function dotClass(text, segs) {
+  // (only a long token wraps inside its box, where one background would draw a dot per line)
+  if (text.length > LONG_TOKEN || segs[0]?.text !== " ") return "";
+  if (segs.length === 2 && segs[1].kind === "text") return " lv-dot-lead";
+  return segs.every((s) => s.text === " ") ? " lv-dot-all" : "";
+}
+
+/**
  * One token's span: its text, its colour (`style` from colors.tokenStyle, or null = unknown).
  * `split` (from data.splitOf): the token is a piece of a character split across tokens; `text`
  * is then what it completes, the character whole on its last piece, and the pieces before it
@@ -208,26 +221,30 @@ export function tokenSpan(text, i, isPrompt, style, split = null) {
   let cls = `lv-token${isPrompt ? " lv-prompt" : ""}${style ? "" : " lv-unknown"}${longClass(text)}`;
   const last = split ? split.start + split.piece === split.end - 1 : false;
   if (split) cls += ` lv-split${split.piece === 0 ? " lv-split-start" : ""}${last ? " lv-split-end" : " lv-split-part"}`;
-  const span = h("span", cls);
+  const segs = split ? null : segments(text);
+  const dots = split ? "" : dotClass(text, segs);
+  const span = h("span", cls + dots);
   span.setAttribute("data-index", String(i));
-  if (!split) appendText(span, text);
+  if (dots) span.appendChild(document.createTextNode(text));
+  else if (!split) appendText(span, text, segs);
   else {
     if (text !== "") appendText(span, text);
     if (!last) span.appendChild(h("span", "lv-split-mark"));
     span.title = `piece ${split.piece + 1} of ${split.end - split.start} of ${JSON.stringify(split.text)} \u00b7 bytes ${hexBytes(split.bytes)}`;
   }
-  if (style) span.style.cssText = `background:${style.background};color:${style.color}`; // one style write
+  // (background-color, not the shorthand: that would clear the space marks' background-image)
+  if (style) span.style.cssText = `background-color:${style.background};color:${style.color}`; // one style write
   return span;
 }
 
 /** Colour a token span; null: the neutral "unknown" look. */
 export function paint(span, style) {
   if (style) {
-    span.style.background = style.background;
+    span.style.backgroundColor = style.background;
     span.style.color = style.color;
     span.classList.remove("lv-unknown");
   } else {
-    span.style.background = "";
+    span.style.backgroundColor = "";
     span.style.color = "";
     span.classList.add("lv-unknown");
   }

@@ -248,6 +248,23 @@ def pseudo(page, selector: str) -> str:
     return page.locator(selector).first.evaluate("el => getComputedStyle(el, '::before').content")
 
 
+def dot_cells(page, token) -> list[bool]:
+    """For each character cell (1ch) of `token` (on one line), whether the page draws something
+    there that goes when the token's background image (its space dots) is removed: two
+    screenshots of each cell's middle, with and without it, compared pixel for pixel."""
+    ch, box = token.evaluate("""el => { const s = document.createElement('span'); s.textContent = '0';
+      el.appendChild(s); const w = s.getBoundingClientRect().width; s.remove();
+      return [w, el.getBoundingClientRect().toJSON()]; }""")
+    clips = [dict(x=box["x"] + i * ch + 1, y=box["y"] + box["height"] / 3, width=ch - 2, height=box["height"] / 3)
+             for i in range(round(box["width"] / ch))]
+    shot = lambda: [page.screenshot(clip=c, animations="disabled") for c in clips]  # noqa: E731
+    with_dots = shot()
+    token.evaluate("el => { el.style.backgroundImage = 'none'; }")
+    without = shot()
+    token.evaluate("el => { el.style.backgroundImage = ''; }")
+    return [a != b for a, b in zip(with_dots, without)]
+
+
 def save_screenshot(page, name: str, root_selector: str = ".lv-root:visible") -> Path:
     """A picture of the view in tests/artifacts/ (scripts/screenshots.sh copies the chosen ones to docs/)."""
     root = page.locator(root_selector).first

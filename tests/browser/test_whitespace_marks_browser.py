@@ -4,7 +4,8 @@ The same trace (a tab, spaces, a blank token of one space, newlines, a blank new
 shown by the LogprobView, the CompareView's panel, the LensView's token axis and the explorer's
 branch-here label; each must mark each token's whitespace the same way: the marks restated in
 `browser.expected` (space ·, tab →, newline ↵), read from what the page draws (for the
-LogprobView, the CSS glyph of each whitespace span).
+LogprobView, the CSS glyph of each whitespace span, or for a token " word" or of spaces only, the
+dots its background draws: that each is drawn where its space is, test_widget_browser checks).
 """
 
 from __future__ import annotations
@@ -37,11 +38,17 @@ app.switch(app.tree.nodes[0])
 app""",
 ]
 
-# What the LogprobView draws for token i: its text, each whitespace span as its CSS glyph.
-LOGPROB_VIEW_JS = """el => Array.from(el.childNodes, (n) =>
-  n.nodeType === Node.TEXT_NODE ? n.textContent
-  : n.classList.contains('lv-ws') ? getComputedStyle(n, '::before').content.replace(/^"|"$/g, '')
-  : n.textContent).join('')"""
+# What the LogprobView draws for token i: its text, each whitespace span as its CSS glyph; a token
+# whose background draws its spaces' dots (lv-dot-lead: the leading one, lv-dot-all: each) as "·".
+LOGPROB_VIEW_JS = """el => {
+  const dots = getComputedStyle(el).backgroundImage.startsWith('radial-gradient');
+  if (el.classList.contains('lv-dot-lead') && dots) return el.textContent.replace(/^ /, '\u00b7');
+  if (el.classList.contains('lv-dot-all') && dots) return el.textContent.replace(/ /g, '\u00b7');
+  return Array.from(el.childNodes, (n) =>
+    n.nodeType === Node.TEXT_NODE ? n.textContent
+    : n.classList.contains('lv-ws') ? getComputedStyle(n, '::before').content.replace(/^"|"$/g, '')
+    : n.textContent).join('');
+}"""
 VIEWS = [".lv-root .lv-token", ".lvc-root .lvc-tok", ".lvl-root .lvl-token", ".lv-explore .lv-token"]
 
 
@@ -60,6 +67,8 @@ def test_every_view_marks_the_same_whitespace_the_same_way(page, lab_server):
     logprob = cell(page, 0).locator(".lv-root")
     shown = {i: logprob.locator(f".lv-token[data-index='{i}']").evaluate(LOGPROB_VIEW_JS) for i in marked}
     assert shown == expected, "LogprobView"
+    kinds = {c for c in ("lv-dot-lead", "lv-dot-all") for i in marked if c in logprob.locator(f".lv-token[data-index='{i}']").get_attribute("class")}
+    assert kinds == {"lv-dot-lead", "lv-dot-all"}, "both ways of drawing a space's dot must be on the page"
 
     compare = cell(page, 1).locator(".lvc-root")
     in_panel = {}

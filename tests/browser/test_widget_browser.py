@@ -20,6 +20,7 @@ from browser.lab import (
     MODEL_TIMEOUT,
     cell,
     chart_rows,
+    dot_cells,
     open_notebook,
     pseudo,
     python_prints,
@@ -89,7 +90,13 @@ def test_hand_made_trace_shows_hostile_text_as_text_whitespace_and_pinning(page,
     assert "0%" in legend and "100%" in legend
 
     # Whitespace is visible and faithful: a dot over spaces, an arrow for tabs, ↵ then a real line break.
-    assert pseudo(page, ".lv-token[data-index='1'] .lv-sp") == '"·"'
+    # " hi" draws its space's dot as its background (one text node, no span per space): in its
+    # first character cell and nowhere else; " two  spaces" marks each space with a span.
+    hi = root.locator(".lv-token[data-index='1']")
+    assert "lv-dot-lead" in hi.get_attribute("class")
+    assert hi.evaluate("el => el.childNodes.length === 1 && el.firstChild.nodeType === Node.TEXT_NODE")
+    assert dot_cells(page, hi) == [True, False, False]  # (a token lies on one line: CSS white-space pre)
+    assert pseudo(page, ".lv-token[data-index='6'] .lv-sp") == '"·"'
     assert pseudo(page, ".lv-token[data-index='5'] .lv-tab") == '"→"'
     assert pseudo(page, ".lv-token[data-index='3'] .lv-nl") == '"↵"'
     assert root.locator(".lv-token[data-index='6'] .lv-sp").count() == 3
