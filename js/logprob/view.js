@@ -12,6 +12,7 @@ import "./widget.css";
 import "./explorer.css";
 import "./overview.css";
 import { h } from "../toolkit/dom.js";
+import { whenIdle } from "../toolkit/idle.js";
 import { panelEstimate } from "./chart.js";
 import { listen } from "./events.js";
 import { FORK_TITLE, listenAppKeys } from "./explorer.js";
@@ -38,15 +39,6 @@ const SLICE_MS = 8; // at most this long a slice (so a hover or a scroll between
 // (deferred, a 1k view waited a frame for its timer about one time in two: 15 to 98 ms to show).
 const BUILD_AT_ONCE_MAX = 2000;
 
-/** Run `fn(deadline)` when the page is idle (within 300 ms however busy); returns the cancel. */
-function whenIdle(fn) {
-  if (typeof requestIdleCallback !== "function") {
-    const timer = setTimeout(() => fn({ didTimeout: true, timeRemaining: () => SLICE_MS }), 0); // (Safari)
-    return () => clearTimeout(timer);
-  }
-  const id = requestIdleCallback(fn, { timeout: 300 });
-  return () => cancelIdleCallback(id);
-}
 export const JUMPS = 20; // how many least-confident tokens the jump button cycles through
 
 function initialize({ model }) {
@@ -236,7 +228,6 @@ export class LogprobRender {
     });
     body.append(this.textEl, this.side ? this.side.hold(this.panel.el) : this.panel.el);
     this.root.appendChild(body);
-    this.panel.show(this.data, -1, true); // the trace's overview, until a token is hovered or pinned
     // Long texts: a block is laid out only while near the text box's view (content-visibility).
     if (this.visibility) this.visibility.disconnect();
     this.visibility =
@@ -269,9 +260,8 @@ export class LogprobRender {
     this.jumpAt = -1;
     this.buildTop();
     this.buildBody();
-    this.measureLater(); // (first: measured after the first frame, before the next slice adds to the layout)
+    this.measureLater(true); // (first: after the first frame, before the next slice adds to the layout)
     this.extend(FIRST_SLICE, true);
-    this.redrawStrip();
   }
 
   /**
@@ -279,14 +269,19 @@ export class LogprobRender {
    * panel only. In idle time after that frame, not in a task right behind it: the measure (a chart
    * built and laid out, 10-30 ms in a page's first view) then delays neither that frame's rendering
    * nor an input that arrives meanwhile, and still runs before the text's next slices (queued after it).
+   * `first` (a view just built): first the strip, drawn in the next frame, and the trace's overview in
+   * the panel (until a token is hovered or pinned) in idle time, which the first frame then lacks:
+   * drawn with the text, the two cost a 1,000-token first render about 12 ms. Their boxes' sizes are
+   * fixed (widget.css), so nothing moves when they come.
    */
-  measureLater() {
+  measureLater(first = false) {
     const built = this.data;
-    requestAnimationFrame(() =>
-      whenIdle(() => {
-        if (this.data === built && built.n > 0) this.panel.size(built);
-      }),
-    );
+    const panel = this.panel;
+    requestAnimationFrame(() => {
+      if (first) this.redrawStrip();
+      if (first) whenIdle(() => this.data === built && panel.shown === -1 && !panel.el.firstChild && panel.show(built, -1, true));
+      whenIdle(() => this.data === built && built.n > 0 && panel.size(built));
+    });
   }
 
   /** A long text: only the blocks near the view in the DOM, from now on (block_window.js). */
