@@ -50,6 +50,10 @@ export class Strip {
     const width = Math.floor(this.el.clientWidth);
     const height = this.el.clientHeight || HEIGHT;
     const dpr = window.devicePixelRatio || 1;
+    // Not again what is drawn already: every resize of the view asks, and most leave the strip as it was.
+    const drawn = [data, data.n, palette, dark, width, height, dpr];
+    if (this.drawn && drawn.every((v, k) => v === this.drawn[k])) return;
+    this.drawn = drawn;
     this.canvas.width = width * dpr;
     this.canvas.height = height * dpr;
     const ctx = this.canvas.getContext("2d");
