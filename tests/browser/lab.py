@@ -262,7 +262,7 @@ def dot_cells(page, token) -> list[bool]:
     token.evaluate("el => { el.style.backgroundImage = 'none'; }")
     without = shot()
     token.evaluate("el => { el.style.backgroundImage = ''; }")
-    return [a != b for a, b in zip(with_dots, without)]
+    return [a != b for a, b in zip(with_dots, without, strict=True)]
 
 
 def save_screenshot(page, name: str, root_selector: str = ".lv-root:visible") -> Path:
