@@ -124,6 +124,30 @@ test("decodeTokens slices all-ASCII texts at their byte offsets, from wherever t
   assert.deepEqual(decodeTokens(mixed.blob, mixed.offsets, 3), ["abc", "é", "d"]);
 });
 
+test("decodeTokens cuts random mixed text at random byte offsets as its characters' lead bytes say", () => {
+  // Expected, computed apart: each character goes to the text that holds its first byte (a cut
+  // inside a character gives the whole character to the text it starts in, none to the next).
+  const alphabet = ["a", " ", "\n", "é", "€", "🤖", "\u202e", "ß", "z"];
+  const encoder = new TextEncoder();
+  let seed = 7;
+  const rand = (m) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % m);
+  for (let round = 0; round < 200; round++) {
+    const chars = Array.from({ length: 1 + rand(30) }, () => alphabet[rand(alphabet.length)]);
+    const blob = encoder.encode(chars.join(""));
+    const cuts = [...new Set([0, blob.length, ...Array.from({ length: rand(8) }, () => rand(blob.length + 1))])];
+    const offsets = Uint32Array.from(cuts.sort((x, y) => x - y));
+    const expected = Array.from({ length: offsets.length - 1 }, () => "");
+    let at = 0;
+    for (const ch of chars) {
+      let i = 0;
+      while (i < expected.length - 1 && offsets[i + 1] <= at) i++;
+      expected[i] += ch;
+      at += encoder.encode(ch).length;
+    }
+    assert.deepEqual(decodeTokens(blob, offsets, offsets.length - 1), expected, JSON.stringify({ chars, cuts }));
+  }
+});
+
 test("rows: a line per row, fields at '|', trimmed; blank lines skipped", () => {
   assert.deepEqual(rows("\n  a | b c |  d\n\n  mean lp|#|float  \n"), [["a", "b c", "d"], ["mean lp", "#", "float"]]);
 });
