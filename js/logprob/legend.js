@@ -21,16 +21,20 @@ function controls(sc, model, setTraits) {
   return box;
 }
 
-/** An editable bound of the scale (`which`: 0 the minimum, 1 the maximum); a bad value is put back. */
+/**
+ * An editable bound of the scale (`which`: 0 the minimum, 1 the maximum); a bad or empty value is
+ * put back. A text field with a decimal keypad, not type=number: no spinner (whose step of 1 crosses
+ * a probability's whole range) and no shadow controls, which were about 1 ms of a first render.
+ */
 function boundInput(sc, which, setTraits) {
   const input = h("input", which === 0 ? "lv-range-lo" : "lv-range-hi");
-  input.type = "number";
-  input.step = "any";
+  input.type = "text";
+  input.inputMode = "decimal";
   input.value = String(sc.range[which]);
   input.title = which === 0 ? "legend minimum" : "legend maximum";
   input.addEventListener("change", () => {
     const next = [...sc.range];
-    next[which] = Number(input.value);
+    next[which] = input.value.trim() === "" ? NaN : Number(input.value); // (Number("") is 0)
     if (Number.isFinite(next[which]) && next[1] > next[0]) setTraits({ color_range: next });
     else input.value = String(sc.range[which]);
   });

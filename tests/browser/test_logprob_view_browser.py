@@ -99,7 +99,13 @@ def test_color_modes_palettes_and_legend_range_from_python_and_the_legend(page, 
     root.locator(".lv-mode").select_option("logprob")
     root.locator(".lv-range-hi").fill("5")
     root.locator(".lv-range-hi").press("Enter")
-    python_prints(page, lab_server, len(MODES) + 2, "mode is logprob [0.0, 5.0]")
+    root.locator(".lv-range-lo").fill("1")
+    root.locator(".lv-range-lo").press("Enter")
+    for bad in ("", "abc", "5"):  # cleared (read as 0 it would be taken), not a number, not under the maximum
+        root.locator(".lv-range-lo").fill(bad)
+        root.locator(".lv-range-lo").press("Enter")
+        assert root.locator(".lv-range-lo").input_value() == "1", f"the minimum {bad!r} was not put back"
+    python_prints(page, lab_server, len(MODES) + 2, "mode is logprob [1.0, 5.0]")
     assert not page.page_errors, page.page_errors
 
 
