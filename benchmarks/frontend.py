@@ -1,6 +1,6 @@
 """Frontend benchmarks: the widget in headless chromium, side by side with CircuitsVis.
 
-    python -m benchmarks.frontend [--repeats 3] [--sizes 1000,10000,100000] [--hovers 50] [--quick]
+    python -m benchmarks.frontend [--repeats 3] [--first-pages 12] [--sizes 1000,10000,100000] [--hovers 50] [--quick]
 
 Prints Markdown tables:
 1. first render (render() called -> the first frame holding a token painted) for 1k/10k/100k
@@ -24,10 +24,12 @@ DataViews at their paths (as the notebook does), behind a minimal generic model 
 widget's traits; of its DOM only on "tokens carry a data-index attribute" (hover targets skip
 anything inside .lv-chart / .lv-panel, which number their rows the same way).
 
-The first run generates the base trace (~1-4 min on a 2-core CPU); later runs take ~1.5 min.
+The first run generates the base trace (~1-4 min on a 2-core CPU); later runs take ~5 min (of which
+`--first-pages`, the first render's more pages, ~3 min).
 CircuitsVis at 100k tokens is opt-in (--peer-max 100000): its render blocks the tab > 1 min.
 
-Every repeat uses a fresh page; ours and the peer alternate; tables quote medians.
+Every repeat uses a fresh page; ours and the peer alternate; tables quote medians. A first render
+varies by about ±5 ms from page to page on 2 cores, so its median is over `--repeats` + `--first-pages` pages.
 
 The pieces: frontend_data.py (the traces, states, messages and peer pages), frontend_server.py
 (the static server and chromium), frontend_measure.py (the pages' measurements),
@@ -58,13 +60,15 @@ from benchmarks.frontend_tables import (
 from benchmarks.frontend_targets import target_values, targets_table
 
 # --quick: one page per size at 1k and 10k, CircuitsVis at 1k only, a 1,000-token stream, a short base trace
-QUICK = {"repeats": 1, "sizes": "1000,10000", "hovers": 4, "scroll_steps": 10, "peer_max": 1000, "stream": 1000,
-         "base_tokens": 40}
+QUICK = {"repeats": 1, "first_pages": 1, "sizes": "1000,10000", "hovers": 4, "scroll_steps": 10, "peer_max": 1000,
+         "stream": 1000, "base_tokens": 40}
 
 
 def arguments() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--first-pages", type=int, default=12,
+                    help="more fresh pages per size (and build) that time the first render alone (~2 s each)")
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--hovers", type=int, default=50, help="hovers per size, spread over the repeats")
     ap.add_argument("--scroll-steps", type=int, default=60, help="frames a scroll through the whole text takes at most")
@@ -113,7 +117,7 @@ def main() -> None:
             measured = measure_pages(
                 server.url, sizes, repeats=args.repeats, hovers=args.hovers, scroll_steps=args.scroll_steps,
                 peer_max=args.peer_max, peer_timeout=args.peer_timeout, stream=args.stream,
-                before=args.before is not None,
+                before=args.before is not None, first_pages=args.first_pages,
             )
         finally:
             server.close()

@@ -149,6 +149,22 @@ def measure_ours(browser, url: str, name: str, hovers: int, scroll_steps: int, s
 
 
 
+def measure_first(browser, url: str, name: str, folder: str = "/static") -> float:
+    """One fresh page that times the first render alone (as `measure_ours` does, nothing after it): ms."""
+    page = browser.new_page(viewport={"width": 1000, "height": 800})
+    try:
+        page.goto(f"{url}{'' if folder == '/static' else folder}/index.html")
+        page.evaluate(f"lvImport({json.dumps(folder)})")
+        page.evaluate(f"lvLoad({json.dumps(name)})")
+        page.wait_for_timeout(PAGE_SETTLE_MS)
+        r = page.evaluate("lvRender()")
+        if not r["visible"]:
+            raise RuntimeError(f"{name}: the first token was not visible after the first render")
+        return r["ms"]
+    finally:
+        page.close()
+
+
 def measure_stream(browser, url: str, name: str, interval_ms: int) -> dict:
     """A view of the stream's first tokens, then the kernel's appends one every `interval_ms`."""
     page = browser.new_page(viewport={"width": 1000, "height": 800})
@@ -194,13 +210,22 @@ class Measured:
     peer: dict[int, list[dict]]
     stream_runs: list[dict] = field(default_factory=list)
     before: dict[int, list[dict]] = field(default_factory=dict)  # the --before build's pages, per size
+    # ms of the pages that time the first render alone (`--first-pages`), per size: ours, the --before build's
+    first: dict[int, list[float]] = field(default_factory=dict)
+    first_before: dict[int, list[float]] = field(default_factory=dict)
+
+    def first_renders(self, n: int, before: bool = False) -> list[float]:
+        """Every first render of size n measured (the full pages' and the first-render pages'), ms."""
+        pages, extra = (self.before, self.first_before) if before else (self.ours, self.first)
+        return [x["ms"] for x in pages.get(n, [])] + extra.get(n, [])
 
 
 def measure_pages(url: str, sizes: list[int], *, repeats: int, hovers: int, scroll_steps: int, peer_max: int,
-                  peer_timeout: float, stream: int, before: bool = False) -> Measured:
+                  peer_timeout: float, stream: int, before: bool = False, first_pages: int = 0) -> Measured:
     """Every repeat: each size's page of ours, of the `--before` build (when `before`) and of
-    CircuitsVis (up to `peer_max`), alternating which goes first; then `repeats` pages of the
-    growing view when `stream` tokens are asked for."""
+    CircuitsVis (up to `peer_max`), alternating which goes first; then `first_pages` pages per size
+    (and build) that time the first render alone; then `repeats` pages of the growing view when
+    `stream` tokens are asked for."""
     measured = Measured({n: [] for n in sizes}, {n: [] for n in sizes}, before={n: [] for n in sizes} if before else {})
     per_page = max(1, math.ceil(hovers / repeats))
     with sync_playwright() as p:
@@ -228,6 +253,7 @@ def measure_pages(url: str, sizes: list[int], *, repeats: int, hovers: int, scro
                         else:
                             continue
                         time.sleep(SETTLE_S)
+            measure_first_pages(browser, url, sizes, first_pages, measured, before)
             for _ in range(repeats if stream else 0):
                 measured.stream_runs.append(measure_stream(browser, url, "stream", STREAM_INTERVAL_MS))
                 last = measured.stream_runs[-1]
@@ -235,6 +261,19 @@ def measure_pages(url: str, sizes: list[int], *, repeats: int, hovers: int, scro
         finally:
             browser.close()
     return measured
+
+
+def measure_first_pages(browser, url: str, sizes: list[int], count: int, measured: Measured, before: bool) -> None:
+    """`count` more fresh pages per size that time the first render alone, ours and the --before build's
+    alternating: a first render varies by +-5 ms from page to page here, so a median of the few full
+    pages alone could fall either side of a goal."""
+    for r in range(count):
+        for n in sizes:
+            for folder in (["/static", "/before"] if r % 2 == 0 else ["/before", "/static"]) if before else ["/static"]:
+                got = measured.first_before if folder == "/before" else measured.first
+                got.setdefault(n, []).append(measure_first(browser, url, f"ours-{n}", folder))
+                time.sleep(SETTLE_S)
+        log(f"first-render pages {r + 1}/{count}: " + ", ".join(f"{n}: {measured.first[n][-1]:.0f} ms" for n in sizes))
 
 
 def measure_peer_once(p, browser, url: str, n: int, timeout_s: float, runs: list[dict]):

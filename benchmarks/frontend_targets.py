@@ -26,7 +26,7 @@ def target_values(measured: Measured, info: dict, sizes: list[int]) -> dict:
     ours = measured.ours
 
     def first(n):
-        return median([x["ms"] for x in ours[n]]) if n in ours and ours[n] else None
+        return median(measured.first_renders(n)) if n in ours and ours[n] else None
 
     def hover_p95_all():
         v = [v for n in sizes for x in ours[n] if x["hover"] for v in x["hover"]["toPaint"]]
