@@ -78,7 +78,21 @@ def first_change(values, condition) -> float | None:
     return None
 
 
-def test_the_band_agrees_with_an_independent_sweep(logprobs, reference_model, prompt_ids):
+@pytest.fixture(scope="module")
+def reference_scores(reference_model, prompt_ids):
+    """The reference copy's logits after the prompt, float64 (1, V): what `warped` gives the warpers."""
+    import torch
+
+    with torch.inference_mode():
+        return reference_model(torch.tensor([prompt_ids])).logits[:, -1].double()
+
+
+def test_the_band_agrees_with_an_independent_sweep(logprobs, reference_scores):
+    # The sweep's ~700 points: transformers' warpers over the reference's logits, computed once (the
+    # prompt is the same at every point; a forward pass per point was ~30 s of the suite)
+    def at(temperature, top_k=0, top_p=1.0, min_p=0.0):
+        return warp(reference_scores.clone(), temperature, top_k, top_p, min_p)
+
     order = np.argsort(-logprobs)
     third, top = int(order[2]), int(order[0])
     held = dict(temperature=1.0, top_p=0.9, min_p=0.05)
@@ -87,7 +101,7 @@ def test_the_band_agrees_with_an_independent_sweep(logprobs, reference_model, pr
     # temperature, with top-p 0.9 and min-p 0.05 held: the third token is cut at low T, kept from a threshold
     band = band_of(logprobs, third, Settings(**held))["temperature"]
     temps = np.arange(step, 2.0 + step / 2, step)
-    kept = first_change(temps, lambda t: warped(reference_model, prompt_ids, t, 0, 0.9, 0.05)[third] > 0)
+    kept = first_change(temps, lambda t: at(t, 0, 0.9, 0.05)[third] > 0)
     assert band.rank == 3
     assert kept is not None and band.sampleable_from is not None
     assert kept - step <= band.sampleable_from <= kept + 1e-9
@@ -96,7 +110,7 @@ def test_the_band_agrees_with_an_independent_sweep(logprobs, reference_model, pr
     # top-p at T = 1: kept once top-p passes the mass of the two tokens above it
     band = band_of(logprobs, third, Settings(**held))["top_p"]
     tops = np.arange(0.05, 1.0 + step / 2, step)
-    kept = first_change(tops, lambda p: warped(reference_model, prompt_ids, 1.0, 0, p, 0.05)[third] > 0)
+    kept = first_change(tops, lambda p: at(1.0, 0, p, 0.05)[third] > 0)
     model = np.exp(logprobs)
     assert kept - step <= band.sampleable_from <= kept + 1e-9
     assert math.isclose(band.sampleable_from, model[order[:2]].sum(), abs_tol=1e-6)
@@ -104,7 +118,7 @@ def test_the_band_agrees_with_an_independent_sweep(logprobs, reference_model, pr
     # min-p at T = 1, top-p 1: kept up to p(third) / p(top)
     band = band_of(logprobs, third, Settings(temperature=1.0))["min_p"]
     mins = np.arange(0.0, 1.0 + step / 2, step)
-    cut = first_change(mins, lambda m: warped(reference_model, prompt_ids, 1.0, 0, 1.0, m)[third] > 0)
+    cut = first_change(mins, lambda m: at(1.0, 0, 1.0, m)[third] > 0)
     assert band.sampleable_from == 0.0
     assert cut - step <= band.sampleable_to <= cut + 1e-9
     assert math.isclose(band.sampleable_to, model[third] / model[top], rel_tol=1e-6)
@@ -113,15 +127,15 @@ def test_the_band_agrees_with_an_independent_sweep(logprobs, reference_model, pr
     bands = band_of(logprobs, top, Settings(**held))
     assert all(b.sampleable_from == b.low and b.sampleable_to == b.high for b in bands.values())
     assert bands["temperature"].rank == 1
-    alone = first_change(temps, lambda t: warped(reference_model, prompt_ids, t, 0, 0.9, 0.05)[top] < 1)
+    alone = first_change(temps, lambda t: at(t, 0, 0.9, 0.05)[top] < 1)
     assert bands["temperature"].only_from == 0.0
     assert alone - step <= bands["temperature"].only_to <= alone + 1e-9
-    alone = first_change(mins, lambda m: warped(reference_model, prompt_ids, 1.0, 0, 0.9, m)[top] == 1)
+    alone = first_change(mins, lambda m: at(1.0, 0, 0.9, m)[top] == 1)
     assert alone - step <= bands["min_p"].only_from <= alone + 1e-9
     # the drawn probabilities are the warpers' at the grid's values
     t_band = bands["temperature"]
     for v, p in list(zip(t_band.values, t_band.probs, strict=True))[1::20]:
-        assert abs(p - warped(reference_model, prompt_ids, float(v), 0, 0.9, 0.05)[top]) < 2e-6
+        assert abs(p - at(float(v), 0, 0.9, 0.05)[top]) < 2e-6
 
 
 def by_hand(logprobs: np.ndarray, temperature: float, top_p: float, min_p: float) -> np.ndarray:
