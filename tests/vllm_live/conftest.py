@@ -10,7 +10,10 @@ serving the default model on 127.0.0.1. Installing takes ~2-3 min the first time
 from __future__ import annotations
 
 import os
+import signal
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -42,3 +45,43 @@ def vllm_url():
     yield url
     if started_here:
         vllm_server.stop()
+
+
+@pytest.fixture(scope="session")
+def second_vllm(vllm_url, tmp_path_factory):
+    """A second server from the suite's install, with its own pid/port/log folder, so the shared one
+    stays up: vLLM's development mode (its /server_info route) with ``--max-num-seqs 4``, which the
+    in-flight test reads, and the server the killed-server tests kill and start again (one start for
+    both, ~25 s of CPU each). `.up()` gives its base URL, started again if a test left it killed."""
+    from logprob_viz.servers import process
+    from logprob_viz.servers import vllm as vllm_server
+
+    state = tmp_path_factory.mktemp("second-vllm")
+    port = process.free_port()
+
+    def start() -> str:
+        return vllm_server.start(port=port, state=state, install_if_needed=False, timeout=600,
+                                 serve_args=("--max-num-seqs", "4"),
+                                 env={"VLLM_SERVER_DEV_MODE": "1", "VLLM_CPU_KVCACHE_SPACE": "1"})
+
+    url = start()
+
+    def kill() -> None:
+        os.killpg(vllm_server.pid(state=state), signal.SIGKILL)  # the server and its engine
+        deadline = time.monotonic() + 30
+        while vllm_server.is_running(state=state) and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+    def restart() -> None:
+        assert start() == url
+
+    def up() -> str:
+        # each test starts from a running server, whichever test ran (and killed it) before: any order
+        if not vllm_server.is_running(state=state):
+            restart()
+        return url
+
+    try:
+        yield SimpleNamespace(up=up, kill=kill, restart=restart, state=state)
+    finally:
+        vllm_server.stop(state=state)

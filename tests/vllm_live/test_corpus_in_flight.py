@@ -3,8 +3,8 @@ are in flight (`remote.inflight`), says so in the corpus's meta, and the traces 
 request at a time gives.
 
 On the suite's server (conftest.py), which states no limit, the number is grown from 16 while
-tokens/s rises. A second server of the same install, started here in vLLM's development mode
-with ``--max-num-seqs 4``, states its limit at ``/server_info``: the runner keeps exactly that.
+tokens/s rises. The suite's second server (conftest.py's `second_vllm`), in vLLM's development
+mode with ``--max-num-seqs 4``, states its limit at ``/server_info``: the runner keeps exactly that.
 """
 
 from __future__ import annotations
@@ -12,10 +12,8 @@ from __future__ import annotations
 import urllib.request
 
 import numpy as np
-import pytest
 
 import logprob_viz as lv
-import paths
 from logprob_viz.sources.remote.inflight import START
 
 # 720 short texts (4-12 words): a window lasts at least 2 s, and a doubling needs two rounds of
@@ -49,21 +47,8 @@ def test_the_runner_grows_the_number_in_flight_and_the_traces_equal_one_at_a_tim
     same_traces(chosen[:120], one)
 
 
-@pytest.fixture(scope="module")
-def limited_url(vllm_url):
-    """A second server (development mode, --max-num-seqs 4) from the suite's install, stopped after."""
-    from logprob_viz.servers import vllm as vllm_server
-    from logprob_viz.servers.process import free_port
-
-    state = paths.ARTIFACTS / "vllm-max-num-seqs-4"
-    state.mkdir(parents=True, exist_ok=True)
-    url = vllm_server.start(port=free_port(), state=state, timeout=600, serve_args=("--max-num-seqs", "4"),
-                            env={"VLLM_SERVER_DEV_MODE": "1", "VLLM_CPU_KVCACHE_SPACE": "1"})
-    yield url
-    vllm_server.stop(state=state)
-
-
-def test_a_server_that_states_max_num_seqs_gets_that_many_in_flight(limited_url, vllm_url):
+def test_a_server_that_states_max_num_seqs_gets_that_many_in_flight(second_vllm, vllm_url):
+    limited_url = second_vllm.up()  # (conftest.py: development mode, --max-num-seqs 4)
     with urllib.request.urlopen(limited_url.removesuffix("/v1") + "/server_info", timeout=60) as r:
         assert r.status == 200  # (development mode: the route exists on this server only)
     runner = lv.connect(limited_url)

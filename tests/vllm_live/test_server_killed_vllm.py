@@ -3,17 +3,14 @@ keeps every token it received and says why it ends there, a call while the serve
 so at once, and the same runner goes on once the server is back; killed again in the middle of a
 `generate` (which streams under the hood), it returns the scored prompt and the tokens received.
 
-The server killed is a second one, started here from the suite's install with its own pid/port/
-log folder (`vllm.start(state=...)`), so the shared server stays up. The independent side is the
+The server killed is the suite's second one (conftest.py's `second_vllm`: its own pid/port/log
+folder, `vllm.start(state=...)`), so the shared server stays up. The independent side is the
 shared server's own greedy answer (``/v1/completions`` read with plain json and urllib).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import signal
-import time
 import urllib.request
 
 import pytest
@@ -38,40 +35,10 @@ def generated(trace) -> list[int]:
     return trace.token_ids[trace.prompt_len :].tolist()
 
 
-@pytest.fixture(scope="module")
-def own(tmp_path_factory):
-    """(up, kill, restart) of a vLLM server of our own, from the suite's install; up() -> its url."""
-    from logprob_viz.servers import process
-    from logprob_viz.servers import vllm as vllm_server
-
-    state = tmp_path_factory.mktemp("killed-vllm")
-    port = process.free_port()
-    url = vllm_server.start(port=port, state=state, install_if_needed=False, timeout=600)
-
-    def kill() -> None:
-        os.killpg(vllm_server.pid(state=state), signal.SIGKILL)  # the server and its engine
-        deadline = time.monotonic() + 30
-        while vllm_server.is_running(state=state) and time.monotonic() < deadline:
-            time.sleep(0.1)
-
-    def restart() -> None:
-        assert vllm_server.start(port=port, state=state, install_if_needed=False, timeout=600) == url
-
-    def up() -> str:
-        # each test starts from a running server, whichever test ran (and killed it) before: any order
-        if not vllm_server.is_running(state=state):
-            restart()
-        return url
-
-    try:
-        yield up, kill, restart
-    finally:
-        vllm_server.stop(state=state)
-
-
-def test_a_vllm_stream_whose_server_is_killed_keeps_what_arrived_and_the_restarted_server_goes_on(vllm_url, own):
-    up, kill, restart = own
-    url = up()
+def test_a_vllm_stream_whose_server_is_killed_keeps_what_arrived_and_the_restarted_server_goes_on(
+        vllm_url, second_vllm):
+    kill, restart = second_vllm.kill, second_vllm.restart
+    url = second_vllm.up()
     runner = lv.connect(url)
     seen, killed = [], False
     with pytest.warns(RuntimeWarning, match="server failure"):
@@ -92,9 +59,9 @@ def test_a_vllm_stream_whose_server_is_killed_keeps_what_arrived_and_the_restart
     assert "error" not in again.meta and generated(again) == served_greedy(vllm_url, 6)
 
 
-def test_a_vllm_generate_whose_server_is_killed_returns_the_partial_trace_with_a_warning(vllm_url, own):
-    up, kill, _ = own
-    url = up()
+def test_a_vllm_generate_whose_server_is_killed_returns_the_partial_trace_with_a_warning(vllm_url, second_vllm):
+    kill = second_vllm.kill
+    url = second_vllm.up()
     runner = lv.connect(url)
     runner.generate(ROBOT, max_new_tokens=2, top_logprobs=3)  # the server answers
     steps = []
