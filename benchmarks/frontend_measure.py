@@ -112,15 +112,25 @@ def frame_counts(trace_json: bytes, marks: list[str]) -> list[dict]:
     return out
 
 
-def measure_ours(browser, url: str, name: str, hovers: int, scroll_steps: int, seed: int,
-                 folder: str = "/static") -> dict:
-    """One fresh page of the bundle in `folder` (/static: the build under test; /before: `--before`)."""
+def ready_page(browser, url: str, name: str, folder: str):
+    """A fresh page of the bundle in `folder` with state `name` loaded and the page settled, not rendered yet."""
     page = browser.new_page(viewport={"width": 1000, "height": 800})
     try:
         page.goto(f"{url}{'' if folder == '/static' else folder}/index.html")
         page.evaluate(f"lvImport({json.dumps(folder)})")
         page.evaluate(f"lvLoad({json.dumps(name)})")
         page.wait_for_timeout(PAGE_SETTLE_MS)
+    except Exception:
+        page.close()
+        raise
+    return page
+
+
+def measure_ours(browser, url: str, name: str, hovers: int, scroll_steps: int, seed: int,
+                 folder: str = "/static") -> dict:
+    """One fresh page of the bundle in `folder` (/static: the build under test; /before: `--before`)."""
+    page = ready_page(browser, url, name, folder)
+    try:
         r = page.evaluate("lvRender()")
         page.wait_for_timeout(100)  # let the long-task entries arrive
         r["task"] = page.evaluate(f"lvLongest({r['start']}, {r['end']})")
@@ -148,15 +158,10 @@ def measure_ours(browser, url: str, name: str, hovers: int, scroll_steps: int, s
         page.close()
 
 
-
 def measure_first(browser, url: str, name: str, folder: str = "/static") -> float:
     """One fresh page that times the first render alone (as `measure_ours` does, nothing after it): ms."""
-    page = browser.new_page(viewport={"width": 1000, "height": 800})
+    page = ready_page(browser, url, name, folder)
     try:
-        page.goto(f"{url}{'' if folder == '/static' else folder}/index.html")
-        page.evaluate(f"lvImport({json.dumps(folder)})")
-        page.evaluate(f"lvLoad({json.dumps(name)})")
-        page.wait_for_timeout(PAGE_SETTLE_MS)
         r = page.evaluate("lvRender()")
         if not r["visible"]:
             raise RuntimeError(f"{name}: the first token was not visible after the first render")
