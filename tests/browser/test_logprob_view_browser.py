@@ -346,7 +346,7 @@ v = lv.LogprobView(t)
 v"""
 
 ALLOWED_ATTRS = {"class", "value", "width", "height", "data-index", "data-glyph", "style", "title", "tabindex"}
-ALLOWED_ATTRS |= {"type", "step", "hidden"}
+ALLOWED_ATTRS |= {"type", "inputmode", "hidden"}  # (the legend's bounds: text fields with a decimal keypad)
 
 
 def test_hostile_tokens_and_alternatives_never_run_and_show_as_literal_text(page, lab_server):
