@@ -273,8 +273,9 @@ def measure_first_pages(browser, url: str, sizes: list[int], count: int, measure
     alternating: a first render varies by +-5 ms from page to page here, so a median of the few full
     pages alone could fall either side of a goal."""
     for r in range(count):
+        folders = ["/static", "/before"] if before else ["/static"]
         for n in sizes:
-            for folder in (["/static", "/before"] if r % 2 == 0 else ["/before", "/static"]) if before else ["/static"]:
+            for folder in folders if r % 2 == 0 else folders[::-1]:
                 got = measured.first_before if folder == "/before" else measured.first
                 got.setdefault(n, []).append(measure_first(browser, url, f"ours-{n}", folder))
                 time.sleep(SETTLE_S)

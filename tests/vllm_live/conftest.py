@@ -48,7 +48,7 @@ def vllm_url():
 
 
 @pytest.fixture(scope="session")
-def second_vllm(vllm_url, tmp_path_factory):
+def second_vllm(vllm_url, tmp_path_factory):  # (vllm_url: the suite's install is there first)
     """A second server from the suite's install, with its own pid/port/log folder, so the shared one
     stays up: vLLM's development mode (its /server_info route) with ``--max-num-seqs 4``, which the
     in-flight test reads, and the server the killed-server tests kill and start again (one start for
@@ -82,6 +82,6 @@ def second_vllm(vllm_url, tmp_path_factory):
         return url
 
     try:
-        yield SimpleNamespace(up=up, kill=kill, restart=restart, state=state)
+        yield SimpleNamespace(up=up, kill=kill, restart=restart)
     finally:
         vllm_server.stop(state=state)
