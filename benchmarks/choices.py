@@ -174,8 +174,8 @@ def floor_forward(runner, prompts: list[str], options: list[str]) -> None:
         context = tok(p)["input_ids"]
         rows.append(context + [i for o in options for i in tok(p + o)["input_ids"][len(context):]])
     width = max(map(len, rows))
-    ids = torch.tensor([r + [0] * (width - len(r)) for r in rows])
-    mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows])
+    ids = torch.tensor([r + [0] * (width - len(r)) for r in rows], device=runner.device)
+    mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows], device=runner.device)
     with torch.inference_mode():
         runner.model(input_ids=ids, attention_mask=mask, use_cache=False).logits.sum()
 

@@ -122,7 +122,7 @@ def cut(text: str, row: int, rng) -> list[str]:
 def state_for(rows: int, n_bytes: int):
     import logprob_viz as lv
     from logprob_viz.records.comparison import compare
-    from logprob_viz.views.compare_view import CompareView
+    from logprob_viz.views.compare.view import CompareView
     from logprob_viz.views.page import state_parts
 
     rng = np.random.default_rng(0)

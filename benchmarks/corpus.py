@@ -73,10 +73,10 @@ def padded_forward_gather(runner, texts: list[str], budget: int, gather: bool = 
         while j < len(encoded) and (j - i + 1) * len(encoded[j]) <= budget:
             j += 1
         rows, width = encoded[i:j], len(encoded[j - 1])
-        ids = torch.tensor([r + [0] * (width - len(r)) for r in rows])
-        mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows])
-        with torch.inference_mode():
-            logits = runner.model(input_ids=ids, attention_mask=mask).logits[:, :-1]  # (B, T-1, V)
+        ids = torch.tensor([r + [0] * (width - len(r)) for r in rows], device=runner.device)
+        mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows], device=runner.device)
+        with torch.inference_mode():  # no KV cache: the runner's scoring keeps none either
+            logits = runner.model(input_ids=ids, attention_mask=mask, use_cache=False).logits[:, :-1]  # (B, T-1, V)
             if gather:
                 torch.log_softmax(logits.float(), -1).gather(-1, ids[:, 1:, None])  # (B, T-1, 1): chosen logprobs
             done += int(mask[:, 1:].sum())
@@ -165,8 +165,8 @@ def synthetic_corpus(runner, n_traces: int = 10_000, length: int = 100, seed: in
     import logprob_viz as lv
 
     rng = np.random.default_rng(seed)
-    vocab = runner.vocab
-    ids = np.minimum(rng.zipf(1.3, size=(n_traces, length)), runner.vocab_size) - 1
+    vocab = runner.engine.vocab
+    ids = np.minimum(rng.zipf(1.3, size=(n_traces, length)), runner.capabilities.vocab_size) - 1
     traces = []
     for row in ids:
         traces.append(lv.Trace(tokens=[vocab[i] for i in row.tolist()], token_ids=row,

@@ -131,8 +131,8 @@ def table_state(corpus) -> tuple[dict, float, float]:
     surprise index took: a view of more than EAGER_INDEX_TRACES traces makes it when its tab opens)."""
     from ipywidgets import Layout
 
-    from logprob_viz.views.corpus_payload import encode_corpus, encode_indexes
-    from logprob_viz.views.corpus_view import CorpusTable
+    from logprob_viz.views.corpus.payload import encode_corpus, encode_indexes
+    from logprob_viz.views.corpus.view import CorpusTable
     from logprob_viz.views.page import _DetachedComm, view_state
 
     start = time.perf_counter()

@@ -192,11 +192,11 @@ def bench_streaming(runner, model, new_tokens: int, repeats: int) -> str:
     n, rng = 1000, np.random.default_rng(0)
 
     def rows(m):
-        ids = rng.integers(0, runner.vocab_size, (m, K))
+        ids = rng.integers(0, runner.capabilities.vocab_size, (m, K))
         return {"token_ids": ids[:, 0], "logprobs": np.zeros(m, np.float32), "ranks": np.ones(m, np.int32),
                 "entropy": np.zeros(m, np.float32), "top_logprobs": np.zeros((m, K), np.float32), "top_ids": ids}
 
-    record = Recorder(runner, [1, 2, 3], K, 3 + n, processed=False)
+    record = Recorder(runner.engine, [1, 2, 3], K, 3 + n, processed=False)
     record.add(rows(2))  # the prompt's scored tokens
     started = time.perf_counter()
     last = 0.0

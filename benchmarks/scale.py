@@ -18,7 +18,7 @@ Prints Markdown tables, each with its goals (issue 28):
   same texts (benchmarks/scale_vllm.py), goal >= 0.95x at the default.
 
 The traces are synthetic (a 2,000-word vocabulary, Zipf-distributed; random logprobs and ranks;
-K=0), written straight as Arrow columns through the writers' own `corpus_parquet.corpus_table` (which
+K=0), written straight as Arrow columns through the writers' own `corpus.parquet.corpus_table` (which
 adds the stored per-trace summaries, as `to_parquet` and `lv.ray` do), since Trace objects for 100M
 tokens would be the very thing the Parquet path avoids.
 """
@@ -56,7 +56,7 @@ def write_parts(folder: Path, traces: int, tokens: int, per_part: int, seed: int
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from logprob_viz.records.corpus_parquet import corpus_table
+    from logprob_viz.records.corpus.parquet import corpus_table
 
     rng = np.random.default_rng(seed)
     vocab = vocabulary()

@@ -5,6 +5,13 @@
     t        # the last expression of a cell shows the widget
 
 Importing this package is cheap: torch, transformers and the widget load when first used.
+
+The rooms, each importing only those before it:
+- `records`: the Trace and everything computed from records alone (corpus, comparison, JSON fields, ...);
+- `sources`: what makes records: the local runner, the server clients (`lv.connect`), the readers (`lv.read`);
+- `views`: what a person sees: the widgets, the pages, the explorer (`lv.explore`);
+- `servers`: local vLLM and llama.cpp server processes; `ray`: `lv.ray`, Ray Data past one machine;
+  `hosts`: what a host that is not Jupyter (Panel) needs.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from __future__ import annotations
 import logging
 from importlib import import_module
 
+from .records.readable import load_readers_with
 from .records.trace import Trace
 from .records.viewable import load_views_with
 
@@ -28,6 +36,15 @@ def _load_views() -> None:
 
 load_views_with(_load_views)
 
+
+def _load_readers() -> None:
+    # Corpus.from_responses and the other readings of server responses are the readers' (records/readable.py):
+    # loaded at the first such call, so that a record imports nothing above it.
+    from .sources.readers import corpus  # noqa: F401 (imported for its registrations)
+
+
+load_readers_with(_load_readers)
+
 # public name -> module that defines it, imported on first use
 _LAZY = {
     "load": ".sources.local.loading",
@@ -41,7 +58,7 @@ _LAZY = {
     "LogprobFormatError": ".sources.errors",
     "ServerError": ".sources.errors",
     "CorpusIncomplete": ".sources.remote.corpus",
-    "ParquetPartError": ".records.corpus_arrow",
+    "ParquetPartError": ".records.corpus",
     "Tree": ".records.tree",
     "compare": ".records.comparison",
     "Comparison": ".records.comparison",
@@ -49,23 +66,23 @@ _LAZY = {
     "Lens": ".records.lens",
     "Attribution": ".records.attribution",
     "Corpus": ".records.corpus",
-    "Fields": ".records.json_fields",
-    "FieldRow": ".records.json_fields",
-    "JSONBreak": ".records.json_fields",
-    "compare_corpora": ".records.corpus_compare",
+    "Fields": ".records.json",
+    "FieldRow": ".records.json",
+    "JSONBreak": ".records.json",
+    "compare_corpora": ".records.corpus",
     "Choices": ".records.choices",
     "calibration": ".records.calibration",
     "Calibration": ".records.calibration",
-    "LogprobView": ".views.logprob_view",
-    "CompareView": ".views.compare_view",
-    "LensView": ".views.lens_view",
-    "CorpusView": ".views.corpus_view",
-    "FieldsView": ".views.fields_view",
+    "LogprobView": ".views.logprob.view",
+    "CompareView": ".views.compare.view",
+    "LensView": ".views.lens.view",
+    "CorpusView": ".views.corpus.view",
+    "FieldsView": ".views.fields.view",
     "link": ".views.plot_link",
     "to_html": ".views.page",
-    "settings": ".views.settings",
-    "guess": ".views.guess",
-    "GuessGame": ".views.guess",
+    "settings": ".views.defaults",
+    "guess": ".views.guess.game",
+    "GuessGame": ".views.guess.game",
     # the package is "explorer": a submodule named like the function would shadow lv.explore once imported
     "explore": ".views.explorer",
     "Explorer": ".views.explorer",

@@ -23,7 +23,7 @@ _MARK = "_logprob_viz_offline"  # set on IPyWidget.__init__ once it is wrapped (
 @functools.lru_cache(maxsize=1)
 def anywidget_cdn() -> str:
     """A ``data:`` URL that ipywidgets_bokeh's loader fetches as anywidget's module, whatever path it appends."""
-    import anywidget
+    import anywidget  # only the Panel host needs it: `import logprob_viz` stays light
 
     bundle = Path(anywidget.__file__).parent / "nbextension" / "index.js"
     if not bundle.exists():
@@ -40,7 +40,7 @@ def panel() -> None:
     still be fetched from ipywidgets_bokeh's default CDN, which fails offline.
     """
     try:
-        from ipywidgets_bokeh.widget import IPyWidget
+        from ipywidgets_bokeh.widget import IPyWidget  # an optional host package: only Panel users have it
     except ImportError as error:
         raise ImportError("lv.hosts.panel() needs Panel's ipywidgets support: "
                           "pip install panel ipywidgets_bokeh") from error

@@ -8,7 +8,7 @@ import that only breaks a cycle at run time still ties the two modules together,
 already when it gets there).
 
 The package has none: the last ones went with records/viewable.py (a record finds its view in a
-table views/shows.py fills, instead of importing it), records/branching.py and records/corpus_arrow.py.
+table views/shows.py fills, instead of importing it), records/fork.py and records/corpus/arrow.py.
 """
 
 from __future__ import annotations
@@ -90,10 +90,10 @@ def test_the_cycle_finder_finds_a_lazy_cycle_and_none_in_a_tree(tmp_path):
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
     # a function-level import is an edge, as a top-level one is
-    tree = ast.parse("def f():\n    from .page import to_html\n")
-    modules = {"logprob_viz.views.page": None, "logprob_viz.views.logprob_view": None}
+    tree = ast.parse("def f():\n    from ..page import to_html\n")
+    modules = {"logprob_viz.views.page": None, "logprob_viz.views.logprob.view": None}
     node = next(n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom))
-    assert _imported(node, "logprob_viz.views.logprob_view", False, modules) == {"logprob_viz.views.page"}
+    assert _imported(node, "logprob_viz.views.logprob.view", False, modules) == {"logprob_viz.views.page"}
 
 
 def test_the_package_has_no_import_cycle():
@@ -114,7 +114,7 @@ def test_the_views_import_no_cycle_among_themselves():
     graph = import_graph()
     cycle = cycle_within(graph, "logprob_viz.views")
     assert cycle is None, "import cycle in views/: " + " -> ".join(cycle)
-    assert "logprob_viz.views.logprob_view" not in graph["logprob_viz.views.page"]
+    assert "logprob_viz.views.logprob.view" not in graph["logprob_viz.views.page"]
 
 
 def test_the_sources_import_no_cycle_among_themselves():

@@ -4,7 +4,7 @@
 import { readArray, readTexts } from "../toolkit/codec.js";
 import { formatLogprob, formatPercent } from "../toolkit/format.js";
 
-/** The payload (views/choices_view.py `encode_choices`) as plain arrays: rows x options. */
+/** The payload (views/choices/view.py `encode_choices`) as plain arrays: rows x options. */
 export function decodeChoices(payload) {
   const nRows = payload.n_rows;
   const nOptions = payload.n_options;

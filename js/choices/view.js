@@ -5,12 +5,11 @@
 // textContent only: prompts and options are data.
 
 import "./choices.css";
+import { ask } from "../toolkit/ask.js";
 import { paletteColor, rgb } from "../toolkit/colors.js";
 import { h } from "../toolkit/dom.js";
 import { visible } from "../toolkit/whitespace.js";
 import { barWords, decodeChoices, predictedOption, promptTail } from "./data.js";
-
-const KERNEL_WAIT_MS = 5000;
 
 function optionBar(data, r, j, onPick) {
   const words = barWords(data, r, j);
@@ -48,17 +47,16 @@ function render({ model, el }) {
   const list = h("div", "lvch-list");
   const note = h("div", "lvch-note");
   root.append(head, list, note);
-  let timer = null;
+  let answered = () => {}; // stops the wait for the kernel's `_shown`
 
   const pick = (r, j) => {
-    model.set("selected_row", r);
-    model.set("selected_option", j);
-    model.save_changes();
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      const shown = model.get("_shown") || [];
-      if (shown[0] !== r || shown[1] !== j) note.textContent = "No kernel answered: run the notebook's cells to see this option's tokens.";
-    }, KERNEL_WAIT_MS);
+    answered();
+    answered = ask(model, { traits: { selected_row: r, selected_option: j } }, {
+      noAnswer: () => {
+        const shown = model.get("_shown") || [];
+        if (shown[0] !== r || shown[1] !== j) note.textContent = "No kernel answered: run the notebook's cells to see this option's tokens.";
+      },
+    });
   };
   for (let r = 0; r < data.nRows; r++) {
     const row = h("div", "lvch-row");
@@ -77,14 +75,17 @@ function render({ model, el }) {
   };
   const shown = () => {
     const [r, j] = model.get("_shown") || [];
-    if (r === model.get("selected_row") && j === model.get("selected_option")) note.textContent = "";
+    if (r === model.get("selected_row") && j === model.get("selected_option")) {
+      note.textContent = "";
+      answered();
+    }
   };
   model.on("change:selected_row", mark);
   model.on("change:selected_option", mark);
   model.on("change:_shown", shown);
   mark();
   return () => {
-    clearTimeout(timer);
+    answered();
     model.off("change:selected_row", mark);
     model.off("change:selected_option", mark);
     model.off("change:_shown", shown);

@@ -1,4 +1,4 @@
-// Pure helpers of the compare view: its payload (logprob_viz.views.compare_view.encode_comparison)
+// Pure helpers of the compare view: its payload (logprob_viz.views.compare.view.encode_comparison)
 // read through the wire codec (toolkit/codec.js), and the diverging colour scale of the
 // difference mode. No DOM here, so `npm test` runs them in node.
 

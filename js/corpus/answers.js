@@ -12,7 +12,7 @@ export const ANSWER_COLUMNS = [
   ["correct", "right?", "int"],
 ];
 
-/** Add the payload's answer columns (views/corpus_payload.py `encode_answers`) to `columns`; whether there were any. */
+/** Add the payload's answer columns (views/corpus/payload.py `encode_answers`) to `columns`; whether there were any. */
 export function readAnswers(payload, columns, n) {
   const answers = payload.answers;
   if (!answers) return false;

@@ -45,7 +45,7 @@ function readColumns(fields, columns, n, where) {
   return out;
 }
 
-/** The table payload (logprob_viz/views/corpus_payload.py) as {n, columns, spark, sparkOffsets, sparkMax, index}. */
+/** The table payload (logprob_viz/views/corpus/payload.py) as {n, columns, spark, sparkOffsets, sparkMax, index}. */
 export function decodeCorpus(payload) {
   if (!payload || payload.version !== 1) {
     throw new TypeError(`the corpus view reads payload version 1, got ${payload ? payload.version : "none"}: rebuild js/`);

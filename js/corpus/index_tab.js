@@ -6,6 +6,7 @@
 // tab is first opened (the `_index` trait; a large corpus's view opens without computing it), or
 // with a payload saved before that. All text goes in with textContent.
 
+import { ask, KERNEL_WAIT_MS } from "../toolkit/ask.js";
 import { paletteColor, styleOn } from "../toolkit/colors.js";
 import { h, select } from "../toolkit/dom.js";
 import { formatFixed, formatLogprob, formatPercent, percentOfLogprob } from "../toolkit/format.js";
@@ -14,8 +15,7 @@ import { visible } from "../toolkit/whitespace.js";
 import { INDEX_COLUMNS, decodeIndex, indexRows } from "./data.js";
 import { VirtualTable } from "./table.js";
 
-const KERNEL_WAIT_MS = 5000;
-const INDEX_WAIT_MS = 30000; // the index of 1M traces takes the kernel seconds
+const INDEX_WAIT_MS = 6 * KERNEL_WAIT_MS; // the index of 1M traces takes the kernel seconds
 
 /** The text of an index cell. */
 function indexCell(index, by, row, name) {
@@ -106,19 +106,23 @@ export class IndexTab {
 
   readIndex() {
     this.data.index = decodeIndex(this.model.get("_index")) ?? this.data.index;
-    clearTimeout(this.indexWait);
+    this.indexWait?.();
     this.refresh();
   }
 
   /** Shown while the kernel computes the index (it starts when the tab opens: the `tab` trait). */
   waitForIndex() {
     this.count.textContent = "computing the surprise index\u2026";
-    this.indexWait ??= setTimeout(() => {
-      if (!this.data.index) {
-        this.count.textContent = "The surprise index needs the kernel: this is a saved view of a large corpus. "
-          + "Run the cell again (or corpus.surprise_index() in Python).";
-      }
-    }, INDEX_WAIT_MS);
+    // (the `tab` trait asked for it already: nothing more to send)
+    this.indexWait ??= ask(this.model, {}, {
+      timeout: INDEX_WAIT_MS,
+      noAnswer: () => {
+        if (!this.data.index) {
+          this.count.textContent = "The surprise index needs the kernel: this is a saved view of a large corpus. "
+            + "Run the cell again (or corpus.surprise_index() in Python).";
+        }
+      },
+    });
   }
 
   refresh() {
@@ -146,18 +150,18 @@ export class IndexTab {
     this.keepRoom();
     const group = this.index().columns.group[row];
     this.table.setSelected(row);
-    this.model.set("index_group", group);
-    this.model.save_changes();
+    this.wait?.();
+    this.wait = ask(this.model, { traits: { index_group: group } }, {
+      noAnswer: () => {
+        const got = this.model.get("_occurrences") || {};
+        if (got.group !== group || got.by !== this.by()) {
+          this.occTitle.textContent = "Listing a group's occurrences needs the kernel: this is a saved view. "
+            + "Run the cell again (or corpus.occurrences(group) in Python).";
+        }
+      },
+    });
     this.occTitle.textContent = `occurrences of ${this.by() === "token" ? visible(group) : group}: asking the kernel\u2026`;
     this.occ.replaceChildren();
-    clearTimeout(this.wait);
-    this.wait = setTimeout(() => {
-      const got = this.model.get("_occurrences") || {};
-      if (got.group !== group || got.by !== this.by()) {
-        this.occTitle.textContent = "Listing a group's occurrences needs the kernel: this is a saved view. "
-          + "Run the cell again (or corpus.occurrences(group) in Python).";
-      }
-    }, KERNEL_WAIT_MS);
   }
 
   showOccurrences() {
@@ -167,7 +171,7 @@ export class IndexTab {
       this.occTitle.textContent = "Click a group to list its occurrences in context.";
       return;
     }
-    clearTimeout(this.wait);
+    this.wait?.();
     const shown = got.by === "token" ? visible(got.group) : got.group;
     if (got.error) {
       this.occTitle.textContent = got.error;
@@ -197,8 +201,8 @@ export class IndexTab {
 
   dispose() {
     cancelAnimationFrame(this.frame);
-    clearTimeout(this.wait);
-    clearTimeout(this.indexWait);
+    this.wait?.();
+    this.indexWait?.();
     this.model.off("change:_occurrences", this.onOccurrences);
     this.model.off("change:index_by", this.onBy);
     this.model.off("change:_index", this.onIndex);

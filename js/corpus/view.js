@@ -6,6 +6,7 @@
 // reopens as it was left. Token text and labels go in with textContent only.
 
 import "./corpus.css";
+import { ask } from "../toolkit/ask.js";
 import { h } from "../toolkit/dom.js";
 import { formatFixed, formatStat } from "../toolkit/format.js";
 import { ANSWER_COLUMNS, answerFilters, answerText } from "./answers.js";
@@ -14,7 +15,6 @@ import { IndexTab } from "./index_tab.js";
 import { drawSpark } from "./spark.js";
 import { VirtualTable } from "./table.js";
 
-const KERNEL_WAIT_MS = 5000; // a selection the kernel has not confirmed by then: no kernel
 const TEXT_CHARS = 160; // of a row's text shown in its cell (the filter reads all of it)
 const TABLE_COLUMNS = [...COLUMNS, ["spark", "surprisal", "spark"]];
 const DESCRIBE = {
@@ -188,31 +188,29 @@ class CorpusRender {
     this.table.setRows(rows, this.data.n);
   }
 
+  /** Select a row (and pin a token): the kernel shows its trace below and confirms through `_shown_item`. */
   select(item, position) {
-    this.model.set("pinned", position);
-    this.model.set("selected_item", item);
-    this.model.save_changes();
+    this.wait?.();
+    this.wait = ask(this.model, { traits: { pinned: position, selected_item: item } }, {
+      noAnswer: () => this.needsKernel(item),
+    });
     this.table.setSelected(item);
-    this.waitForKernel(item);
+    if (this.model.get("_shown_item") === item) this.wait();
+    else this.note.textContent = `Showing trace ${item}\u2026`;
   }
 
-  waitForKernel(item) {
-    clearTimeout(this.wait);
-    if (this.model.get("_shown_item") === item) return;
-    this.note.textContent = `Showing trace ${item}\u2026`;
-    this.wait = setTimeout(() => {
-      if (this.model.get("_shown_item") === this.model.get("selected_item")) return;
-      this.note.textContent = `Showing trace ${item} below needs the kernel: this is a saved view, and the trace below `
-        + `is item ${this.model.get("_shown_item")}. Run the cell again to browse every trace.`;
-      this.note.classList.add("lvx-warn");
-    }, KERNEL_WAIT_MS);
+  needsKernel(item) {
+    if (this.model.get("_shown_item") === this.model.get("selected_item")) return;
+    this.note.textContent = `Showing trace ${item} below needs the kernel: this is a saved view, and the trace below `
+      + `is item ${this.model.get("_shown_item")}. Run the cell again to browse every trace.`;
+    this.note.classList.add("lvx-warn");
   }
 
   showSelection() {
     const item = this.model.get("selected_item");
     this.table.setSelected(item);
     if (this.model.get("_shown_item") === item) {
-      clearTimeout(this.wait);
+      this.wait?.();
       this.note.classList.remove("lvx-warn");
       const label = item >= 0 ? this.data.columns.label[item] : "";
       this.note.textContent = item >= 0 ? `Below: trace ${item} (${label})` : "";
@@ -220,7 +218,7 @@ class CorpusRender {
   }
 
   dispose() {
-    clearTimeout(this.wait);
+    this.wait?.();
     for (const [name, cb] of Object.entries(this.handlers)) this.model.off(name, cb);
     this.indexTab.dispose();
   }

@@ -6,13 +6,13 @@
 // in `_what_else`. Token text and values go in with textContent only.
 
 import "./fields.css";
+import { ask } from "../toolkit/ask.js";
 import { h } from "../toolkit/dom.js";
 import { formatPercent } from "../toolkit/format.js";
 import { visible } from "../toolkit/whitespace.js";
 import { onDark, watchTheme } from "../logprob/theme_watch.js";
 import { alternativesTitle, describeRow, elseOver, elseTitle, groupOf, probStyle, rowOrder, tokenLabel } from "./data.js";
 
-const KERNEL_WAIT_MS = 5000; // "What else?" not acknowledged by then: no kernel
 
 function chip(text, style, className = "lvf-chip") {
   const el = h("span", className, text);
@@ -205,20 +205,21 @@ class FieldsRender {
 
   askWhatElse(sel) {
     this.waiting = sel;
-    this.model.send({ type: "what_else", row: sel });
+    this.wait?.();
+    this.wait = ask(this.model, { message: { type: "what_else", row: sel } }, {
+      noAnswer: () => {
+        const answer = this.model.get("_what_else") || {};
+        if (answer.row === sel && answer.state) return; // acknowledged: the kernel is at it
+        this.waiting = null;
+        this.model.set("_what_else", { row: sel, state: "needs-kernel", items: [], over: "",
+          error: "\u201cWhat else?\u201d needs the kernel, which did not answer: run the cell again." });
+      },
+    });
     this.drawDetail();
-    clearTimeout(this.wait);
-    this.wait = setTimeout(() => {
-      const answer = this.model.get("_what_else") || {};
-      if (answer.row === sel && answer.state) return;
-      this.waiting = null;
-      this.model.set("_what_else", { row: sel, state: "needs-kernel", items: [], over: "",
-        error: "\u201cWhat else?\u201d needs the kernel, which did not answer: run the cell again." });
-    }, KERNEL_WAIT_MS);
   }
 
   dispose() {
-    clearTimeout(this.wait);
+    this.wait?.();
     this.theme.stop();
     for (const [name, cb] of Object.entries(this.handlers)) this.model.off(name, cb);
   }

@@ -12,11 +12,11 @@ import "./guess.css";
 import { panelEstimate } from "../logprob/chart.js";
 import { scale } from "../logprob/modes.js";
 import { decodePayload } from "../logprob/trace_data.js";
+import { ask } from "../toolkit/ask.js";
 import { h } from "../toolkit/dom.js";
 import { feedbackParts, progressText, summaryText } from "./feedback.js";
 import { choiceButtons, chip, gameLayout, resultsTable, textSpans, tokenChart, triedParts } from "./parts.js";
 
-const NO_KERNEL_MS = 6000; // no change of state this long after a guess: say the kernel is not answering
 const MAX_TEXT_LINES = 6; // the text's box is never taller: a longer text scrolls inside it, to the "?"
 const ROOM_FOR_WRAPS = 1.15; // words wrap before the line is full: room for 15 % more characters
 const HIDDEN_BOX_CHARS = 3; // the "?" box of the token to guess is about 3 characters wide
@@ -31,7 +31,7 @@ export class GuessRender {
     this.sc = scale("probability", "viridis"); // the played tokens in the view's default colours
     this.data = null; // the TraceData of the tokens shown so far
     this.chartAt = -1; // the token whose chart is shown
-    this.waiting = null; // the timer of a guess sent and not answered yet
+    this.waiting = null; // stops the wait for the answer to a guess sent (toolkit/ask.js)
     this.textWidth = 0; // the text box's width its height was reserved for
     this.room = new Map(); // element -> the tallest it has been: the buttons' row and the chart never shrink
   }
@@ -90,23 +90,20 @@ export class GuessRender {
 
   /** Send a guess or a reveal; say so when no kernel answers (a saved notebook, a kernel gone). */
   send(content) {
-    try {
-      this.model.send(content);
-    } catch {
-      // a view restored from a saved notebook's state has no comm to send on
-      this.showMessage("No kernel: run the notebook's cells (lv.guess) to play.");
-      return;
-    }
-    clearTimeout(this.waiting);
+    this.waiting?.();
     this.el.root.classList.add("lvg-waiting");
-    this.waiting = setTimeout(() => {
-      this.el.root.classList.remove("lvg-waiting");
-      this.showMessage("No answer from the kernel: run the notebook's cells (lv.guess) to play.");
-    }, NO_KERNEL_MS);
+    this.waiting = ask(this.model, { message: content }, {
+      noAnswer: (why) => {
+        this.el.root.classList.remove("lvg-waiting");
+        // unsent: a view restored from a saved notebook's state has no comm to send on
+        this.showMessage(why === "unsent" ? "No kernel: run the notebook's cells (lv.guess) to play."
+          : "No answer from the kernel: run the notebook's cells (lv.guess) to play.");
+      },
+    });
   }
 
   answered() {
-    clearTimeout(this.waiting);
+    this.waiting?.();
     this.waiting = null;
     this.el.root.classList.remove("lvg-waiting");
   }
@@ -202,7 +199,7 @@ export class GuessRender {
     if (this.model.get("last")) this.showChart(this.lastPlayed()); // a reopened game: its last token's chart
     return () => {
       sized?.disconnect();
-      clearTimeout(this.waiting);
+      this.waiting?.();
       this.model.off(TRAITS, onChange);
       this.model.off("msg:custom", onMessage);
     };

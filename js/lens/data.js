@@ -1,4 +1,4 @@
-// Pure helpers of the lens view: its payload (logprob_viz.views.lens_view.encode_lens) and the
+// Pure helpers of the lens view: its payload (logprob_viz.views.lens.view.encode_lens) and the
 // kernel's detail answers, read through the wire codec (toolkit/codec.js); the cell colours.
 // No DOM here.
 

@@ -1,8 +1,9 @@
 // Requests by id: the lens view asks the kernel for one token's per-layer alternatives (a custom
 // message {type: "lens-detail", id, position}); the answer carries the same id, its arrays
-// through the wire codec. A request not answered in `request_timeout` seconds says so; a late
-// answer still counts.
+// through the wire codec. A request not answered in `request_timeout` seconds says so
+// (toolkit/ask.js); a late answer still counts.
 
+import { ask as askKernel } from "../toolkit/ask.js";
 import { unpackMessage } from "../toolkit/codec.js";
 import { answerAlternatives } from "./data.js";
 
@@ -13,7 +14,7 @@ export class DetailRequests {
     this.changed = changed;
     this.answers = new Map(); // token -> [row][alternatives] from the kernel
     this.errors = new Map(); // token -> message
-    this.pending = new Map(); // request id -> {i, timer}, until answered or timed out
+    this.pending = new Map(); // request id -> {i, answered}, until answered or timed out
     this.asked = new Map(); // request id -> token, for every request this view sent
     this.nextId = 1;
     this.onMessage = (msg, buffers) => this.receive(msg, buffers);
@@ -37,26 +38,24 @@ export class DetailRequests {
     this.errors.delete(i);
     const id = `lens-${Date.now()}-${this.nextId++}`;
     const seconds = this.model.get("request_timeout");
-    const timer = setTimeout(() => {
-      this.pending.delete(id);
-      this.errors.set(i, `no answer from the kernel after ${seconds} s: is it still running? Click the token again to retry.`);
-      this.changed();
-    }, seconds * 1000);
-    this.pending.set(id, { i, timer });
+    const request = { i, answered: () => {} };
+    this.pending.set(id, request);
     this.asked.set(id, i);
-    try {
-      this.model.send({ type: "lens-detail", id, position: i });
-    } catch (error) {
-      clearTimeout(timer);
-      this.pending.delete(id);
-      this.errors.set(i, `could not ask the kernel: ${error}`);
-    }
+    request.answered = askKernel(this.model, { message: { type: "lens-detail", id, position: i } }, {
+      timeout: seconds * 1000,
+      noAnswer: (why, error) => {
+        this.pending.delete(id);
+        if (why === "unsent") return this.errors.set(i, `could not ask the kernel: ${error}`);
+        this.errors.set(i, `no answer from the kernel after ${seconds} s: is it still running? Click the token again to retry.`);
+        this.changed();
+      },
+    });
   }
 
   receive(msg, buffers) {
     if (!msg || msg.type !== "lens-detail" || !this.asked.has(msg.id)) return; // another view's request
     const i = this.asked.get(msg.id);
-    clearTimeout(this.pending.get(msg.id)?.timer);
+    this.pending.get(msg.id)?.answered();
     this.pending.delete(msg.id);
     if (this.answers.has(i)) return;
     this.errors.delete(i);
@@ -73,6 +72,6 @@ export class DetailRequests {
 
   dispose() {
     this.model.off("msg:custom", this.onMessage);
-    for (const { timer } of this.pending.values()) clearTimeout(timer);
+    for (const { answered } of this.pending.values()) answered();
   }
 }

@@ -92,7 +92,7 @@ export function agreements(entries) {
   return out;
 }
 
-/** The key of an attribution (as logprob_viz/views/attribution_view.py names it). */
+/** The key of an attribution (as logprob_viz/views/logprob/attribution.py names it). */
 export const attributionKey = (at, method, contrastId) => `${at}|${method}|${contrastId == null ? "-" : contrastId}`;
 
 /** Integrated gradients that did not converge, in words (null otherwise). */

@@ -4,11 +4,13 @@
 // The request is a custom message {type: "why", id, at, contrast, method}; the kernel answers
 // {type: "why-answer", id, ok, key | error} and puts the scores into the `attributions` trait (so
 // a saved notebook and the offline HTML keep them); `why_active` names the one colouring the
-// text. The view shows that it waits, and says so when no answer came after `why_timeout_s`.
+// text. The view shows that it waits, and says so when no answer came after `why_timeout_s`
+// (toolkit/ask.js); a late answer still shows.
 // Everything lives in the chart panel (fixed size): asking and answering never move the text.
 // Token text is inserted as text (appendText), never as markup.
 
 import "./why.css";
+import { ask as askKernel } from "../toolkit/ask.js";
 import { h, select } from "../toolkit/dom.js";
 import { readArray } from "../toolkit/codec.js";
 import {
@@ -39,7 +41,7 @@ export class Why {
     this.view = view;
     this.model = view.model;
     this.method = "gradient_x_input";
-    this.pending = null; // {id, at, key, started, late}
+    this.pending = null; // {id, at, started, late, answered}
     this.status = ""; // what the last request came to, in words
     this.section = null; // the "why?" part of the pinned chart
     this.painted = 0; // spans 0..painted-1 carry attribution colours
@@ -59,6 +61,7 @@ export class Why {
   stop() {
     for (const [name, fn] of this.handlers) this.model.off(name, fn);
     clearInterval(this.ticker);
+    this.pending?.answered();
     this.cancelPaint();
   }
 
@@ -140,11 +143,24 @@ export class Why {
       return this.setActive(key);
     }
     const id = `why-${nextId++}`;
-    this.pending = { id, at, started: Date.now(), late: false };
+    const pending = { id, at, started: Date.now(), late: false, answered: () => {} };
+    this.pending = pending;
     this.status = "";
-    model.send({ type: "why", id, at, contrast, method: this.method });
     clearInterval(this.ticker);
-    this.ticker = setInterval(() => this.tick(), 500);
+    pending.answered = askKernel(model, { message: { type: "why", id, at, contrast, method: this.method } }, {
+      timeout: (Number(model.get("why_timeout_s")) || 60) * 1000,
+      noAnswer: (why, error) => {
+        if (this.pending !== pending) return; // answered, or asked again
+        if (why === "unsent") {
+          this.pending = null;
+          return this.say(`could not ask the kernel: ${error}`);
+        }
+        pending.late = true;
+        this.fill();
+      },
+    });
+    if (this.pending !== pending) return;
+    this.ticker = setInterval(() => this.tick(), 500); // the seconds waited, on show
     this.fill();
   }
 
@@ -166,16 +182,14 @@ export class Why {
   }
 
   tick() {
-    const p = this.pending;
-    if (!p) return clearInterval(this.ticker);
-    const limit = Number(this.model.get("why_timeout_s")) || 60;
-    if (!p.late && (Date.now() - p.started) / 1000 >= limit) p.late = true;
+    if (!this.pending) return clearInterval(this.ticker);
     this.fill();
   }
 
   onMessage(msg) {
     if (!msg || msg.type !== "why-answer" || !this.pending || msg.id !== this.pending.id) return;
     const { at } = this.pending;
+    this.pending.answered();
     this.pending = null;
     clearInterval(this.ticker);
     if (msg.ok) {

@@ -107,7 +107,7 @@ class Spans:
         return [(self.texts[i], float(self.scores[i])) for i in order]
 
     def to_pandas(self):
-        import pandas as pd
+        import pandas as pd  # optional dependency: only the table needs it
 
         return pd.DataFrame({self.unit: self.texts, "score": self.scores, "start": self.starts, "end": self.ends})
 
@@ -194,7 +194,7 @@ class Attribution:
 
     def to_pandas(self):
         """One row per earlier token: position, token, id, score."""
-        import pandas as pd
+        import pandas as pd  # optional dependency: only the table needs it
 
         return pd.DataFrame({
             "position": np.arange(len(self)), "token": self.tokens, "token_id": self.token_ids, "score": self.scores,

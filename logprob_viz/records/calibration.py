@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .fields import is_int
+from .trace_fields import is_int
 from .viewable import Viewable, show
 
 __all__ = ["Calibration", "calibration", "bin_of"]
@@ -44,13 +44,23 @@ def calibration(probs, correct, bins: int = 10, *, items=None) -> Calibration:
         raise ValueError(f"give one outcome per probability: {p.size} probabilities, {raw.size} outcomes")
     if not p.size:
         raise ValueError("no items: calibration needs at least one probability and its outcome")
-    if np.isnan(p).any() or (p < 0).any() or (p > 1).any():
-        raise ValueError("probs must be probabilities in [0, 1] (the confidence of each answer), without NaN")
+    _check_probs(p)
     if raw.dtype != bool and not np.isin(raw, (0, 1)).all():
         raise ValueError("correct must be booleans (or 0 / 1): whether each item's answer was right")
     if not is_int(bins) or bins < 1:
         raise ValueError(f"bins must be an int >= 1 (equal-width bins over [0, 1]), got {bins!r}")
     return Calibration(p, raw.astype(bool), int(bins), items)
+
+
+def _check_probs(p: np.ndarray) -> None:
+    """A ValueError naming the first item whose probability is NaN or outside [0, 1], and its value."""
+    bad = np.flatnonzero(np.isnan(p) | (p < 0) | (p > 1))
+    if bad.size:
+        i = int(bad[0])
+        more = f" (and {bad.size - 1} more of the {p.size} items)" if bad.size > 1 else ""
+        raise ValueError(f"probs must be probabilities in [0, 1] (the confidence of each answer), without NaN: "
+                         f"item {i} is {float(p[i])!r}{more}; a logprob gives its probability as np.exp(logprob), "
+                         "a percentage as p / 100")
 
 
 class Calibration(Viewable):
@@ -99,7 +109,7 @@ class Calibration(Viewable):
     @property
     def table(self):
         """A pandas table, one row per bin: lower, upper, count, confidence (mean), accuracy, gap."""
-        import pandas as pd
+        import pandas as pd  # optional dependency: only the table needs it
 
         return pd.DataFrame({
             "lower": self.edges[:-1], "upper": self.edges[1:], "count": self.count,

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .fields import is_int
+from .calibration import calibration
+from .corpus import Corpus
 from .trace import Trace
+from .trace_fields import is_int
 from .viewable import Viewable, show
 
 __all__ = ["Choices", "LENGTHS", "check_length", "option_bytes"]
@@ -146,8 +148,6 @@ class Choices(Viewable):
         if self.gold is None:
             raise ValueError("calibration compares the confidence with the right answers: give them, "
                              "runner.choose(prompts, options, gold=[...])")
-        from .calibration import calibration
-
         return calibration(np.atleast_1d(self.confidence), np.atleast_1d(self.correct), bins=bins, items=self)
 
     # -- sequence and tables -------------------------------------------------------------------
@@ -170,7 +170,7 @@ class Choices(Viewable):
     def to_pandas(self):
         """One row per prompt: prompt, a probability column per option (named by its text),
         predicted, confidence, and gold and correct when gold was given."""
-        import pandas as pd
+        import pandas as pd  # optional dependency: only the table needs it
 
         table = self.prob_table
         columns = {"prompt": self.prompts}
@@ -187,8 +187,6 @@ class Choices(Viewable):
         """An `lv.Corpus` with a trace per prompt (its predicted option's), labelled by the gold option
         (or the predicted one without gold), with predicted, confidence, gold and correct as metadata:
         the corpus view sorts and filters by them."""
-        from .corpus import Corpus
-
         table = self.prob_table
         best = table.argmax(axis=1)
         metadata = []

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .fields import FIELDS, is_int
-
-# the one top_logprobs rule lives with the runners (sources/base.py: no torch, nothing heavy)
-from .fields import check_top_logprobs as check_count
 from .tokens import display_token
 from .trace import Trace
+from .trace_fields import FIELDS, is_int
+
+# the one top_logprobs rule lives with the runners (sources/base.py: no torch, nothing heavy)
+from .trace_fields import check_top_logprobs as check_count
 from .viewable import Viewable, show
 
 __all__ = ["Lens", "MAX_TOP_LOGPROBS", "check_top_logprobs"]

@@ -1,8 +1,8 @@
 """Reductions over runs of a flat array (a trace's tokens, trace after trace), in numpy alone.
 
 `summaries(offsets, logprobs, entropy)` is each trace's mean and lowest logprob and mean entropy:
-what `corpus_parquet` stores per row when it writes a file (the SUMMARIES columns of
-docs/scale.md) and what `corpus_stats.trace_stats` computes when a file has no such columns.
+what `corpus.parquet` stores per row when it writes a file (the SUMMARIES columns of
+docs/scale.md) and what `corpus.stats.trace_stats` computes when a file has no such columns.
 Both go through this one function, so a stored value and a computed one are the same float.
 A leaf module (numpy only): the writer and the statistics both import it without importing
 each other.

@@ -225,6 +225,10 @@ class VocabTexts:
         self._table = table
         self._texts: dict[int, str] = {}
 
+    def byte_table(self) -> list[bytes]:
+        """The exact bytes of every id, in id order (what a Parquet file stores to rebuild this)."""
+        return self._table
+
     def bytes_of(self, token_id: int) -> bytes:
         table = self._table
         return table[token_id] if 0 <= token_id < len(table) else f"<id {token_id}>".encode()

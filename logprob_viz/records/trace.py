@@ -14,13 +14,36 @@ from typing import Any
 
 import numpy as np
 
-from .fields import FIELDS, PER_TOKEN, PROCESSED, as_array, as_list, as_list_of, check_len, is_int, matrix, vector
 from .flags import flag_warnings
+from .json.fields import fields_of
 from .tokens import display_token
+from .trace_fields import FIELDS, PER_TOKEN, PROCESSED, as_array, as_list, as_list_of, check_len, is_int, matrix, vector
+from .trace_json import trace_from_dict, trace_to_dict
 from .viewable import Viewable, show
-from .vocab_rows import NO_FLAGS, SparseFlags, VocabRows
+from .vocab_rows import NO_FLAGS, VocabRows
 
 __all__ = ["Trace"]
+
+
+class SparseFlags:
+    """`Trace.flags`, kept as None while no token has a flag (most traces: a local one always).
+
+    A list of one shared empty row per token is 8 bytes a token; it is made when `flags` is first
+    read (and kept, so ``trace.flags[i] = [...]`` stays), never for the trace's own uses (slices,
+    joins, warnings, exports read ``_flag_rows``). As a dataclass field's default, its
+    ``__get__`` on the class gives None.
+    """
+
+    def __get__(self, trace, owner=None):
+        if trace is None:
+            return None
+        rows = trace._flag_rows
+        if rows is None:
+            rows = trace._flag_rows = [NO_FLAGS] * len(trace.tokens)
+        return rows
+
+    def __set__(self, trace, value) -> None:
+        trace.__dict__["_flag_rows"] = value
 
 
 @dataclass(eq=False, repr=False)
@@ -65,7 +88,7 @@ class Trace(Viewable):
         ``meta["warnings"]``: the source's notes about the response as a whole (`warnings` adds
         the flags' words to them).
 
-    The numeric fields' dtypes and "unknown" values are `logprob_viz.records.fields.FIELDS`.
+    The numeric fields' dtypes and "unknown" values are `logprob_viz.records.trace_fields.FIELDS`.
     """
 
     tokens: list[str]
@@ -276,30 +299,25 @@ class Trace(Viewable):
     def fields(self):
         """A row per leaf value of the JSON in the completion (the whole text when there is none), or of
         the tool calls' arguments: path, value, first/last token, logprob, prob, the least likely
-        token, the alternatives; ``.error`` says where a broken JSON broke (`lv.Fields`, see
-        `logprob_viz.records.json_fields`)."""
-        from .json_fields import fields_of
-
+        token, the alternatives; ``.error`` says where a broken JSON broke, or that there is no JSON
+        (then there are no rows: it never raises for that) (`lv.Fields`, see
+        `logprob_viz.records.json.fields`)."""
         return fields_of(self)
 
     # -- exports -----------------------------------------------------------------------
 
     def to_dict(self) -> dict:
         """A JSON-safe dict from which `Trace.from_dict` rebuilds this trace exactly (see `trace_json`)."""
-        from .trace_json import trace_to_dict
-
         return trace_to_dict(self)
 
     @classmethod
     def from_dict(cls, d: dict) -> Trace:
         """Rebuild a trace written by `to_dict`."""
-        from .trace_json import trace_from_dict
-
         return trace_from_dict(cls, d)
 
     def to_pandas(self):
         """One row per token: position, token, id, logprob, prob, rank, entropy, is_prompt, top-K."""
-        import pandas as pd
+        import pandas as pd  # optional dependency: only the table needs it
 
         return pd.DataFrame(
             {

@@ -13,7 +13,7 @@ shows for that alternative), and the rest is what the runner generated from ther
 prompt (``prompt_len``): the forced token and what follows are the branch's completion.
 ``node.meta["branch"]`` records the parent's index, the fork position and the forced token;
 ``node.meta["forced"]`` the positions of every token a person chose (this fork's and its parent's).
-The runner is a `logprob_viz.sources.base.Runner` (local or remote): a tree asks it
+The runner is a `logprob_viz.sources.runner.Runner` (local or remote): a tree asks it
 ``can_continue_from_ids``, ``vocab_size`` and ``token_id(text)``, which every runner declares.
 """
 
@@ -22,9 +22,9 @@ from __future__ import annotations
 import warnings
 from collections import Counter
 
-from .branching import checked_runner, fork, prefix_ids, with_prefix_of
-from .fields import is_int
+from .fork import checked_runner, fork, prefix_ids, with_prefix_of
 from .trace import Trace
+from .trace_fields import is_int
 
 __all__ = ["Tree"]
 
@@ -240,7 +240,7 @@ class Tree:
     def _token_id(self, node: Trace, at: int, token) -> int:
         """The id of `token` at position `at`: an id, an alternative's text there, or one token's text."""
         if is_int(token):
-            size = self.runner.vocab_size
+            size = self.runner.capabilities.vocab_size
             if token < 0 or (size is not None and token >= size):
                 raise ValueError(f"token id {token} is outside the vocabulary (0 to {size - 1 if size else '?'})")
             return int(token)

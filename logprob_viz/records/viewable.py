@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["Viewable", "ViewNotRegistered", "register", "show", "load_views_with"]
+__all__ = ["Viewable", "ViewNotRegistered", "register", "show", "load_views_with", "find_registered"]
 
 _SHOWS: dict[type, dict[str, Callable]] = {}
 _loader: list[Callable[[], object]] = []  # the views' loader, until it has run
@@ -43,16 +43,26 @@ def show(record, what: str, *args, **kwargs):
     return _registered(type(record), what)(record, *args, **kwargs)
 
 
-def _registered(record_type: type, what: str) -> Callable:
+def find_registered(table: dict[type, dict[str, Callable]], loader: list, record_type: type,
+                    what: str) -> Callable | None:
+    """`what` of `record_type` or its nearest base in `table`; where it is not there yet, `loader`'s
+    function (which fills the table) runs once first. None when it is not registered at all.
+    (The readers' table, records/readable.py, is looked up the same way.)"""
     while True:
         for klass in record_type.__mro__:
-            found = _SHOWS.get(klass, {}).get(what)
+            found = table.get(klass, {}).get(what)
             if found is not None:
                 return found
-        if not _loader:
-            break
-        _loader[0]()  # (a loader that raises stays, so the next display says the same real cause)
-        _loader.clear()
+        if not loader:
+            return None
+        loader[0]()  # (a loader that raises stays, so the next call says the same real cause)
+        loader.clear()
+
+
+def _registered(record_type: type, what: str) -> Callable:
+    found = find_registered(_SHOWS, _loader, record_type, what)
+    if found is not None:
+        return found
     raise ViewNotRegistered(
         f"{record_type.__name__} has no {what!r}: no view is registered for it. Import logprob_viz (which loads "
         "logprob_viz.views.shows) before displaying a record; a record type of your own registers its views "

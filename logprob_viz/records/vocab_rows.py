@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["NO_FLAGS", "VocabRows", "SparseFlags"]
+__all__ = ["NO_FLAGS", "VocabRows"]
 
 
 class _NoFlags(list):
@@ -62,24 +62,3 @@ class VocabRows:
 
     def __repr__(self) -> str:
         return f"VocabRows({len(self)} rows)"
-
-
-class SparseFlags:
-    """`Trace.flags`, kept as None while no token has a flag (most traces: a local one always).
-
-    A list of one shared empty row per token is 8 bytes a token; it is made when `flags` is first
-    read (and kept, so ``trace.flags[i] = [...]`` stays), never for the trace's own uses (slices,
-    joins, warnings, exports read ``_flag_rows``). As a dataclass field's default, its
-    ``__get__`` on the class gives None.
-    """
-
-    def __get__(self, trace, owner=None):
-        if trace is None:
-            return None
-        rows = trace._flag_rows
-        if rows is None:
-            rows = trace._flag_rows = [NO_FLAGS] * len(trace.tokens)
-        return rows
-
-    def __set__(self, trace, value) -> None:
-        trace.__dict__["_flag_rows"] = value

@@ -66,7 +66,7 @@ def run(cmd: list, what: str, error: type[LocalServerError] = LocalServerError, 
 @contextlib.contextmanager
 def install_lock(path: Path):
     """Hold an exclusive file lock: two test sessions (or a user and a test run) never install at once."""
-    import fcntl
+    import fcntl  # POSIX only: imported where a lock is taken, so the module itself imports anywhere
 
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w") as f:

@@ -6,7 +6,10 @@ become tokens, as lm-eval does it (``TemplateLM._encode_pair``).
 - the whole text is tokenized, and the option's tokens are the whole's tokens after as many
   tokens as the prompt alone has. Where the tokenizer merged the prompt's last bytes with the
   option's first (the whole's first tokens are not the prompt's), the option's first token
-  straddles the boundary: it is flagged ``straddles_prompt`` (`logprob_viz.records.flags`).
+  straddles the boundary: it is flagged ``straddles_prompt`` (`logprob_viz.records.flags`), and
+  `straddle_notes` says in words what was scored: the option's bytes left unscored (merged into
+  the prompt's last token) and the scored text, or two options become the same tokens; a warning,
+  or a ValueError with ``strict=True``.
 
 The local runner scores all the options of a prompt in one packed forward pass
 (`local.choose`); a server runner scores prompt + option token ids where the server returns
@@ -15,15 +18,18 @@ prompt logprobs (`remote.choose`).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..records.choices import Choices
+from ..records.tokens import display_token
+from .job_lock import user_stacklevel
 from .request import batch_items, check_input
 
 __all__ = ["Pair", "ChoiceInput", "choice_inputs", "check_options", "split_pair", "fill_pairs", "input_meta",
-           "mark_straddle", "choices_of", "STRADDLES"]
+           "mark_straddle", "straddle_note", "straddle_notes", "choices_of", "STRADDLES"]
 
 STRADDLES = "straddles_prompt"
 
@@ -46,17 +52,49 @@ class ChoiceInput:
     pairs: list[Pair] = field(default_factory=list)
 
 
+def _a(value) -> str:
+    name = type(value).__name__
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
+
+
+def _what_options_are(options) -> str:
+    if isinstance(options, str):
+        return f"the string {options!r} (one option is still a list: [{options!r}])"
+    if isinstance(options, (list, tuple)):
+        return f"an empty {type(options).__name__}"
+    return "None" if options is None else _a(options)
+
+
 def check_options(options) -> list[str]:
+    """The options as a list of distinct non-empty strings (TypeError / ValueError otherwise); warns of
+    options that are only whitespace (see `warn_whitespace`)."""
     if isinstance(options, str) or not isinstance(options, (list, tuple)) or not options:
         raise TypeError("options must be a non-empty list of strings, the answers to score after the prompt, "
-                        f"e.g. [' positive', ' negative']; got {type(options).__name__}")
+                        f"e.g. [' positive', ' negative']; got {_what_options_are(options)}")
     for i, option in enumerate(options):
-        if not isinstance(option, str) or not option:
-            raise ValueError(f"option {i} is {option!r}: each option must be a non-empty string")
+        if not isinstance(option, str):
+            raise TypeError(f"option {i} is {option!r}, {_a(option)}: each option must be a string, "
+                            "the answer's text (a missing value in a table column reads as nan or None)")
+        if not option:
+            raise ValueError(f"option {i} is '': each option must be a non-empty string")
     if len(set(options)) != len(options):
         repeated = sorted({o for o in options if options.count(o) > 1})
         raise ValueError(f"options must be distinct; {repeated!r} appears more than once")
+    warn_whitespace(options)
     return list(options)
+
+
+def warn_whitespace(options) -> None:
+    """A warning, not an error, for options that are only whitespace: ``["\\n", " "]`` is a fair question
+    (what does the model write next?), but ``[" ", "  "]`` is more often answers lost on the way (a
+    stripped or blank column), and ``per_byte`` counts such an option as 1 byte."""
+    blank = [i for i, option in enumerate(options) if not option.strip()]
+    if blank:
+        listed = ", ".join(f"{i} ({options[i]!r})" for i in blank)
+        warnings.warn(f"option{'s' if len(blank) > 1 else ''} {listed} {'are' if len(blank) > 1 else 'is'} only "
+                      "whitespace: scored as the whitespace the model writes next, not as an answer "
+                      "(length='per_byte' counts each as 1 byte); if the options stand for answers, give their "
+                      "text (e.g. ' yes')", UserWarning, stacklevel=user_stacklevel())
 
 
 def choice_inputs(prompt, messages, options) -> tuple[list[ChoiceInput], list[str], bool]:
@@ -110,10 +148,78 @@ def mark_straddle(trace, pair: Pair) -> None:
         trace.flags[len(pair.context)] = [STRADDLES]
 
 
+def straddle_note(trace, prompt: str, option: str) -> str | None:
+    """What was scored of an option whose first token straddles the prompt's end, in words: the bytes
+    of the option left unscored (merged into the prompt's last token) or the prompt's bytes scored
+    again, and the scored text; None when the option's scored bytes are its own."""
+    flagged = trace.flagged().get(trace.prompt_len, ())
+    if STRADDLES not in flagged:
+        return None
+    wanted = (prompt[len(prompt.rstrip()):] + option).encode("utf-8")  # (the prompt's end spaces move to it)
+    scored = b"".join(trace.token_bytes[trace.prompt_len:])
+    text = display_token(b"".join(trace.token_bytes))
+    shown = repr(text if len(text) <= 60 else "…" + text[-59:])
+    if len(scored) < len(wanted) and wanted.endswith(scored):
+        lost = display_token(wanted[: len(wanted) - len(scored)])
+        return (f"{lost!r} of option {option!r} was not scored; the scored text is {shown} (the tokenizer merged "
+                "it into the prompt's last token, and the prompt keeps its own tokens, as lm-eval does)")
+    if len(scored) > len(wanted) and scored.endswith(wanted):
+        again = display_token(scored[: len(scored) - len(wanted)])
+        return (f"the prompt's end {again!r} was scored again as the start of option {option!r}; the scored text "
+                f"is {shown}")
+    if scored != wanted:
+        return f"option {option!r} was scored as {display_token(scored)!r}; the scored text is {shown}"
+    return None
+
+
+def _same_text_notes(row: list, options: list[str]) -> list[tuple[list[int], str]]:
+    """(the options, a sentence) for each group of a prompt's options scored as the same tokens."""
+    groups: dict[tuple, list[int]] = {}
+    for j, trace in enumerate(row):
+        groups.setdefault(tuple(trace.token_ids[trace.prompt_len:].tolist()), []).append(j)
+    notes = []
+    for same in groups.values():
+        if len(same) > 1:
+            names = " and ".join(repr(options[j]) for j in same)
+            text = display_token(b"".join(row[same[0]].token_bytes))
+            shown = repr(text if len(text) <= 60 else "…" + text[-59:])
+            notes.append((same, f"options {names} become the same scored text {shown}: the same tokens, so the "
+                                "same logprob; choosing between them says nothing"))
+    return notes
+
+
+def straddle_notes(inputs: list[ChoiceInput], options: list[str], traces: list[list], single: bool) -> list[str]:
+    """The sentences of every option scored other than as written (`straddle_note`) or scored as the
+    same text as another option of its prompt; each also goes into its traces' ``meta["warnings"]``."""
+    notes = []
+    for r, (item, row) in enumerate(zip(inputs, traces, strict=True)):
+        where = "" if single else f"prompt {r}: "
+        found = [(j, straddle_note(t, item.text, o)) for j, (t, o) in enumerate(zip(row, options, strict=True))]
+        for same, note in [([j], n) for j, n in found if n] + _same_text_notes(row, options):
+            for j in same:
+                row[j].meta["warnings"] = [*row[j].meta.get("warnings", ()), note]
+            notes.append(where + note)
+    return notes
+
+
 def choices_of(inputs: list[ChoiceInput], options: list[str], traces: list[list], *, length: str, gold, single: bool,
-               meta: dict) -> Choices:
+               meta: dict, strict: bool = False) -> Choices:
     """The `lv.Choices` of the traces (one row per prompt, one trace per option): each option's logprob
-    is the sum of its trace's logprobs after the prompt (float64)."""
+    is the sum of its trace's logprobs after the prompt (float64). An option scored other than as
+    written (`straddle_notes`) gives a warning, or with ``strict`` a ValueError whose ``choices``
+    holds the result all the same."""
     sums = [[float(np.sum(t.logprobs[t.prompt_len:], dtype=np.float64)) for t in row] for row in traces]
-    return Choices([c.text for c in inputs], options, traces, sums, length=length, gold=gold, single=single,
-                   meta=meta)
+    notes = straddle_notes(inputs, options, traces, single)
+    choices = Choices([c.text for c in inputs], options, traces, sums, length=length, gold=gold, single=single,
+                      meta=meta)
+    if notes:
+        listed = "; ".join(notes[:3]) + (f"; and {len(notes) - 3} more (each trace's warnings)" if len(notes) > 3
+                                         else "")
+        if strict:
+            error = ValueError(f"strict=True: {listed}. End the prompt with a space or start the options with one "
+                               "so that no token crosses the prompt's end (the error's .choices holds the result)")
+            error.choices = choices
+            raise error
+        warnings.warn(f"{listed}. End the prompt with a space or start the options with one, or pass strict=True "
+                      "to raise", UserWarning, stacklevel=user_stacklevel())
+    return choices

@@ -3,7 +3,7 @@
 
 ``Dataset.map_batches`` with a callable class: Ray starts ``concurrency`` actors, each builds its
 runner in ``__init__`` (``lv.load(model)``) and turns every batch of rows into a table of traces
-(`corpus_parquet.trace_table`). Ray does the rest: scheduling, back-pressure, and retries — an
+(`records.corpus.parquet.trace_table`). Ray does the rest: scheduling, back-pressure, and retries — an
 actor that dies is restarted and the batch it held re-run (Ray Data's own actor defaults,
 ``max_restarts=-1`` and ``max_task_retries=-1``: without limit), so every row comes out once.
 ``dataset.write_parquet(folder)`` writes the parts as they are made, so an interrupted run leaves
@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+
+from ..records.corpus.parquet import trace_table
+from .local.loading import load
 
 __all__ = ["score", "generate", "as_dataset"]
 LABEL_COLUMNS = ("label", "id", "index")
@@ -56,14 +59,10 @@ class _Actor:
     """One Ray actor: the runner, loaded once; each call turns a batch of rows into traces."""
 
     def __init__(self, mode: str, model, column: str, options: dict, load_options: dict):
-        import logprob_viz as lv
-
         self.mode, self.column, self.options = mode, column, options
-        self.runner = lv.load(model, **load_options) if model is not None else lv.load(**load_options)
+        self.runner = load(model, **load_options) if model is not None else load(**load_options)
 
     def __call__(self, batch):
-        from ..records.corpus_parquet import trace_table
-
         rows = batch.to_pylist()  # a pyarrow Table: a few hundred rows at most
         inputs = [row[self.column] for row in rows]
         options = dict(self.options)

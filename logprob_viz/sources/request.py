@@ -9,12 +9,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..records.fields import is_int
 from ..records.trace import Trace
+from ..records.trace_fields import is_int
 
 # A growing trace is shown at most this often while tokens arrive: smooth to the eye, and few
-# messages. A server stream's snapshots without stream_every (`remote.base`), LogprobView's batches
-# and the explorer's updates (the views import it from `views.settings`).
+# messages. A server stream's snapshots without stream_every (`remote.engine`), LogprobView's batches
+# and the explorer's updates (the views import it from `views.defaults`).
 UPDATE_S = 0.1
 
 
@@ -195,35 +195,8 @@ def check_max_new_tokens(max_new_tokens) -> int:
     return int(max_new_tokens)
 
 
-def check_stream_every(stream_every) -> int | None:
-    if stream_every is not None and (not is_int(stream_every) or stream_every < 1):
-        raise ValueError(f"stream_every must be an int >= 1 (tokens per snapshot), got {stream_every!r}")
-    return None if stream_every is None else int(stream_every)
-
-
 def check_stop(stop) -> None:
     if stop is not None and not callable(stop) and not callable(getattr(stop, "is_set", None)):
         raise TypeError(
             f"stop must be a threading.Event or a callable returning True to stop, got {type(stop).__name__}"
         )
-
-
-def check_keywords(call: str, given: dict, *takers: Callable, extra=()) -> None:
-    """Keyword arguments that none of `takers` (the functions the call goes on to) accepts, named as
-    the user gave them to `call` ("score", "generate", "stream"), with what the call does take:
-    a TypeError from deep inside would name an internal function instead (``score_batch()``)."""
-    import difflib
-    import inspect
-
-    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    internal = {"self", "runner", "items", "req"}
-    takes = {p.name for f in takers for p in inspect.signature(f).parameters.values() if p.kind in kinds} | set(extra)
-    takes -= internal
-    unknown = [name for name in given if name not in takes]
-    if not unknown:
-        return
-    name = unknown[0]
-    close = difflib.get_close_matches(name, sorted(takes), n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    raise TypeError(f"{call}() got an unexpected keyword argument {name!r}{hint}; {call}() takes "
-                    f"{', '.join(sorted(takes))}: leave {name!r} out or use one of those")

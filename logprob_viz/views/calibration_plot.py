@@ -20,7 +20,9 @@ import ipywidgets
 import numpy as np
 import traitlets as t
 
-from .plots import plotly_go
+from .bundled import HtmlFallback
+from .choices.view import ChoicesView
+from .plots import figure_html, plotly_go
 
 __all__ = ["reliability_figure", "reliability_diagram", "ReliabilityDiagram", "ITEMS_LISTED"]
 
@@ -60,7 +62,7 @@ def reliability_diagram(cal, *, title: str | None = None) -> ReliabilityDiagram:
     return ReliabilityDiagram(cal, title=title)
 
 
-class ReliabilityDiagram(ipywidgets.VBox):
+class ReliabilityDiagram(HtmlFallback, ipywidgets.VBox):
     """The diagram as a widget; clicking a bin shows its items below (``selected_bin``; -1: none).
 
     Attributes
@@ -99,19 +101,15 @@ class ReliabilityDiagram(ipywidgets.VBox):
         rows = cal.items_in(b) if b >= 0 else np.zeros(0, dtype=np.int64)
         view = None
         if len(rows) and cal.items is not None and hasattr(cal.items, "options"):
-            from .choices_view import ChoicesView
-
             view = ChoicesView(cal.items[rows.tolist()])
         elif len(rows):
             view = ipywidgets.HTML(_items_table(cal, rows))
         self.items_view = view
         self.children = [self.figure, self.caption] + ([view] if view is not None else [])
 
-    def _repr_mimebundle_(self, **kwargs):
-        from .page import with_html_fallback
-        from .plots import figure_html
-
-        return with_html_fallback(super()._repr_mimebundle_(**kwargs), lambda: figure_html(self.figure))
+    def fallback_html(self) -> str:
+        """Where no widget manager renders the diagram (nbconvert, viewers): the figure as HTML."""
+        return figure_html(self.figure)
 
 
 def _caption(cal, b: int) -> str:

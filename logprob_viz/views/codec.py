@@ -8,7 +8,7 @@ name: a reader needs only ``DTYPES``. A list of texts travels as ``{"blob", "off
 (`texts`): two such arrays, text ``e`` being ``blob[offsets[e]:offsets[e + 1]]`` (UTF-8). A custom
 message with arrays (`message`) is ``{..., "buffer_paths", "payload"}``: the payload's buffers are
 the message's binary parts, each put back at its path. The compare view's and the lens view's
-payloads are written with these by ``compare_view.py`` and ``lens_view.py``; the LogprobView's
+payloads are written with these by ``compare/view.py`` and ``lens/view.py``; the LogprobView's
 trace, here.
 
 The LogprobView's trace (`encode_trace`)::

@@ -13,8 +13,8 @@ import math
 import unicodedata
 from xml.sax.saxutils import escape, quoteattr
 
-from ..records.fields import is_int
 from ..records.trace import Trace
+from ..records.trace_fields import is_int
 from . import toolkit
 from .pictures import MODES, RANK_BUCKETS, check_mode, color_of, shown_text, token_colors
 from .toolkit import hex_color, percent, readable_on

@@ -5,21 +5,22 @@ Generic: this module knows no view. What each record or view shows goes through 
 - a view that can be a page provides ``page_html(max_state_bytes=None)`` (its HTML fragment: the
   LogprobView its own script and state through `script_fragment`, a comparison or a lens static
   HTML) and ``page_title()``;
-- a record provides ``view(**traits)``, its view widget; `to_html` and `fallback_html` make it
-  `detached` (no comm to the browser) and ask that view;
-- an object with pages of its own (a corpus, fields, the explorer: one per branch) provides
-  ``to_html(path)``, which `to_html` calls.
+- a record provides ``view(**traits)``, its view widget; `record_page` (a record's ``to_html``)
+  and `fallback_html` make it `detached` (no comm to the browser) and ask that view;
+- a record or app provides ``to_html(path)``: `record_page` for most records, its own pages for a
+  corpus, fields, the explorer (one per branch).
 
 The frontend files (`static_file`): the esbuild bundles and stylesheets in ``views/static``; a
 missing one is an error that names it and the command that builds it, never a view without its
 script or styles.
 
 ``to_html(record_or_view, path=None)`` writes a standalone, offline page (`page`: one file,
-nothing fetched); with a `path` it returns the path; without, the page.
+nothing fetched); with a `path` it returns the path; without, the page. For a record or an app it
+is ``x.to_html(path)``; for a view, the view's page (`view_page`).
 ``with_html_fallback(bundle, make_html)`` adds ``text/html`` to a widget's mime bundle: what a
 notebook output shows where no widget manager renders the widget (a notebook opened without a
-kernel or untrusted, nbconvert's HTML export, notebook viewers). Every view's
-``_repr_mimebundle_`` goes through it.
+kernel or untrusted, nbconvert's HTML export, notebook viewers). The views' one
+``_repr_mimebundle_`` (`bundled.HtmlFallback`) goes through it.
 
 Safety: token texts are never put into HTML unescaped. A view's state is base64 (A–Z, a–z,
 0–9, +, /, =) inside a ``<script type="application/vnd.logprob-viz.state+base64">`` element that
@@ -32,13 +33,14 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import contextvars
 import html
 import json
 import logging
 import re
 import uuid
 from pathlib import Path
+
+from ipywidgets import Layout
 
 from .codec import split_buffers
 
@@ -48,12 +50,13 @@ __all__ = [
     "page",
     "written",
     "to_html",
+    "view_page",
+    "record_page",
     "fallback_html",
     "with_html_fallback",
     "script_fragment",
     "detached",
     "DetachedComm",
-    "mimebundle_with_fallback",
     "view_state",
     "state_parts",
 ]
@@ -225,8 +228,6 @@ _DetachedComm = DetachedComm  # the name benchmarks/corpus_view.py imports
 def detached(make, *args, **traits):
     """``make(*args, **traits)`` (a widget class, or a record's ``view``) made with a `DetachedComm`
     (its layout too: a DOMWidget's layout is a widget of its own), closed afterwards."""
-    from ipywidgets import Layout
-
     layout = Layout(comm=DetachedComm())
     widget = make(*args, comm=DetachedComm(), layout=layout, **traits)
     try:
@@ -240,8 +241,8 @@ def detached(make, *args, **traits):
 #
 # A view that can be a page provides ``page_html(max_state_bytes=None)`` (its HTML fragment: its
 # own script and state, or static HTML) and ``page_title()``. A record provides ``view(**traits)``
-# (its view widget), which must accept the widget keywords ``comm`` and ``layout`` (`detached`).
-# An app with pages of its own (the explorer: one per branch) provides ``to_html(path)``.
+# (its view widget), which must accept the widget keywords ``comm`` and ``layout`` (`detached`),
+# and ``to_html(path)``. An app (the explorer: a page per branch) provides ``to_html(path)``.
 
 _WHAT = (
     "to_html shows a logprob_viz record or view (a Trace, Comparison or Lens, their views, a Corpus, "
@@ -271,9 +272,6 @@ def _page_view(obj, view_traits: dict):
         yield view
 
 
-_ASKED: contextvars.ContextVar[frozenset] = contextvars.ContextVar("logprob_viz_to_html_asked", default=frozenset())
-
-
 def fallback_html(obj, *, max_state_bytes: int | None = None) -> str:
     """What `obj` (a record or view) shows as HTML, through its view's ``page_html``: a trace its
     LogprobView with the view's script, a comparison or a lens static HTML. A state beyond
@@ -282,8 +280,21 @@ def fallback_html(obj, *, max_state_bytes: int | None = None) -> str:
         return view.page_html(max_state_bytes=max_state_bytes)
 
 
+def view_page(view, path: str | Path | None = None, *, title: str | None = None) -> str | Path:
+    """A page view's (``page_html``, ``page_title``) standalone, offline page; written to `path` if given."""
+    return written(page(view.page_html(), title or view.page_title()), path)
+
+
+def record_page(obj, path: str | Path | None = None, *, title: str | None = None, **view_traits) -> str | Path:
+    """A record's page (``Trace.to_html``: what `shows` registers for every record): its view, made
+    with `view_traits`, as a page (`view_page`)."""
+    with _page_view(obj, view_traits) as view:
+        return view_page(view, path, title=title)
+
+
 def to_html(obj, path: str | Path | None = None, *, title: str | None = None, **view_traits) -> str | Path:
-    """A standalone, offline HTML page of a record or view; written to `path` if given.
+    """A standalone, offline HTML page of a record or view, written to `path` if given: a view's
+    page, or ``obj.to_html(path, ...)`` (a record's, an app's).
 
     Parameters
     ----------
@@ -304,18 +315,16 @@ def to_html(obj, path: str | Path | None = None, *, title: str | None = None, **
     str or Path
         The page (it loads nothing: scripts, CSS and data are inside it); with `path`, that path.
     """
-    own = getattr(obj, "to_html", None)
-    if not _is_page_view(obj) and callable(own) and id(obj) not in _ASKED.get():
-        # Its own page (a corpus, fields, the explorer: every branch); a record whose to_html is this
-        # function asks back, and then gets its view's page below.
-        token = _ASKED.set(_ASKED.get() | {id(obj)})
-        try:
-            return own(path, **({"title": title} if title is not None else {}), **view_traits)
-        finally:
-            _ASKED.reset(token)
-    with _page_view(obj, view_traits) as view:
-        body, default_title = view.page_html(), view.page_title()
-    return written(page(body, title or default_title), path)
+    if _is_page_view(obj):  # a view, with its current traits
+        if view_traits:
+            raise TypeError(f"view traits ({', '.join(view_traits)}) can only be given with a record; "
+                            f"set them on the {type(obj).__name__} instead")
+        return view_page(obj, path, title=title)
+    if not callable(getattr(obj, "to_html", None)):
+        raise TypeError(_WHAT.format(name=type(obj).__name__))
+    # a record's or an app's own page: a trace's is its view's (`record_page`), a corpus's the table
+    # and one trace, the explorer's every branch
+    return obj.to_html(path, **({"title": title} if title is not None else {}), **view_traits)
 
 
 # -- the notebook output's text/html ---------------------------------------------------------------
@@ -333,24 +342,17 @@ def with_html_fallback(bundle, make_html):
     without saved widget state, notebook viewers, other frontends), the frontend shows
     ``text/html``. Accepts anywidget's ``(data, metadata)`` tuple or a plain data dict, and returns
     the same shape. A display must not fail: when the HTML cannot be made (a frontend file missing,
-    plotly absent), the bundle alone, with a warning.
+    plotly absent), the bundle alone, with a warning; where ``make_html()`` gives None, the bundle alone.
     """
     if bundle is None:
         return None
     data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
     try:
-        data = {**data, HTML_MIME: make_html()}
+        text = make_html()
     except (FileNotFoundError, ValueError, ImportError) as exc:
         logger.warning("no text/html fallback for the view: %s", exc)
         return bundle
+    if text is None:  # a widget without a fallback of its own (`bundled.HtmlFallback`)
+        return bundle
+    data = {**data, HTML_MIME: text}
     return (data, metadata) if isinstance(bundle, tuple) else data
-
-
-def mimebundle_with_fallback(view, bundle, max_state_bytes: int | None = FALLBACK_MAX_STATE_BYTES):
-    """`bundle` with the view's HTML (`fallback_html`) added as ``text/html`` (see `with_html_fallback`).
-
-    A LogprobView's HTML is the same view, self-contained (~45 KB of bundle and CSS plus 4/3 of the
-    state per output); a state larger than `max_state_bytes` (None: no limit) is replaced by a text
-    note. An untrusted notebook in JupyterLab sanitizes it: the text fallback shows.
-    """
-    return with_html_fallback(bundle, lambda: fallback_html(view, max_state_bytes=max_state_bytes))

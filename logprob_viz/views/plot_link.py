@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import math
 
-from .page import fallback_html, with_html_fallback
+import ipywidgets
+
+from .bundled import HtmlFallback
+from .page import fallback_html
 from .plots import PIN_NAME, figure_html
 
 __all__ = ["Link", "link"]
@@ -19,7 +22,7 @@ __all__ = ["Link", "link"]
 _PLOTLYJS_SENT = False  # whether a linked figure's HTML of this kernel session carried plotly.js
 
 
-class Link:
+class Link(HtmlFallback):
     """A view and a plotly ``FigureWidget`` kept in step (made by `link`).
 
     Attributes
@@ -89,8 +92,6 @@ class Link:
 
     def widget(self):
         """The view above the figure, as one ipywidgets box."""
-        import ipywidgets
-
         return ipywidgets.VBox([self.view, self.figure])
 
     def fallback_html(self) -> str:
@@ -106,10 +107,10 @@ class Link:
         _PLOTLYJS_SENT = True
         return view_html + figure
 
-    def _repr_mimebundle_(self, **kwargs):
-        # The live widgets where a widget manager renders them; elsewhere (nbconvert's HTML) both
-        # as HTML that needs nothing from the network (`page.with_html_fallback`: a display never fails over it).
-        return with_html_fallback(self.widget()._repr_mimebundle_(**kwargs), self.fallback_html)
+    def live_mimebundle(self, **kwargs):
+        """The live widgets where a widget manager renders them (`widget`); elsewhere (nbconvert's
+        HTML) `fallback_html` (`bundled.HtmlFallback`: a display never fails over it)."""
+        return self.widget()._repr_mimebundle_(**kwargs)
 
 
 def _nan(value) -> bool:

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ..records.trace import Trace
 from . import toolkit
 from .toolkit import hex_color, percent, percent_of_logprob
 
@@ -99,8 +100,6 @@ def plot(trace, kind: str = "surprisal", *, widget: bool = False, title: str | N
         For the per-position kinds, point ``i`` of ``fig.data[0]`` is token ``i`` (its index in
         ``customdata``), and ``fig.data[1]`` (named "pinned") marks the pinned token when linked.
     """
-    from ..records.trace import Trace
-
     if not isinstance(trace, Trace):
         raise TypeError(f"plot draws a logprob_viz.Trace, got {type(trace).__name__}")
     if kind not in KINDS:

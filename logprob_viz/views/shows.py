@@ -13,25 +13,25 @@ from ..records.calibration import Calibration
 from ..records.choices import Choices
 from ..records.comparison import Comparison
 from ..records.corpus import Corpus
-from ..records.json_fields import Fields
+from ..records.json import Fields
 from ..records.lens import Lens
 from ..records.trace import Trace
 from ..records.viewable import Viewable, register
 from .calibration_plot import reliability_diagram, reliability_figure
-from .choices_view import ChoicesView
-from .compare_view import CompareView
-from .corpus_view import CorpusView, corpus_html
+from .choices.view import ChoicesView
+from .compare.view import CompareView
+from .corpus.view import CorpusView, corpus_html
 from .export_svg import to_svg
-from .fields_view import FieldsView, fields_html
-from .lens_view import LensView
-from .logprob_view import LogprobView
-from .page import to_html
+from .fields.view import FieldsView, fields_html
+from .lens.view import LensView
+from .logprob.view import LogprobView
+from .page import record_page
 from .pictures import to_latex
 from .plots import plot, plot_comparison
 
 __all__: list[str] = []
 
-register(Viewable, to_html=to_html)  # any record: its view's page (page.to_html)
+register(Viewable, to_html=record_page)  # any record: its view's page
 register(Trace, view=LogprobView, plot=plot, to_svg=to_svg, to_latex=to_latex)  # to_html: Viewable's
 register(Comparison, view=CompareView, plot=plot_comparison)
 register(Lens, view=LensView)

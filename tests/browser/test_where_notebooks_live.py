@@ -220,7 +220,7 @@ def output_of(nb: dict) -> dict:
 
 def require_fallback(data: dict) -> None:
     assert WIDGET_VIEW in data, f"the cell did not show the widget: {list(data)}"
-    assert HTML_MIME in data, "the view's mime bundle has no text/html fallback (page.mimebundle_with_fallback)"
+    assert HTML_MIME in data, "the view's mime bundle has no text/html fallback (bundled.HtmlFallback)"
 
 
 def nbconvert_html(nb_path: Path, *options: str) -> Path:

@@ -47,7 +47,7 @@ plain = app.runner.attribute(t, at=at).scores.tolist()
 rows = {j: app.runner.attribute(t, at=at, contrast=int(i)).scores.tolist()
         for j, i in enumerate(t.top_ids[at]) if int(i) != int(t.token_ids[at])}
 print("REF " + json.dumps({"at": at, "n": len(t), "tokens": list(t.tokens), "plain": plain, "rows": rows,
-                           "alts": [app.runner.text_of(int(i)) for i in t.top_ids[at]]}))"""
+                           "alts": [app.runner.engine.text_of(int(i)) for i in t.top_ids[at]]}))"""
 
 APP = ".jp-NotebookPanel:not(.lm-mod-hidden) .lv-explore"
 

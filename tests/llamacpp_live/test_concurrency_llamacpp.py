@@ -15,7 +15,7 @@ import pytest
 
 import logprob_viz as lv
 from llamacpp_live.test_connect_llamacpp import ROBOT, native_greedy
-from logprob_viz.sources.base import jobs_of
+from logprob_viz.sources.runner import jobs_of
 
 FRANCE = "The capital of France is"
 

@@ -58,8 +58,8 @@ def test_recognises_the_server_from_the_root_or_the_v1_url(llamacpp_url, server)
     for s in (server, lv.connect(llamacpp_url + "/v1")):
         assert s.server == "llama.cpp" and s.base_url == llamacpp_url + "/v1"
         assert s.model == models[0]["id"] == recordings.MODEL
-        assert s.vocab_size == models[0]["meta"]["n_vocab"]
-        assert s.can_continue_from_ids
+        assert s.capabilities.vocab_size == models[0]["meta"]["n_vocab"]
+        assert s.capabilities.can_continue_from_ids
         assert "llama.cpp" in repr(s)
 
 

@@ -14,7 +14,7 @@ import pytest
 
 import logprob_viz as lv
 from llamacpp_live.test_connect_llamacpp import native_greedy
-from logprob_viz.sources.base import jobs_of
+from logprob_viz.sources.runner import jobs_of
 
 PROMPTS = ["The capital of France is", "A robot may not injure a human being", "def add(a, b):",
            "Once upon a time", "2 + 2 =", "The opposite of hot is"]

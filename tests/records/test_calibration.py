@@ -57,6 +57,14 @@ def test_bad_input_says_what_to_give():
         lv.calibration([0.5, 0.6], [True])
     with pytest.raises(ValueError, match=r"in \[0, 1\]"):
         lv.calibration([1.5], [True])
+    # issue 48 item 7: the message names the item and its value
+    with pytest.raises(ValueError) as outside:
+        lv.calibration([0.5, 0.9, 87.0, -2.3], [True, False, True, True])
+    assert str(outside.value) == (
+        "probs must be probabilities in [0, 1] (the confidence of each answer), without NaN: item 2 is 87.0 "
+        "(and 1 more of the 4 items); a logprob gives its probability as np.exp(logprob), a percentage as p / 100")
+    with pytest.raises(ValueError, match=r"without NaN: item 1 is nan; "):
+        lv.calibration([0.5, float("nan")], [True, False])
     with pytest.raises(ValueError, match="booleans"):
         lv.calibration([0.5], [2])
     with pytest.raises(ValueError, match="bins must be an int"):

@@ -237,7 +237,7 @@ def test_bad_input_says_what_was_compared():
 
 
 def test_compare_view_payload_and_limits(pair):
-    from logprob_viz.views.compare_view import CompareView
+    from logprob_viz.views.compare.view import CompareView
 
     smol, tiny = pair
     view = compare([smol, tiny], labels=["smol", "tiny"]).view(color_mode="difference")
@@ -349,7 +349,7 @@ def test_a_row_with_no_continuation_of_its_own_says_so():
 
 
 def test_the_difference_scale_follows_the_data_unless_given():
-    from logprob_viz.views.compare_view import auto_range
+    from logprob_viz.views.compare.view import auto_range
 
     toks = [f" w{i}" for i in range(10)]
     lp_a = [-1.0] * 10

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import logprob_viz as lv
-from logprob_viz.records.corpus_index import CLASSES, token_classes
+from logprob_viz.records.corpus.index import CLASSES, token_classes
 from paths import FIXTURES
 
 TEXTS = [

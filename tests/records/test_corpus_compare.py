@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import logprob_viz as lv
-from logprob_viz.records.corpus_compare import bootstrap_ratio
+from logprob_viz.records.corpus.compare import bootstrap_ratio
 
 LN2 = math.log(2)
 
@@ -85,7 +85,8 @@ def test_the_second_model_against_the_default_one(runner):
     gemma = second.load_second_model()
     texts = ["A robot may not injure a human being.", "The capital of France is Paris.", "print(1 + 2)"]
     small, other = runner.score(texts, progress=False), gemma.score(texts, progress=False)
-    assert other[0].tokens[0] == "<bos>" and other[0].token_ids.max() > runner.vocab_size, "another tokenizer"
+    assert other[0].tokens[0] == "<bos>", "another tokenizer"
+    assert other[0].token_ids.max() > runner.capabilities.vocab_size, "another tokenizer"
     report = lv.compare_corpora(small, other, labels=("smollm2", "gemma"), n_boot=500)
     for i, text in enumerate(texts):
         # each pair aligned by bytes without Gemma's <bos>, whose bytes the other text lacks

@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import logprob_viz as lv
-from logprob_viz.records.corpus_arrow import ParquetPartError
-from logprob_viz.records.corpus_columns import TraceColumns
+from logprob_viz.records.corpus.arrow import ParquetPartError
+from logprob_viz.records.corpus.columns import TraceColumns
 from paths import ARTIFACTS
 
 TEXTS = [
@@ -106,7 +106,9 @@ def test_tables_come_from_the_columns(corpus, out):
     mine, theirs = back.token_table(), corpus.token_table()
     for name in ("item", "position", "token_id", "logprob", "rank", "entropy", "is_prompt", "first"):
         np.testing.assert_array_equal(mine[name], theirs[name], err_msg=name)
-    assert not isinstance(back.traces, list) and back._factorized is not None
+    assert not isinstance(back.traces, list) and "token_codes" in vars(back)  # the texts are made from the codes
+    codes, texts = back.token_codes
+    assert texts[codes].tolist() == theirs["token"].tolist()
     assert mine["token"].tolist() == theirs["token"].tolist()
     a, b = back.to_pandas(), corpus.to_pandas()
     assert a["text"].tolist() == b["text"].tolist() and a["flags"].tolist() == b["flags"].tolist()
@@ -162,10 +164,15 @@ def test_a_truncated_part_is_named(damaged):
     part.write_bytes(data[: len(data) // 2])  # a write cut off half-way
     with pytest.raises(lv.ParquetPartError, match=r"b\.parquet: not a readable Parquet file .*truncated"):
         lv.Corpus.read_parquet(damaged)
-    with pytest.warns(UserWarning, match=r"skipped 1 unreadable part.*b\.parquet"):
+    with pytest.warns(UserWarning, match=r"skipped 1 unreadable part.*b\.parquet") as caught:
         back = lv.Corpus.read_parquet(damaged, on_error="skip")
     assert list(back.labels) == ["a", "b", "listed", "empty"]
     assert [p for p, _ in back.skipped] == [str(part)]
+    # issue 48 item 10: the warning does not advise on_error="skip", which was just used
+    assert "on_error" not in str(caught[0].message) and "listed in corpus.skipped" in str(caught[0].message)
+    with pytest.raises(ParquetPartError) as one_file:
+        lv.Corpus.read_parquet(part)  # one file: nothing else to read, so no advice to skip
+    assert str(one_file.value).endswith("or corrupted; write it again")
 
 
 def test_a_corrupted_part_is_named(damaged):
@@ -184,6 +191,30 @@ def test_a_corrupted_part_is_named(damaged):
         back = lv.Corpus.read_parquet(damaged, on_error="skip")
     assert list(back.labels) == ["c", "listed", "empty"] and len(caught) == 1
     assert_same_trace(back[0], lv.Corpus.read_parquet(damaged / "b.parquet")[0])
+
+
+def test_a_jsonl_corpus_is_named_as_what_it_is(corpus, damaged, out):
+    # issue 48 item 10: not "truncated or corrupted", but what the file is and what opens it
+    saved = corpus.save(out / "saved.jsonl")
+    with pytest.raises(ParquetPartError) as error:
+        lv.Corpus.read_parquet(saved)
+    assert str(error.value) == (f"{saved}: not a Parquet file but JSON lines; a JSONL corpus opens with "
+                                "lv.Corpus.load")
+    responses = out / "responses.jsonl"
+    responses.write_text('{"choices": []}\n', encoding="utf-8")
+    with pytest.raises(ParquetPartError, match=r"JSON lines; a JSONL corpus opens with lv\.Corpus\.read_jsonl"):
+        lv.Corpus.read_parquet(responses)
+    (damaged / "d.parquet").write_bytes(saved.read_bytes())  # a JSONL part named .parquet in a folder of parts
+    with pytest.raises(ParquetPartError) as in_folder:
+        lv.Corpus.read_parquet(damaged)
+    assert str(in_folder.value) == (f"{damaged / 'd.parquet'}: not a Parquet file but JSON lines; a JSONL corpus "
+                                    "opens with lv.Corpus.load; or read the other parts with "
+                                    "read_parquet(folder, on_error='skip')")
+    from logprob_viz.records.corpus.scan import surprise_index_parquet
+
+    with pytest.raises(ParquetPartError, match=r"d\.parquet: not a Parquet file but JSON lines"):
+        surprise_index_parquet(damaged)
+    assert len(lv.Corpus.load(saved)) == len(corpus)
 
 
 def test_a_part_of_another_schema_and_inconsistent_rows(damaged):
@@ -221,7 +252,7 @@ def test_the_streamed_index_equals_the_loaded_one(corpus, out):
     for by in ("token", "class"):
         for prompt in (True, False):
             # batches of 1 row: the sums of many batches, and of two parts, add up to the whole corpus's
-            from logprob_viz.records.corpus_scan import surprise_index_parquet
+            from logprob_viz.records.corpus.scan import surprise_index_parquet
 
             streamed = surprise_index_parquet(folder, by=by, prompt=prompt, batch_rows=1)
             whole = corpus.surprise_index(by=by, prompt=prompt)
@@ -249,8 +280,37 @@ def test_the_token_columns_are_read_when_first_asked_for_and_checked_then(corpus
     data[chunk.data_page_offset + 24 : chunk.data_page_offset + 40] = bytes(16)  # inside its data page
     path.write_bytes(bytes(data))
     damaged = lv.Corpus.read_parquet(path)  # (the columns read now are whole)
-    with pytest.raises(ParquetPartError, match=r"later\.parquet: its column token_ids, read when first needed"):
+    with pytest.raises(ParquetPartError, match=r"later\.parquet: its column token_ids, read when first needed.*"
+                                               r"the file is corrupted: write it again"):
         damaged[0]
+
+
+def test_a_file_gone_or_changed_since_the_corpus_was_opened_says_so(corpus, out):
+    # issue 48 item 10: not "changed or corrupted", but what happened to the file
+    path = corpus.to_parquet(out / "gone.parquet")
+    back = lv.Corpus.read_parquet(path)
+    back.to_pandas()  # the table reads the columns read at once
+    path.unlink()
+    with pytest.raises(ParquetPartError) as gone:
+        back[1]
+    assert str(gone.value).startswith(f"{path}: the file is gone since the corpus was opened, and its column ")
+    assert str(gone.value).endswith("is read only when first needed; keep the files as they are while the corpus "
+                                    "is in use, or open it again with lv.Corpus.read_parquet")
+    other = corpus.to_parquet(out / "changed.parquet")
+    reopened = lv.Corpus.read_parquet(other)
+    corpus[::-1].to_parquet(other)  # written again under the same name: the later columns would not match
+    with pytest.raises(ParquetPartError, match=r"changed\.parquet: the file changed \(its size or time differs\) "
+                                               "since the corpus was opened"):
+        reopened[1]
+    assert_same_trace(lv.Corpus.read_parquet(other)[1], corpus[3])
+
+
+def test_the_first_tokens_logprob_is_nan_so_exact_comparison_needs_equal_nan(corpus, out):
+    # docs/scale.md says so: nothing comes before the first token to predict it
+    back = lv.Corpus.read_parquet(corpus.to_parquet(out / "nan.parquet"))
+    assert math.isnan(back[0].logprobs[0]) and math.isnan(corpus[0].logprobs[0])
+    assert not np.array_equal(back[0].logprobs, corpus[0].logprobs)
+    assert np.array_equal(back[0].logprobs, corpus[0].logprobs, equal_nan=True)
 
 
 def test_each_row_stores_its_summaries_and_a_file_without_them_opens_with_the_same_numbers(corpus, out):

@@ -141,10 +141,19 @@ def test_a_top_level_array_and_an_escaped_string(runner):
         _check_span(trace, row)
 
 
-def test_no_json_is_a_clear_error(runner):
-    with pytest.raises(ValueError, match="holds no JSON object or array"):
-        runner.score("No braces here at all.").fields()
-    assert lv.Fields is type(runner.score("[1]").fields())
+def test_no_json_gives_empty_fields_with_an_error_like_broken_json(runner):
+    # issue 48 item 6: a loop over generations gets the same shape for no JSON as for broken JSON
+    trace = runner.score("No braces here at all.")
+    fields = trace.fields()
+    assert type(fields) is lv.Fields and len(fields) == 0 and fields.least_confident() is None
+    assert isinstance(fields.error, lv.JSONBreak) and fields.error.missing
+    assert str(fields.error) == ("the text holds no JSON object or array (no '{' or '['): 'No braces here at all.'; "
+                                 "ask the model for JSON, or slice the trace to the part that holds it")
+    assert fields.error.token == len(trace) - 1 and fields.error.offset == len(b"".join(trace.token_bytes))
+    assert fields.warnings == [str(fields.error)] and fields.to_pandas().empty
+    assert repr(fields) == "<Fields 0 values from the text, no JSON object or array>"
+    broken = runner.score('{"a": 1, "b": ').fields()
+    assert type(broken) is lv.Fields and broken.error is not None and not broken.error.missing
 
 
 def test_what_else_branches_each_alternative_to_the_end_of_the_value(person, runner, reference_model):
@@ -171,3 +180,18 @@ def test_what_else_branches_each_alternative_to_the_end_of_the_value(person, run
             logp = torch.log_softmax(reference_model(input_ids=ids).logits[0].double(), dim=-1)
         expected = math.fsum(float(logp[len(prefix) + j - 1, t]) for j, t in enumerate(item["token_ids"]))
         assert item["logprob"] == pytest.approx(expected, abs=2e-4)
+
+
+def test_import_json_inside_records_is_the_standard_library():
+    # records/json/ is named like the standard library's json: every module of records/ that imports
+    # json must still get the standard library's (imports are absolute), never the package
+    import importlib
+    import pkgutil
+
+    import logprob_viz.records as records
+
+    for info in pkgutil.walk_packages(records.__path__, "logprob_viz.records."):
+        module = importlib.import_module(info.name)
+        if "json" in vars(module) and not info.name.endswith(".json"):
+            assert module.json is json, info.name
+    assert importlib.import_module("logprob_viz.records.json").Fields is lv.Fields

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from logprob_viz.records.sampling import band_of, sampled_from
-from logprob_viz.views.explorer.settings import Settings
+from logprob_viz.views.explorer.sampling_settings import Settings
 from warpers import warp, warped
 
 PROMPT = "The largest planet in the solar system is"

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from logprob_viz.records.sampling_bounds import probability_ranges
-from logprob_viz.views.explorer.settings import Settings
+from logprob_viz.views.explorer.sampling_settings import Settings
 from warpers import warp
 
 K = 5

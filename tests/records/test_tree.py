@@ -3,6 +3,7 @@ transformers; sampling from one point; exact round trip; clear errors that leave
 """
 
 import json
+import types
 
 import numpy as np
 import pytest
@@ -163,7 +164,7 @@ def test_a_tree_without_a_runner_or_with_unknown_ids_says_why(runner, root):
     assert len(tree.nodes) == 1
 
     class CannotContinue:
-        can_continue_from_ids = False
+        capabilities = types.SimpleNamespace(can_continue_from_ids=False)
 
     with pytest.raises(ValueError, match="cannot continue from token ids"):
         Tree(no_ids, runner=CannotContinue()).branch(at=1, token=1)

@@ -4,7 +4,7 @@ import pytest
 
 import logprob_viz as lv
 from logprob_viz.records.viewable import Viewable, ViewNotRegistered, register, show
-from logprob_viz.views.logprob_view import LogprobView
+from logprob_viz.views.logprob.view import LogprobView
 from tests.records.test_trace import make_trace
 
 

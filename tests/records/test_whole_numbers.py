@@ -1,4 +1,4 @@
-"""One whole-number rule (records/fields.is_int) for what users pass: ints and NumPy ints, never a bool.
+"""One whole-number rule (records/trace_fields.is_int) for what users pass: ints and NumPy ints, never a bool.
 Server bodies keep JSON's stricter rule (``type(x) is int``, in sources/readers and sources/remote)."""
 
 import ast
@@ -8,14 +8,14 @@ import pytest
 
 import logprob_viz as lv
 from logprob_viz.records.calibration import calibration
-from logprob_viz.records.fields import is_int
+from logprob_viz.records.trace_fields import is_int
 from paths import REPO
 
 PACKAGE = REPO / "logprob_viz"
 # type dispatches, not whole-number checks: a JSON path's list index, a gold label that may be an
 # index or a text, a slider's number, the wire codec's plain values, a contrast given by id or text
-DISPATCHES = {"records/json_spans.py", "records/choices.py", "records/lens.py", "views/explorer/controls.py",
-              "views/codec.py", "views/attribution_view.py"}
+DISPATCHES = {"records/json/spans.py", "records/choices.py", "records/lens.py", "views/explorer/controls.py",
+              "views/codec.py", "views/logprob/attribution.py"}
 
 
 def test_the_rule():
@@ -53,7 +53,7 @@ def test_no_module_writes_its_own_whole_number_check():
     found = []
     for path in PACKAGE.rglob("*.py"):
         rel = path.relative_to(PACKAGE).as_posix()
-        if rel == "records/fields.py" or rel.startswith("sources/readers/") or rel in DISPATCHES:
+        if rel == "records/trace_fields.py" or rel.startswith("sources/readers/") or rel in DISPATCHES:
             continue
         found += [f"{rel}:{line}" for line in _int_checks(ast.parse(path.read_text(encoding="utf-8")))]
-    assert not found, f"use records.fields.is_int (one rule: no bools) instead of: {found}"
+    assert not found, f"use records.trace_fields.is_int (one rule: no bools) instead of: {found}"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from logprob_viz.sources import base
-from logprob_viz.sources.base import Progress
+from logprob_viz.sources import progress as base
+from logprob_viz.sources.progress import Progress
 
 tqdm_notebook = pytest.importorskip("tqdm.notebook")
 

@@ -94,7 +94,7 @@ def test_score_equals_the_runner(cluster, scored):
     assert all(m == {"index": i, "source": "test"} for i, (_, m) in got.items())
     assert_as_scored(got, scored)
     assert sorted(corpus.labels) == sorted(map(str, range(len(TEXTS))))  # the "index" column labels the rows
-    from logprob_viz.records.corpus_stats import stored_summaries
+    from logprob_viz.records.corpus.stats import stored_summaries
 
     stored = stored_summaries(corpus)  # Ray's parts carry the per-trace summaries, as to_parquet's files do
     assert stored is not None

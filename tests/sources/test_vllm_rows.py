@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import logprob_viz as lv
-from logprob_viz.records.corpus_parquet import trace_table
+from logprob_viz.records.corpus.parquet import trace_table
 from paths import ARTIFACTS, REPO
 from vllm_live.test_vllm_live import TOL  # vLLM vs transformers per token (its comment says why)
 

@@ -18,7 +18,7 @@ import traitlets
 
 import logprob_viz as lv
 import wire
-from logprob_viz.views.attribution_view import NO_RUNNER
+from logprob_viz.views.logprob.attribution import NO_RUNNER
 
 PROMPT = "Q: What is the largest planet in the solar system?\nA: The largest planet in the solar system is"
 

@@ -18,7 +18,7 @@ import pytest
 
 import logprob_viz as lv
 import wire
-from logprob_viz.views.corpus_view import CorpusView
+from logprob_viz.views.corpus.view import CorpusView
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 TEXTS = [
@@ -79,8 +79,8 @@ def test_the_table_payload_holds_each_traces_numbers_and_sparkline(view, corpus)
 
 def test_a_corpus_read_from_parquet_gives_the_same_table_payload_without_a_trace_per_item(corpus, tmp_path,
                                                                                           monkeypatch):
-    from logprob_viz.records import corpus_columns
-    from logprob_viz.views.corpus_payload import encode_corpus
+    from logprob_viz.records.corpus import columns as corpus_columns
+    from logprob_viz.views.corpus.payload import encode_corpus
 
     labelled = lv.Corpus(corpus.traces, labels=["paris", HOSTILE, "sums", "robot"])
     labelled.to_parquet(tmp_path / "c.parquet")
@@ -98,7 +98,7 @@ def test_a_corpus_read_from_parquet_gives_the_same_table_payload_without_a_trace
 
 
 def test_the_text_ranks_order_whole_texts_by_code_points_and_tie_equal_texts(corpus, tmp_path):
-    from logprob_viz.views.corpus_payload import text_ranks
+    from logprob_viz.views.corpus.payload import text_ranks
 
     texts = ["b", "a", "b", "é", "", "a", "\uffff", "\U0001F600", "ab", "x\ud800"]  # a lone surrogate: no Arrow
     distinct = sorted(set(texts))  # Python orders str by code points
@@ -113,7 +113,7 @@ def test_the_text_ranks_order_whole_texts_by_code_points_and_tie_equal_texts(cor
 
 
 def test_answers_come_with_the_items_that_carry_a_predicted_option(corpus, tmp_path):
-    from logprob_viz.views.corpus_payload import encode_corpus
+    from logprob_viz.views.corpus.payload import encode_corpus
 
     metadata = [{"topic": "predicted"}, {"predicted": " yes", "gold": " no", "correct": False}, {}, {}]
     lv.Corpus(corpus.traces, metadata=metadata).to_parquet(tmp_path / "a.parquet")
@@ -145,7 +145,7 @@ def test_the_index_payload_is_a_groupby_of_every_known_token(view, corpus):
 
 
 def test_a_large_corpus_makes_its_index_only_when_its_tab_is_opened(corpus, monkeypatch, tmp_path):
-    from logprob_viz.views import corpus_view
+    from logprob_viz.views.corpus import view as corpus_view
 
     monkeypatch.setattr(corpus_view, "EAGER_INDEX_TRACES", len(TEXTS) - 1)  # (a corpus "larger" than that)
     v = CorpusView(corpus)
@@ -160,7 +160,7 @@ def test_a_large_corpus_makes_its_index_only_when_its_tab_is_opened(corpus, monk
 
 
 def test_labels_are_ranked_in_natural_order_as_the_browser_would_sort_them():
-    from logprob_viz.views.corpus_payload import natural_ranks
+    from logprob_viz.views.corpus.payload import natural_ranks
 
     labels = ["doc 10", "Doc 9", "doc5", "doc 1", "a", "ab", "a1", "a 1", "x2y3", "x2y10", "", "007", "7", "a1b2c3d4",
               "doc 1", "é9", "Z", "a1b2c3d4e5", "n" + "1" * 16, "n" + "1" * 17, "n2", "9é9"]  # (16+ digits: kept)
@@ -185,7 +185,7 @@ def test_labels_are_ranked_in_natural_order_as_the_browser_would_sort_them():
 
 
 def test_whole_texts_are_ranked_by_their_bytes_as_python_orders_them():
-    from logprob_viz.views.corpus_payload import text_ranks
+    from logprob_viz.views.corpus.payload import text_ranks
 
     rng = np.random.default_rng(1)
     # few letters, long shared beginnings, NUL bytes (a string that ends sorts before one going on with

@@ -63,3 +63,11 @@ def test_the_offline_page_escapes_values(runner, tmp_path):
     assert HOSTILE_IMG not in page and "&lt;img src=x" in page and "least confident" in page
     path = fields.to_html(tmp_path / "f.html")
     assert "&lt;img src=x" in path.read_text(encoding="utf-8") and HOSTILE_IMG not in path.read_text(encoding="utf-8")
+
+
+def test_a_text_without_json_shows_what_is_missing(runner):
+    fields = runner.score("No braces here.", progress=False).fields()
+    view = lv.FieldsView(fields)
+    assert view.panel._payload["rows"] == [] and view.panel._payload["least"] == -1
+    assert view.panel._payload["error"].startswith("the text holds no JSON object or array")
+    assert "the text holds no JSON object or array (no &#x27;{&#x27; or &#x27;[&#x27;)" in fields.to_html()

@@ -18,7 +18,7 @@ import torch
 import logprob_viz as lv
 from logprob_viz.views import page
 from logprob_viz.views.codec import read_array
-from logprob_viz.views.guess_chart import GuessTable
+from logprob_viz.views.guess.chart import GuessTable
 from logprob_viz.views.page import STATE_TYPE
 
 TEXT = "The cat sat on the mat. It was a sunny day, and the cat was happy.\nThe end."
@@ -215,7 +215,7 @@ def test_svg_table_without_plotly_escapes_tokens():
 
 
 def test_a_missing_build_names_the_file_and_the_command(monkeypatch, tmp_path):
-    import logprob_viz.views.guess  # noqa: F401  (loaded with the real build first: in any test order,
+    import logprob_viz.views.guess.game  # noqa: F401  (loaded with the real build first: in any test order,
     # the game's class keeps its frontend files for the tests after this one)
 
     trace = lv.Trace(tokens=["Hello", " world"], logprobs=[np.nan, -1.0])

@@ -15,7 +15,7 @@ import pytest
 import logprob_viz as lv
 import wire
 from browser.expected import expected_marks
-from logprob_viz.views.lens_view import LensView
+from logprob_viz.views.lens.view import LensView
 
 TEXT = "Say <b>hi</b>\tto the\n\nrobot"
 

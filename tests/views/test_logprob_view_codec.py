@@ -20,7 +20,7 @@ import logprob_viz as lv
 import paths
 import wire
 from logprob_viz.records.trace import display_token
-from logprob_viz.views.logprob_view import LogprobView, encode_trace
+from logprob_viz.views.logprob.view import LogprobView, encode_trace
 
 REPO = paths.REPO
 ALT = "<img src=x onerror=\"window.__pwned=1\">"

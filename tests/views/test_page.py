@@ -11,6 +11,7 @@ import base64
 import html
 import json
 import re
+import uuid
 from html.parser import HTMLParser
 
 import anywidget
@@ -21,12 +22,17 @@ import traitlets
 import logprob_viz as lv
 import wire
 from logprob_viz.views import page as export
-from logprob_viz.views.logprob_view import LogprobView
-from logprob_viz.views.page import STATE_TYPE, fallback_html, mimebundle_with_fallback, to_html
+from logprob_viz.views.logprob.view import LogprobView
+from logprob_viz.views.page import FALLBACK_MAX_STATE_BYTES, STATE_TYPE, fallback_html, to_html, with_html_fallback
 
 BREAKOUT = "</script><script>window.__pwned=1</script>"
 HOSTILE_IMG = '<img src=x onerror="window.__pwned=2">'
 STATIC = export.STATIC
+
+
+def mimebundle_with_fallback(view, bundle, max_state_bytes=FALLBACK_MAX_STATE_BYTES):
+    """`bundle` with the view's HTML added as text/html, as a view's display adds it (`bundled.HtmlFallback`)."""
+    return with_html_fallback(bundle, lambda: fallback_html(view, max_state_bytes=max_state_bytes))
 
 
 def hostile_trace() -> lv.Trace:
@@ -266,7 +272,7 @@ def test_a_view_without_its_script_or_stylesheet_names_the_file_and_the_build(mo
 
 
 def test_every_record_has_a_view_and_an_offline_page(tmp_path):
-    from logprob_viz.views.compare_view import CompareView
+    from logprob_viz.views.compare.view import CompareView
 
     trace = hostile_trace()
     view = trace.view(color_mode="rank")
@@ -324,3 +330,16 @@ def test_view_to_html_keeps_the_views_colours_size_and_pin_and_returns_the_path(
     assert written_to == tmp_path / "view.html", "a cell's last line shows the path, not 175,000 characters"
     assert (state["color_mode"], state["palette"], state["color_range"]) == ("logprob", "cividis", [0, 2])
     assert (state["size"], state["selected"]) == ("projector", 3)
+
+
+def test_lv_to_html_is_the_objects_own_to_html(tmp_path, monkeypatch):
+    class App:  # an app with a page of its own (the explorer's shape)
+        def to_html(self, path=None, **options):
+            return ("own page", path, options)
+
+    assert lv.to_html(App(), tmp_path / "a.html", title="T") == ("own page", tmp_path / "a.html", {"title": "T"})
+    monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(int=0))  # the view's and the page's ids, the same twice
+    trace = hostile_trace()
+    by_lv = lv.to_html(trace, tmp_path / "lv.html", palette="magma", selected=2)
+    by_trace = trace.to_html(tmp_path / "trace.html", palette="magma", selected=2)
+    assert by_lv.read_text(encoding="utf-8") == by_trace.read_text(encoding="utf-8")

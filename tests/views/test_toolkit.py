@@ -16,7 +16,6 @@ import json
 import math
 import re
 import subprocess
-import types
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
@@ -26,8 +25,8 @@ import logprob_viz as lv
 import paths
 from logprob_viz.views import toolkit
 from logprob_viz.views.explorer.branches import BranchHere
-from logprob_viz.views.explorer.branching import visible as label
-from logprob_viz.views.explorer.host_panel import HostPanel
+from logprob_viz.views.explorer.forks import visible as label
+from logprob_viz.views.explorer.host_panel import choice_labels
 from logprob_viz.views.page import STATE_TYPE, view_state
 from logprob_viz.views.pictures import to_latex
 from logprob_viz.views.plots import plot
@@ -199,8 +198,6 @@ def test_the_explorer_s_labels(trace):
     expected = [f"{GLYPHS[a]}  {pct}" + (" (chosen)" if IDS[a] in chosen else "") for a, _, pct in ALTS]
     assert [text for text, _ in here.alternative.options] == expected
     # the host panel's next-token choices (the app's manual decoding, where ipywidgets do not render)
-    host = types.SimpleNamespace(explorer=types.SimpleNamespace(
-        next_panel=types.SimpleNamespace(options=[(IDS[a], a, math.log(p)) for a, p, _ in ALTS])))
-    HostPanel._choices(host)
-    assert host.choices == [(IDS[a], f"{GLYPHS[a]}  {pct}") for a, _, pct in ALTS]
+    choices = choice_labels([(IDS[a], a, math.log(p)) for a, p, _ in ALTS])
+    assert choices == [(IDS[a], f"{GLYPHS[a]}  {pct}") for a, _, pct in ALTS]
 

@@ -11,8 +11,8 @@ import numpy as np
 
 import logprob_viz as lv
 import paths
-from logprob_viz.views.explorer.branching import branch_label
-from logprob_viz.views.explorer.branching import visible as label
+from logprob_viz.views.explorer.forks import branch_label
+from logprob_viz.views.explorer.forks import visible as label
 from logprob_viz.views.pictures import shown_text
 from logprob_viz.views.whitespace import EMPTY_MARK, INVISIBLE, WHITESPACE_MARKS, shown, visible
 

@@ -38,6 +38,7 @@ import torch
 
 from ...records.attribution import Attribution
 from ...records.trace import Trace
+from ..engine import ModelEngine
 from ..request import is_int
 
 __all__ = ["attribute", "METHODS", "BASELINES", "STEP_RULES", "path_nodes"]
@@ -184,7 +185,7 @@ def occlusion(f, embeds, batch_size) -> tuple[torch.Tensor, float, dict]:
     return torch.cat(drops), float(value), {}
 
 
-def _contrast_id(runner, contrast, vocab_size: int) -> int | None:
+def _contrast_id(engine: ModelEngine, contrast, vocab_size: int) -> int | None:
     if contrast is None:
         return None
     if is_int(contrast):
@@ -193,17 +194,17 @@ def _contrast_id(runner, contrast, vocab_size: int) -> int | None:
         return int(contrast)
     if not isinstance(contrast, str) or not contrast:
         raise TypeError(f"contrast must be a token's text (as the chart shows it) or its id, got {contrast!r}")
-    ids = runner.tokenizer(contrast, add_special_tokens=False)["input_ids"]
+    ids = engine.tokenizer(contrast, add_special_tokens=False)["input_ids"]
     if len(ids) != 1:
-        pieces = [runner.text_of(int(i)) for i in ids]
+        pieces = [engine.text_of(int(i)) for i in ids]
         raise ValueError(f"contrast {contrast!r} is not one token: the tokenizer splits it into {len(ids)} tokens "
                          f"{pieces}; give one token's text (e.g. {pieces[0]!r}) or its id")
     return int(ids[0])
 
 
-def _ids_and_position(runner, trace, at) -> tuple[list[int], int]:
+def _ids_and_position(engine: ModelEngine, trace, at) -> tuple[list[int], int]:
     if isinstance(trace, str):
-        ids = list(runner.tokenizer(trace)["input_ids"])
+        ids = list(engine.tokenizer(trace)["input_ids"])
     elif isinstance(trace, Trace):
         ids = [int(i) for i in trace.token_ids]
     else:
@@ -218,14 +219,14 @@ def _ids_and_position(runner, trace, at) -> tuple[list[int], int]:
     return ids[: position + 1], position
 
 
-def attribute(runner, trace, *, at: int, contrast=None, method: str = "gradient_x_input",
+def attribute(engine: ModelEngine, trace, *, at: int, contrast=None, method: str = "gradient_x_input",
               n_steps: int = 64, baseline="zero", steps: str = "gauss-legendre",
               batch_size: int | None = None) -> Attribution:
     """Why the token at `at`: one score per earlier token for log p(token) (- log p(contrast)).
 
     Parameters
     ----------
-    runner : TransformersRunner
+    engine : TransformersEngine
     trace : Trace or str
         A trace of this model (its token ids are followed exactly) or a text.
     at : int
@@ -245,12 +246,12 @@ def attribute(runner, trace, *, at: int, contrast=None, method: str = "gradient_
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if method == "integrated_gradients" and (not is_int(n_steps) or n_steps < 1):
         raise ValueError(f"n_steps must be a positive int, got {n_steps!r}")
-    model = runner.model
+    model = engine.model
     table = _embedding_table(model)
-    ids, position = _ids_and_position(runner, trace, at)
-    contrast_id = _contrast_id(runner, contrast, runner.vocab_size)
+    ids, position = _ids_and_position(engine, trace, at)
+    contrast_id = _contrast_id(engine, contrast, engine.vocab_size)
     if contrast_id == ids[position]:
-        raise ValueError(f"the contrast is the target token itself ({runner.text_of(contrast_id)!r}): "
+        raise ValueError(f"the contrast is the target token itself ({engine.text_of(contrast_id)!r}): "
                          "the quantity would be 0; pick another alternative")
     started = time.perf_counter()
     f = _Quantity(model, ids[position], contrast_id)
@@ -261,8 +262,8 @@ def attribute(runner, trace, *, at: int, contrast=None, method: str = "gradient_
         elif method == "occlusion":
             scores, value, extra = occlusion(f, embeds, batch_size)
         else:
-            pad = runner.tokenizer.pad_token_id
-            pad = runner.tokenizer.eos_token_id if pad is None else pad
+            pad = engine.tokenizer.pad_token_id
+            pad = engine.tokenizer.eos_token_id if pad is None else pad
             base = _baseline(baseline, embeds, table, pad)
             scores, value, extra = integrated_gradients(f, embeds, base, n_steps, steps, batch_size)
             extra["baseline"] = baseline if isinstance(baseline, str) else "tensor"
@@ -270,11 +271,11 @@ def attribute(runner, trace, *, at: int, contrast=None, method: str = "gradient_
                 warnings.warn(
                     f"integrated gradients have not converged: the scores miss {extra['relative_error']:.0%} of "
                     f"f(input) - f(baseline) with {n_steps} {steps} steps; use more n_steps", stacklevel=2)
-    meta = {"model": runner.name, "seconds": round(time.perf_counter() - started, 4), **extra}
+    meta = {"model": engine.name, "seconds": round(time.perf_counter() - started, 4), **extra}
     return Attribution(
         scores=scores.detach().double().cpu().numpy(), token_ids=np.array(ids[:position]),
-        token_bytes=[runner.bytes_of(i) for i in ids[:position]], position=position,
-        target_id=ids[position], target_bytes=runner.bytes_of(ids[position]), method=method, value=value,
-        contrast_id=contrast_id, contrast_bytes=None if contrast_id is None else runner.bytes_of(contrast_id),
+        token_bytes=[engine.bytes_of(i) for i in ids[:position]], position=position,
+        target_id=ids[position], target_bytes=engine.bytes_of(ids[position]), method=method, value=value,
+        contrast_id=contrast_id, contrast_bytes=None if contrast_id is None else engine.bytes_of(contrast_id),
         meta=meta,
     )

@@ -21,8 +21,9 @@ import numpy as np
 import torch
 
 from ...records.corpus import Corpus
-from ..base import INTERRUPTS, Interrupted, Progress
-from ..jobs import stop_requested
+from ..engine import ModelEngine
+from ..job_lock import stop_requested
+from ..progress import INTERRUPTS, Interrupted, Progress
 from ..request import Request, check_max_new_tokens, check_prompt_ids, check_stop, is_int, item_seeds, parse_sampling
 from .distribution import process, summarize, summarize_rows, to_host
 from .recording import Recorder
@@ -38,27 +39,27 @@ BATCH_TOKENS_GPU = 16384
 _REFERENCE_VOCAB = 49152
 
 
-def score_batch(runner, items: list[dict], *, top_logprobs: int = 5, progress: bool = True,
+def score_batch(engine: ModelEngine, items: list[dict], *, top_logprobs: int = 5, progress: bool = True,
                 batch_tokens: int | None = None, stop=None) -> Corpus:
     """Teacher-forced traces of many inputs (dicts with one of text / messages / prompt_ids).
 
     ``stop`` (a threading.Event or a callable), checked between batches, ends early like Ctrl-C.
     """
-    k = runner.check_top_logprobs(top_logprobs)
+    k = engine.check_top_logprobs(top_logprobs)
     check_stop(stop)
-    reqs = _prepare_all(runner, items, k, max_new_tokens=0, scoring=True)
+    reqs = _prepare_all(engine, items, k, max_new_tokens=0, scoring=True)
 
     def score_one(batch: list[int], traces: list) -> None:
         if stop_requested(stop):
             raise Interrupted("stopped by the caller")
-        for i, trace in zip(batch, _score_one_batch(runner, [reqs[i] for i in batch], k), strict=True):
+        for i, trace in zip(batch, _score_one_batch(engine, [reqs[i] for i in batch], k), strict=True):
             traces[i] = trace
 
     lengths = [len(r.prompt_ids) for r in reqs]
-    return _in_batches(score_one, lengths, check_budget(runner, batch_tokens), progress, mode="score")
+    return _in_batches(score_one, lengths, check_budget(engine, batch_tokens), progress, mode="score")
 
 
-def generate_batch(runner, items: list[dict], *, max_new_tokens: int = 32, temperature=None, top_p=None,
+def generate_batch(engine: ModelEngine, items: list[dict], *, max_new_tokens: int = 32, temperature=None, top_p=None,
                    top_k=None, do_sample=None, seed=None, top_logprobs: int = 5, progress: bool = True,
                    batch_tokens: int | None = None, stop=None) -> Corpus:
     """Continuations of many prompts, decoded together; each row stops on its own (EOS or length).
@@ -67,23 +68,23 @@ def generate_batch(runner, items: list[dict], *, max_new_tokens: int = 32, tempe
     list), so it equals ``runner.generate(item_i, seed=s + i)``; a list of seeds gives one per item.
     ``stop`` (a threading.Event or a callable), checked after every decode step, ends early like Ctrl-C.
     """
-    k = runner.check_top_logprobs(top_logprobs)
+    k = engine.check_top_logprobs(top_logprobs)
     check_stop(stop)
     n_new = check_max_new_tokens(max_new_tokens)
     seeds = item_seeds(seed, len(items))
     sampling = parse_sampling(temperature, top_p, top_k, do_sample, seeds[0])
-    reqs = _prepare_all(runner, items, k, max_new_tokens=n_new)
+    reqs = _prepare_all(engine, items, k, max_new_tokens=n_new)
     for req, item_seed in zip(reqs, seeds, strict=True):
         req.sampling = None if sampling is None else parse_sampling(temperature, top_p, top_k, do_sample, item_seed)
         req.seed, req.stop = item_seed, stop
 
     def generate_one(batch: list[int], traces: list) -> None:
-        recorders = _generate_one_batch(runner, [reqs[i] for i in batch], k, n_new, traces, batch)
+        recorders = _generate_one_batch(engine, [reqs[i] for i in batch], k, n_new, traces, batch)
         for i, (record, meta) in zip(batch, recorders, strict=True):
             traces[i] = record.trace(meta)
 
     lengths = [len(r.prompt_ids) + n_new for r in reqs]
-    return _in_batches(generate_one, lengths, check_budget(runner, batch_tokens), progress, mode="generate")
+    return _in_batches(generate_one, lengths, check_budget(engine, batch_tokens), progress, mode="generate")
 
 
 # what score_batch and generate_batch show and say, by mode
@@ -114,24 +115,25 @@ def _in_batches(run_batch, lengths: list[int], budget: int, progress: bool, mode
 # -- preparing -----------------------------------------------------------------------------
 
 
-def _prepare_all(runner, items: list[dict], k: int, max_new_tokens: int, scoring: bool = False) -> list[Request]:
+def _prepare_all(engine: ModelEngine, items: list[dict], k: int, max_new_tokens: int,
+                 scoring: bool = False) -> list[Request]:
     reqs = []
     for i, item in enumerate(items):
         req = Request(**item, top_logprobs=k, max_new_tokens=max_new_tokens, progress=False, scoring=scoring)
         try:
             if req.prompt_ids is not None:
-                req.prompt_ids = check_prompt_ids(req.prompt_ids, runner.vocab_size)
-            runner.prepare(req)
+                req.prompt_ids = check_prompt_ids(req.prompt_ids, engine.vocab_size)
+            engine.prepare(req)
         except (TypeError, ValueError) as error:
             raise type(error)(f"item {i} of the list: {error}") from None
         reqs.append(req)
     return reqs
 
 
-def check_budget(runner, batch_tokens) -> int:
+def check_budget(engine: ModelEngine, batch_tokens) -> int:
     if batch_tokens is None:
-        tokens = BATCH_TOKENS_CPU if runner.device.type == "cpu" else BATCH_TOKENS_GPU
-        return max(64, tokens * _REFERENCE_VOCAB // max(runner.vocab_size, 1))
+        tokens = BATCH_TOKENS_CPU if engine.device.type == "cpu" else BATCH_TOKENS_GPU
+        return max(64, tokens * _REFERENCE_VOCAB // max(engine.vocab_size, 1))
     if not is_int(batch_tokens) or batch_tokens < 1:
         raise ValueError(f"batch_tokens must be an int >= 1 (padded tokens per forward pass), got {batch_tokens!r}")
     return int(batch_tokens)
@@ -155,15 +157,15 @@ def length_batches(lengths: list[int], budget: int) -> list[list[int]]:
 # -- scoring ---------------------------------------------------------------------------------
 
 
-def _score_one_batch(runner, reqs: list[Request], k: int) -> list:
+def _score_one_batch(engine: ModelEngine, reqs: list[Request], k: int) -> list:
     lengths = [len(r.prompt_ids) for r in reqs]
     width = max(lengths)
-    pad = pad_id(runner)
+    pad = pad_id(engine)
     input_ids = torch.tensor([r.prompt_ids + [pad] * (width - n) for r, n in zip(reqs, lengths, strict=True)],
-                             device=runner.device)  # (B, T), padded on the right
-    mask = (torch.arange(width, device=runner.device)[None, :] < torch.tensor(lengths, device=runner.device)[:, None])
+                             device=engine.device)  # (B, T), padded on the right
+    mask = (torch.arange(width, device=engine.device)[None, :] < torch.tensor(lengths, device=engine.device)[:, None])
     with torch.inference_mode():
-        logits = runner.model(input_ids=input_ids, attention_mask=mask.long(), use_cache=False).logits  # (B, T, V)
+        logits = engine.model(input_ids=input_ids, attention_mask=mask.long(), use_cache=False).logits  # (B, T, V)
         # Row b's positions 0..n_b-2 predict its tokens 1..n_b-1; the pads' rows are never read.
         parts = [summarize_rows(logits[b, : n - 1], input_ids[b, 1:n], k) for b, n in enumerate(lengths)]
         del logits
@@ -171,9 +173,9 @@ def _score_one_batch(runner, reqs: list[Request], k: int) -> list:
     cuts = np.cumsum([n - 1 for n in lengths])[:-1]
     traces = []
     for req, n, rows in zip(reqs, lengths, split_rows(host, cuts), strict=True):
-        record = Recorder(runner, req.prompt_ids, k, n, processed=False)
+        record = Recorder(engine, req.prompt_ids, k, n, processed=False)
         record.add(rows)
-        traces.append(record.trace({**runner.trace_meta(k), "mode": "score", **req.input_meta()}))
+        traces.append(record.trace({**engine.trace_meta(k), "mode": "score", **req.input_meta()}))
     return traces
 
 
@@ -182,30 +184,30 @@ def split_rows(host: dict, cuts) -> list[dict]:
     return [{name: pieces[name][b] for name in host} for b in range(len(cuts) + 1)]
 
 
-def pad_id(runner) -> int:
-    pad = getattr(runner.tokenizer, "pad_token_id", None)
+def pad_id(engine: ModelEngine) -> int:
+    pad = getattr(engine.tokenizer, "pad_token_id", None)
     if pad is None:
-        pad = getattr(runner.tokenizer, "eos_token_id", None)
+        pad = getattr(engine.tokenizer, "eos_token_id", None)
     return 0 if pad is None else int(pad)  # a pad's value never matters: the mask hides it
 
 
 # -- generation ------------------------------------------------------------------------------
 
 
-def _generate_one_batch(runner, reqs: list[Request], k: int, n_new: int, traces: list, batch: list[int]):
+def _generate_one_batch(engine: ModelEngine, reqs: list[Request], k: int, n_new: int, traces: list, batch: list[int]):
     """Decode one left-padded batch; returns (Recorder, meta) per row. On an interrupt, keeps the rows."""
     rows = len(reqs)
     sampling = reqs[0].sampling
     keep_processed = sampling is not None and sampling.changes_distribution
-    generators = [_generator(runner.device, r.sampling) for r in reqs] if sampling is not None else []
-    eos = runner.eos_ids()
-    metas = [{**runner.trace_meta(k), **r.sampling_meta(), "finish_reason": "length", **r.input_meta()} for r in reqs]
-    records = [Recorder(runner, r.prompt_ids, k, len(r.prompt_ids) + n_new, processed=keep_processed) for r in reqs]
+    generators = [_generator(engine.device, r.sampling) for r in reqs] if sampling is not None else []
+    eos = engine.eos_ids()
+    metas = [{**engine.trace_meta(k), **r.sampling_meta(), "finish_reason": "length", **r.input_meta()} for r in reqs]
+    records = [Recorder(engine, r.prompt_ids, k, len(r.prompt_ids) + n_new, processed=keep_processed) for r in reqs]
     out = list(zip(records, metas, strict=True))
-    chunk = runner.sync_every or (1 if runner.device.type == "cpu" else 16)
+    chunk = engine.sync_every or (1 if engine.device.type == "cpu" else 16)
     done = np.zeros(rows, dtype=bool)
     started = time.perf_counter()
-    mask, position, next_logits, cache = _prefill(runner, reqs, records, k)
+    mask, position, next_logits, cache = _prefill(engine, reqs, records, k)
     pending: list[dict] = []
     try:
         for step in range(n_new):
@@ -223,7 +225,7 @@ def _generate_one_batch(runner, reqs: list[Request], k: int, n_new: int, traces:
             with torch.inference_mode():
                 mask = torch.cat([mask, mask.new_ones(rows, 1)], dim=1)
                 position = position + 1
-                logits, cache = runner.forward(chosen[:, None], cache, attention_mask=mask,
+                logits, cache = engine.forward(chosen[:, None], cache, attention_mask=mask,
                                                position_ids=position)  # (B, 1, V)
                 next_logits = logits[:, -1]
     except INTERRUPTS:
@@ -240,20 +242,20 @@ def _generate_one_batch(runner, reqs: list[Request], k: int, n_new: int, traces:
     return out
 
 
-def _prefill(runner, reqs: list[Request], records: list[Recorder], k: int):
+def _prefill(engine: ModelEngine, reqs: list[Request], records: list[Recorder], k: int):
     """The forward pass of the left-padded prompts; each record gets its prompt's rows.
 
     Returns (attention mask (B, T), each row's last position (B, 1), the next logits (B, V), the cache).
     """
-    device = runner.device
+    device = engine.device
     lengths = torch.tensor([len(r.prompt_ids) for r in reqs], device=device)
     width = int(lengths.max())
-    pad = pad_id(runner)
+    pad = pad_id(engine)
     input_ids = torch.tensor([[pad] * (width - len(r.prompt_ids)) + r.prompt_ids for r in reqs], device=device)
     mask = (torch.arange(width, device=device)[None, :] >= (width - lengths)[:, None]).long()  # (B, T)
     positions = (mask.cumsum(-1) - 1).clamp(min=0)  # (B, T): each row counts from its first real token
     with torch.inference_mode():
-        logits, cache = runner.forward(input_ids, attention_mask=mask, position_ids=positions)  # (B, T, V)
+        logits, cache = engine.forward(input_ids, attention_mask=mask, position_ids=positions)  # (B, T, V)
         prompt_parts = [summarize_rows(logits[b, width - int(n) : -1], input_ids[b, width - int(n) + 1 :], k)
                         for b, n in enumerate(lengths.tolist())]
         next_logits = logits[:, -1]  # (B, V)

@@ -17,8 +17,9 @@ import numpy as np
 import torch
 
 from ...records.choices import Choices, check_length
-from ..base import Progress
 from ..choose import ChoiceInput, choice_inputs, choices_of, fill_pairs, input_meta, mark_straddle
+from ..engine import ModelEngine
+from ..progress import Progress
 from .batch import check_budget, length_batches, pad_id, split_rows
 from .distribution import summarize_rows, to_host
 from .recording import Recorder
@@ -26,35 +27,36 @@ from .recording import Recorder
 __all__ = ["choose"]
 
 
-def choose(runner, prompt=None, options=None, *, messages=None, top_logprobs: int = 5, length: str = "sum",
-           gold=None, batch_tokens: int | None = None, progress: bool = True) -> Choices:
+def choose(engine: ModelEngine, prompt=None, options=None, *, messages=None, top_logprobs: int = 5, length: str = "sum",
+           gold=None, batch_tokens: int | None = None, progress: bool = True,
+           strict: bool = False) -> Choices:
     """See `TransformersRunner.choose`."""
-    k = runner.check_top_logprobs(top_logprobs)
+    k = engine.check_top_logprobs(top_logprobs)
     length = check_length(length)
     inputs, options, single = choice_inputs(prompt, messages, options)
     for i, item in enumerate(inputs):
-        _tokenize(runner, item, options, "" if single else f"prompt {i} of the list: ")
+        _tokenize(engine, item, options, "" if single else f"prompt {i} of the list: ")
     lengths = [len(c.pairs[0].context) + sum(len(p.option) for p in c.pairs) for c in inputs]
     started = time.perf_counter()
     traces: list = [None] * len(inputs)
     bar = Progress(bool(progress), len(inputs), unit="prompt", desc="choosing")
     try:
-        for batch in length_batches(lengths, check_budget(runner, batch_tokens)):
-            for r, row in zip(batch, _score_packed(runner, [inputs[r] for r in batch], options, k), strict=True):
+        for batch in length_batches(lengths, check_budget(engine, batch_tokens)):
+            for r, row in zip(batch, _score_packed(engine, [inputs[r] for r in batch], options, k), strict=True):
                 traces[r] = row
             bar.update_to(sum(t is not None for t in traces))
     finally:
         bar.close()
-    meta = {**runner.trace_meta(k), "mode": "choose", "seconds": round(time.perf_counter() - started, 4)}
-    return choices_of(inputs, options, traces, length=length, gold=gold, single=single, meta=meta)
+    meta = {**engine.trace_meta(k), "mode": "choose", "seconds": round(time.perf_counter() - started, 4)}
+    return choices_of(inputs, options, traces, length=length, gold=gold, single=single, meta=meta, strict=strict)
 
 
-def _tokenize(runner, item: ChoiceInput, options: list[str], where: str) -> None:
-    """Fill `item`'s text and pairs with the runner's tokenizer (the chat template for messages)."""
-    tokenizer = runner.tokenizer
+def _tokenize(engine: ModelEngine, item: ChoiceInput, options: list[str], where: str) -> None:
+    """Fill `item`'s text and pairs with the model's tokenizer (the chat template for messages)."""
+    tokenizer = engine.tokenizer
     if "messages" in item.item:
         if getattr(tokenizer, "chat_template", None) is None:
-            raise ValueError(f"{where}{runner.name} has no chat template; pass the prompt as text instead of messages")
+            raise ValueError(f"{where}{engine.name} has no chat template; pass the prompt as text instead of messages")
         item.text = tokenizer.apply_chat_template(item.item["messages"], tokenize=False, add_generation_prompt=True)
 
         def encode(s):
@@ -66,9 +68,9 @@ def _tokenize(runner, item: ChoiceInput, options: list[str], where: str) -> None
             return tokenizer(s)["input_ids"]  # as runner.score encodes a text
     fill_pairs(item, options, encode, where)
     longest = len(item.pairs[0].context) + max(len(p.option) for p in item.pairs)
-    limit = getattr(runner.model.config, "max_position_embeddings", None)
+    limit = getattr(engine.model.config, "max_position_embeddings", None)
     if limit is not None and longest > limit:
-        raise ValueError(f"{where}the prompt and its longest option are {longest} tokens, more than {runner.name}'s "
+        raise ValueError(f"{where}the prompt and its longest option are {longest} tokens, more than {engine.name}'s "
                          f"context of {limit}; shorten the prompt")
 
 
@@ -96,11 +98,11 @@ def _packed_rows(inputs: list[ChoiceInput], device, pad: int):
     return input_ids, position_ids, allowed
 
 
-def _score_packed(runner, inputs: list[ChoiceInput], options: list[str], k: int) -> list[list]:
+def _score_packed(engine: ModelEngine, inputs: list[ChoiceInput], options: list[str], k: int) -> list[list]:
     """The traces (one per option) of each prompt of one batch, from one forward pass."""
-    device = runner.device
-    input_ids, position_ids, allowed = _packed_rows(inputs, device, pad_id(runner))
-    dtype = runner.model.dtype
+    device = engine.device
+    input_ids, position_ids, allowed = _packed_rows(inputs, device, pad_id(engine))
+    dtype = engine.model.dtype
     mask = torch.zeros(allowed.shape, dtype=dtype, device=device).masked_fill(~allowed, torch.finfo(dtype).min)
     # which logits row predicts which token: the prompt's tokens 1..P-1, then each option's tokens
     # (an option's first token is predicted at the prompt's last column, the others inside the option)
@@ -120,7 +122,7 @@ def _score_packed(runner, inputs: list[ChoiceInput], options: list[str], k: int)
             start += m
             cuts.append(len(rows))
     with torch.inference_mode():
-        logits = runner.model(input_ids=input_ids, attention_mask=mask[:, None], position_ids=position_ids,
+        logits = engine.model(input_ids=input_ids, attention_mask=mask[:, None], position_ids=position_ids,
                               use_cache=False).logits  # (B, T, V)
         rows_t = torch.tensor(rows, device=device)
         picked = logits[rows_t, torch.tensor(cols, device=device)]  # (M, V)
@@ -134,10 +136,10 @@ def _score_packed(runner, inputs: list[ChoiceInput], options: list[str], k: int)
         row = []
         for option, pair in zip(options, item.pairs, strict=True):
             # prompt_len is the prompt's: the option's tokens are the trace's completion
-            record = Recorder(runner, pair.context, k, len(pair.context) + len(pair.option), processed=False)
+            record = Recorder(engine, pair.context, k, len(pair.context) + len(pair.option), processed=False)
             record.add(prompt_rows)
             record.add(next(pieces))
-            trace = record.trace({**runner.trace_meta(k), "mode": "choose", "option": option, **input_meta(item)})
+            trace = record.trace({**engine.trace_meta(k), "mode": "choose", "option": option, **input_meta(item)})
             mark_straddle(trace, pair)
             row.append(trace)
         out.append(row)

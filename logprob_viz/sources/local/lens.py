@@ -18,10 +18,10 @@ import weakref
 
 import numpy as np
 
-from ...records.fields import empty
 from ...records.lens import Lens, check_top_logprobs
 from ...records.tokens import VocabTexts, token_bytes_table
 from ...records.trace import Trace
+from ...records.trace_fields import empty
 from ..request import is_int
 from .lens_readout import Readout, flush_denormals, summarize
 

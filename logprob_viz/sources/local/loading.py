@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ...records.trace import Trace
+from ..runner import Runner
 from .default_model import DEFAULT_MODEL_NAME, default_model_path
 
 __all__ = ["load", "generate", "score", "default_runner"]
@@ -38,7 +39,7 @@ def load(model: Any = None, *, device: str = "auto", dtype: Any = None, tokenize
     """
     global _default_weights
     if model is None and device == "auto" and dtype is None and tokenizer is None and not from_pretrained:
-        from .runner import TransformersRunner
+        from .runner import TransformersRunner  # torch: imported when a model is loaded, not with lv.load itself
 
         if _default_weights is None:
             first = _load(None, device, dtype, tokenizer, from_pretrained)
@@ -51,7 +52,7 @@ def load(model: Any = None, *, device: str = "auto", dtype: Any = None, tokenize
 def _load(model, device, dtype, tokenizer, from_pretrained: dict):
     import torch
 
-    from .runner import TransformersRunner
+    from .runner import TransformersRunner  # torch too: imported when a model is loaded
 
     if isinstance(model, tuple):
         if len(model) != 2:
@@ -147,8 +148,6 @@ def score(text: str | None = None, **kwargs) -> Trace:
 
 
 def _add_docs() -> None:
-    from ..base import Runner
-
     generate.__doc__ += "\n\n" + (Runner.generate.__doc__ or "")
     score.__doc__ += "\n\n" + (Runner.score.__doc__ or "")
 

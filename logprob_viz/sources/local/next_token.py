@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..base import jobs_of
+from ..runner import jobs_of
 
 __all__ = ["next_logprobs"]
 

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...records.fields import ALTERNATIVES, FIELDS, PER_TOKEN, PROCESSED
 from ...records.trace import Trace
+from ...records.trace_fields import ALTERNATIVES, FIELDS, PER_TOKEN, PROCESSED
+from ..engine import ModelEngine
 
 
 class Recorder:
-    """Tokens of one trace, added in chunks; ``runner`` gives token bytes, texts and the vocabulary."""
+    """Tokens of one trace, added in chunks; ``engine`` gives token bytes, texts and the vocabulary."""
 
-    def __init__(self, runner, prompt_ids: list[int], k: int, capacity: int, processed: bool):
-        self.runner, self.k, self.prompt_len = runner, k, len(prompt_ids)
+    def __init__(self, engine: ModelEngine, prompt_ids: list[int], k: int, capacity: int, processed: bool):
+        self.engine, self.k, self.prompt_len = engine, k, len(prompt_ids)
         fields = [FIELDS[name] for name in (*PER_TOKEN, *ALTERNATIVES, *(PROCESSED if processed else ()))]
         self.arrays = {f.name: np.empty((capacity, k) if f.per_alternative else capacity, f.dtype) for f in fields}
         self.n = 0
@@ -48,10 +49,10 @@ class Recorder:
         m = len(part["token_ids"])
         for name, buffer in self.arrays.items():
             buffer[self.n : self.n + m] = part[name]
-        runner = self.runner
+        engine = self.engine
         for token_id in part["token_ids"].tolist():
-            self.token_bytes.append(runner.bytes_of(token_id))
-            self.tokens.append(runner.text_of(token_id))
+            self.token_bytes.append(engine.bytes_of(token_id))
+            self.tokens.append(engine.text_of(token_id))
         self.n += m
 
     def stop_at(self, eos: list[int], since: int) -> bool:
@@ -75,7 +76,7 @@ class Recorder:
         return Trace(
             tokens=self.tokens[:n],
             token_bytes=self.token_bytes[:n],
-            vocab=self.runner.vocab,
+            vocab=self.engine.vocab,
             prompt_len=self.prompt_len,
             meta=dict(meta),
             **arrays,

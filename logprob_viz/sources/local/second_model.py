@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from .default_model import cache_dir, convert, is_converted
+from .loading import load
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +71,6 @@ def second_model_path() -> Path:
 
 def load_second_model(device: str = "auto"):
     """A runner (`lv.load`) of the second model, named ``gemma-3-270m``."""
-    from .loading import load
-
     runner = load(second_model_path(), device=device)
     runner.name = SECOND_MODEL_NAME
     return runner

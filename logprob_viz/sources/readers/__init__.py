@@ -15,11 +15,14 @@ at once), and one assembler (`assemble.build_trace`) that builds the trace:
 - ``ranking``            a section's alternatives ranked at once (the per-position rules, in numpy)
 - ``reader``             `read`: recognises the format and calls its parser
 - ``openai``             Completions / Chat choices (``openai_shapes``: the shapes and stream merging;
-                         ``openai_completions``, ``vllm_prompt``: their sections)
+                         ``openai_completions``, ``vllm_prompt``: their sections; ``openai_tools``:
+                         a Chat choice's tool calls, kept in ``meta["tool_calls"]``)
 - ``entries``            the ``{token, logprob, bytes, top_logprobs}`` entry that Chat, Ollama,
                          Responses and llama.cpp's /v1 share
 - ``llamacpp``, ``tgi``, ``sglang``, ``ollama``, ``openai_responses``, ``openai_audio`` (transcriptions),
   ``gemini``: one module each
+- ``corpus``             `lv.Corpus.from_responses`, ``from_pandas``, ``read_jsonl``: each item through `read`
+- ``vllm_rows``          the rows of a ``ray.data.llm`` vLLM processor as corpus rows (`lv.ray.from_vllm_rows`)
 """
 
 from __future__ import annotations

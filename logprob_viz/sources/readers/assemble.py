@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from ...records.fields import empty
 from ...records.flags import order_flags
 from ...records.tokens import byte_level_bytes, display_token, legacy_bytes, sentencepiece_bytes, token_id_of
 from ...records.trace import Trace
+from ...records.trace_fields import empty
 from ...records.vocab_rows import NO_FLAGS
 from .columns import Columns
 from .position import LN_HALF, Token

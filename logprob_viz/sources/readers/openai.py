@@ -34,7 +34,7 @@ from itertools import accumulate
 from typing import Any
 
 from ...records.flags import TOKEN_FLAGS  # noqa: F401  (public here before flags.py existed)
-from ...records.tokens import detect_encoding
+from ...records.tokens import detect_encoding, token_bytes_table
 from ...records.trace import Trace
 from .assemble import build_trace, strings_of
 from .checks import expect_dict, expect_int, expect_list, expect_str
@@ -269,8 +269,6 @@ def table_for(tokenizer) -> list | None:
         return None
     key = id(tokenizer)
     if key not in _TABLES:
-        from ...records.tokens import token_bytes_table
-
         _TABLES.clear()
         _TABLES[key] = token_bytes_table(tokenizer)
     return _TABLES[key]

@@ -11,6 +11,11 @@ part of it (its logprobs were not asked for).
 
 from __future__ import annotations
 
+from ...records.corpus import Corpus
+from ...records.corpus.parquet import trace_table
+from ..ray_data import import_ray
+from .openai import from_openai
+
 __all__ = ["from_vllm_rows", "vllm_rows_table", "row_trace"]
 
 ROW_FIELDS = ("prompt_token_ids", "prompt_logprobs")
@@ -37,8 +42,6 @@ def _entries(position):
 
 def row_trace(row: dict, *, top_logprobs: int | None = None, tokenizer=None, where: str = "row"):
     """The trace of one vLLM row (see the module docstring)."""
-    from . import from_openai
-
     missing = [name for name in ROW_FIELDS if row.get(name) is None]
     if missing:
         raise ValueError(f"{where} has no {', '.join(missing)}: build the vLLM processor with sampling_params="
@@ -60,8 +63,6 @@ def row_trace(row: dict, *, top_logprobs: int | None = None, tokenizer=None, whe
 
 def vllm_rows_table(rows, *, top_logprobs: int | None = None, tokenizer=None, label_column: str | None = None):
     """A pyarrow Table in the corpus schema of vLLM rows (dicts)."""
-    from ...records.corpus_parquet import trace_table
-
     rows = list(rows)
     traces = [row_trace(r, top_logprobs=top_logprobs, tokenizer=tokenizer, where=f"row {i}")
               for i, r in enumerate(rows)]
@@ -96,14 +97,10 @@ def from_vllm_rows(data, *, top_logprobs: int | None = None, tokenizer=None, lab
     (for a list of rows).
     """
     if isinstance(data, (list, tuple)):
-        from ...records.corpus import Corpus
-
         traces = [row_trace(r, top_logprobs=top_logprobs, tokenizer=tokenizer, where=f"row {i}")
                   for i, r in enumerate(data)]
         labels = [str(r.get(label_column, i)) if label_column else str(i) for i, r in enumerate(data)]
         return Corpus(traces, labels)
-    from ..ray_data import import_ray
-
     ray = import_ray()
     if not isinstance(data, ray.data.Dataset):
         raise TypeError(f"give a ray.data.Dataset of the processor's rows or a list of row dicts, "

@@ -1,13 +1,16 @@
 """Remote runners behind `lv.connect`: the same generate / stream / score on a model behind a server.
 
     connection.py  `connect`: asks the server what it is and returns its runner
-    base.py        what every server's runner shares: address and model, requests, the one streaming loop
-    openai.py      `OpenAIRunner`: the OpenAI API (OpenAI and any other compatible server)
-    vllm.py        `VLLMRunner`: plus prompt logprobs, token ids, tokens as ids, score
-    llamacpp.py    `LlamaCppRunner`: llama-server through its native /completion
+    runner.py      `RemoteRunner`: the user's face of a server's runner (lists as concurrent requests)
+    engine.py      `RemoteEngine`: what every server's engine shares: address and model, requests,
+                   the one streaming loop
+    openai.py      `OpenAIRunner` over `OpenAIEngine`: the OpenAI API (OpenAI and any compatible server)
+    vllm.py        `VLLMRunner` over `VLLMEngine`: plus prompt logprobs, token ids, tokens as ids, score
+    llamacpp.py    `LlamaCppRunner` over `LlamaCppEngine`: llama-server through its native /completion
     corpus.py      a list of inputs as concurrent requests (at most `concurrency`): an lv.Corpus
     choose.py      `choose`: given options scored after each prompt by the server (vLLM's prompt_logprobs)
     http.py        JSON requests, SSE streams and error bodies, standard library only
+    inflight.py    how many requests a corpus keeps in flight (given, the server's limit, or grown)
 """
 
 from __future__ import annotations

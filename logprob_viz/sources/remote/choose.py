@@ -1,4 +1,4 @@
-"""``runner.choose`` on a server: each option scored after its prompt by the server's own prompt logprobs.
+"""``engine.choose`` on a server: each option scored after its prompt by the server's own prompt logprobs.
 
 The prompt and each option are split into tokens as lm-eval does (`sources.choose`), with the
 server's own tokenizer (its ``/tokenize``, or ``connect(tokenizer=)``); then one request per
@@ -15,18 +15,20 @@ import concurrent.futures
 import time
 
 from ...records.choices import Choices, check_length
-from ..base import Progress
 from ..choose import ChoiceInput, choice_inputs, choices_of, fill_pairs, input_meta, mark_straddle
+from ..engine import ServerEngine
+from ..progress import Progress
 from .corpus import DEFAULT_CONCURRENCY, check_concurrency
 
 __all__ = ["choose"]
 
 
-def choose(runner, prompt=None, options=None, *, messages=None, top_logprobs: int = 5, length: str = "sum",
-           gold=None, concurrency: int | None = None, progress: bool = True) -> Choices:
+def choose(engine: ServerEngine, prompt=None, options=None, *, messages=None, top_logprobs: int = 5,
+           length: str = "sum", gold=None, concurrency: int | None = None, progress: bool = True,
+           strict: bool = False) -> Choices:
     """See `RemoteRunner.choose`."""
-    runner.check_choose()  # a server without prompt logprobs says so before anything else
-    k = runner.check_top_logprobs(top_logprobs)
+    engine.check_choose()  # a server without prompt logprobs says so before anything else
+    k = engine.check_top_logprobs(top_logprobs)
     length = check_length(length)
     width = check_concurrency(DEFAULT_CONCURRENCY if concurrency is None else concurrency)
     inputs, options, single = choice_inputs(prompt, messages, options)
@@ -35,9 +37,9 @@ def choose(runner, prompt=None, options=None, *, messages=None, top_logprobs: in
     def one(i: int) -> list:
         where = "" if single else f"prompt {i} of the list: "
         item = inputs[i]
-        item.text, encode = runner.choice_encoder(item.item, where)
+        item.text, encode = engine.choice_encoder(item.item, where)
         fill_pairs(item, options, encode, where)
-        return _score_options(runner, item, options, k)
+        return _score_options(engine, item, options, k)
 
     traces: list = [None] * len(inputs)
     bar = Progress(bool(progress), len(inputs), unit="prompt", desc="choosing")
@@ -54,22 +56,22 @@ def choose(runner, prompt=None, options=None, *, messages=None, top_logprobs: in
                 raise
     finally:
         bar.close()
-    meta = {"source": runner.server, "model": runner.model, "base_url": runner.base_url, "top_logprobs": k,
+    meta = {"source": engine.server, "model": engine.model, "base_url": engine.base_url, "top_logprobs": k,
             "mode": "choose", "seconds": round(time.perf_counter() - started, 4)}
-    return choices_of(inputs, options, traces, length=length, gold=gold, single=single, meta=meta)
+    return choices_of(inputs, options, traces, length=length, gold=gold, single=single, meta=meta, strict=strict)
 
 
-def _score_options(runner, item: ChoiceInput, options: list[str], k: int) -> list:
+def _score_options(engine, item: ChoiceInput, options: list[str], k: int) -> list:
     """One request for all of a prompt's options: one trace per option, its prompt_len the prompt's."""
     rows = [pair.context + pair.option for pair in item.pairs]
-    scored = runner.score_ids(rows, k)
+    scored = engine.score_ids(rows, k)
     out = []
     for option, pair, trace, ids in zip(options, item.pairs, scored, rows, strict=True):
         if trace.token_ids.tolist() != ids:
-            raise runner.unexpected(f"scored other tokens than the ones sent for the option {option!r} "
+            raise engine.unexpected(f"scored other tokens than the ones sent for the option {option!r} "
                                      f"({trace.token_ids.tolist()[:8]}... for {ids[:8]}...)")
         trace.prompt_len = len(pair.context)  # the option's tokens are the trace's completion
-        trace.meta.update({"base_url": runner.base_url, "mode": "choose", "option": option, **input_meta(item)})
+        trace.meta.update({"base_url": engine.base_url, "mode": "choose", "option": option, **input_meta(item)})
         mark_straddle(trace, pair)
         out.append(trace)
     return out

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import RemoteRunner, api_key_of, base_url_of, list_models
+from .engine import api_key_of, base_url_of, list_models
 from .llamacpp import LlamaCppRunner, is_llamacpp_listing
 from .openai import OpenAIRunner
+from .runner import RemoteRunner
 from .vllm import VLLMRunner, is_vllm_listing
 
 __all__ = ["connect"]

@@ -6,9 +6,9 @@ The items go out as concurrent requests, at most ``concurrency`` at a time, so a
 vLLM while tokens/s rises) and the corpus's meta says what it chose.
 
 One job, many threads: the calling thread takes the runner's job lock once for the whole corpus
-(`jobs_of(runner).call`), and the worker threads call the runner's per-item path (`drive` /
-`score_request`), which never takes the lock. Calling the public ``generate`` from a worker would wait
-for the lock that the caller holds (it is re-entrant per thread only), so it would deadlock.
+(`jobs_of(runner).call`), and the worker threads run the runner's engine per item (`sources.engine.drive`,
+``engine.score_request``), which never takes the lock. Calling the public ``generate`` from a worker
+would wait for the lock that the caller holds (it is re-entrant per thread only), so it would deadlock.
 """
 
 from __future__ import annotations
@@ -20,9 +20,11 @@ import time
 import warnings
 
 from ...records.corpus import Corpus
-from ..base import INTERRUPTS, Interrupted, Progress, Runner, generate_arguments
-from ..jobs import STOP_POLL_S
+from ..engine import ServerEngine, drive, generate_arguments, make_request
+from ..job_lock import STOP_POLL_S, stop_requested
+from ..progress import INTERRUPTS, Interrupted, Progress
 from ..request import Request, check_input, check_stop, is_int, item_seeds
+from ..runner import Runner
 from .inflight import DEFAULT_CONCURRENCY, Gate, InFlight
 
 __all__ = ["CorpusIncomplete", "generate_corpus", "score_corpus", "DEFAULT_CONCURRENCY", "in_flight_plan"]
@@ -36,11 +38,11 @@ class CorpusIncomplete(RuntimeError):
         self.corpus, self.item = corpus, item
 
 
-def generate_corpus(runner, items: list[dict], *, concurrency: int | None = None, seed=None,
+def generate_corpus(engine: ServerEngine, items: list[dict], *, concurrency: int | None = None, seed=None,
                     progress: bool = True, stop=None, **generate_args) -> Corpus:
     """Each item's `Runner.generate` (its arguments), sent concurrently; with ``seed=s`` item i gets s + i, and
     a list of seeds gives one per item (`request.item_seeds`)."""
-    plan = in_flight_plan(runner, concurrency)
+    plan = in_flight_plan(engine, concurrency)
     check_stop(stop)
     seeds = item_seeds(seed, len(items))
     halt = threading.Event()  # Ctrl-C, the caller's stop, or a failure: no item starts after it
@@ -49,49 +51,49 @@ def generate_corpus(runner, items: list[dict], *, concurrency: int | None = None
         args = {"prompt": item.get("text"), "messages": item.get("messages"), "prompt_ids": item.get("prompt_ids"),
                 **generate_args, "seed": item_seed, "progress": False, "stop": halt.is_set}
         try:
-            bound = inspect.signature(Runner.generate).bind(runner, **args)
+            bound = inspect.signature(Runner.generate).bind(None, **args)  # (self: unused)
             bound.apply_defaults()
-            reqs.append(runner.make_request(**generate_arguments(bound)))
+            reqs.append(make_request(engine, **generate_arguments(bound)))
         except (TypeError, ValueError) as error:  # checked before anything is sent
             raise type(error)(f"item {i} of the list: {error}") from None
 
     def one(req: Request):
         req.extra["whole_answer"] = True  # one request per item (generate alone streams: see remote.openai)
-        *_, final = runner.drive(req, snapshots=False)
+        *_, final = drive(engine, req, snapshots=False)
         return final
 
     return _run_all(reqs, one, plan, progress, stop, halt, mode="generate")
 
 
-def score_corpus(runner, items: list[dict], *, concurrency: int | None = None, top_logprobs: int = 5,
+def score_corpus(engine: ServerEngine, items: list[dict], *, concurrency: int | None = None, top_logprobs: int = 5,
                  progress: bool = True, stop=None) -> Corpus:
     """Each item's `Runner.score`, sent concurrently (a server that cannot score says so for item 0)."""
-    plan = in_flight_plan(runner, concurrency)
+    plan = in_flight_plan(engine, concurrency)
     check_stop(stop)
-    k = runner.check_top_logprobs(top_logprobs)
+    k = engine.check_top_logprobs(top_logprobs)
     reqs = []
     for i, item in enumerate(items):
         req = Request(**item, top_logprobs=k, progress=False, scoring=True)
         try:
             check_input(req.text, req.messages, req.prompt_ids)
-            runner.prepare(req)
+            engine.prepare(req)
         except (TypeError, ValueError) as error:
             raise type(error)(f"item {i} of the list: {error}") from None
         reqs.append(req)
 
     def one(req: Request):
         started = time.perf_counter()
-        trace = runner.score_request(req, Progress(False, 0))
+        trace = engine.score_request(req, Progress(False, 0))
         trace.meta.setdefault("seconds", round(time.perf_counter() - started, 4))
         return trace
 
     return _run_all(reqs, one, plan, progress, stop, threading.Event(), mode="score")
 
 
-def in_flight_plan(runner, concurrency) -> InFlight:
-    """The caller's ``concurrency`` (fixed), or the runner's own plan when it is None."""
+def in_flight_plan(engine: ServerEngine, concurrency) -> InFlight:
+    """The caller's ``concurrency`` (fixed), or the engine's own plan when it is None."""
     if concurrency is None:
-        return runner.in_flight()
+        return engine.in_flight()
     width = check_concurrency(concurrency)
     return InFlight.fixed(width, f"given (concurrency={width})")
 
@@ -119,7 +121,7 @@ def _run_all(reqs: list[Request], one, plan: InFlight, progress: bool, stop, hal
     bar = Progress(bool(progress), len(reqs), unit="text", desc=_described(doing, gate))
 
     def guarded(req: Request):
-        if (stop is not None and _stop_says(stop)) or not gate.enter():
+        if (stop is not None and stop_requested(stop)) or not gate.enter():
             return None  # not run: the corpus is ending
         tokens = 0
         try:
@@ -140,7 +142,7 @@ def _run_all(reqs: list[Request], one, plan: InFlight, progress: bool, stop, hal
     try:
         pending = set(futures)
         while pending and failed is None:
-            if stop is not None and _stop_says(stop):
+            if stop is not None and stop_requested(stop):
                 raise Interrupted("stopped by the caller")
             done, pending = concurrent.futures.wait(pending, STOP_POLL_S, concurrent.futures.FIRST_EXCEPTION)
             failed = _collect(done, futures, traces, failed)
@@ -194,12 +196,6 @@ def _collect(done, futures: dict, traces: list, failed):
 
 def _described(doing: str, gate: Gate) -> str:
     return f"{doing}, {gate.width} in flight" + ("" if gate.settled else " (finding how many)")
-
-
-def _stop_says(stop) -> bool:
-    from ..jobs import stop_requested
-
-    return stop_requested(stop)
 
 
 def _corpus(traces: list, started: float, mode: str) -> Corpus:

@@ -26,7 +26,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from ..jobs import STOP_POLL_S
+from ..job_lock import STOP_POLL_S
 
 __all__ = ["InFlight", "Gate", "DEFAULT_CONCURRENCY", "START", "RISE"]
 

@@ -18,8 +18,8 @@ is the server's).
 
 from __future__ import annotations
 
-from ...records.fields import empty
 from ...records.trace import Trace
+from ...records.trace_fields import empty
 from ..readers import LogprobFormatError
 from ..readers.assemble import build_trace
 from ..readers.llamacpp import llamacpp_trace
@@ -27,9 +27,9 @@ from ..readers.position import Token
 from ..request import Request, Step, is_int
 from .http import ServerError
 from .inflight import DEFAULT_CONCURRENCY, InFlight
-from .openai import OpenAIRunner
+from .openai import OpenAIEngine, OpenAIRunner
 
-__all__ = ["LlamaCppRunner", "is_llamacpp_listing", "NO_PROMPT_LOGPROBS"]
+__all__ = ["LlamaCppRunner", "LlamaCppEngine", "is_llamacpp_listing", "NO_PROMPT_LOGPROBS"]
 
 NO_PROMPT_LOGPROBS = ("llama.cpp's server returns no logprobs for prompt tokens; score with lv.load(...) "
                       "locally or a vLLM server")
@@ -54,7 +54,7 @@ def llama_sampling(req: Request) -> dict:
     return body
 
 
-class LlamaCppRunner(OpenAIRunner):
+class LlamaCppEngine(OpenAIEngine):
     """Generates or streams text on llama-server, recording a Trace of prompt + completion with ids."""
 
     server = "llama.cpp"
@@ -67,7 +67,7 @@ class LlamaCppRunner(OpenAIRunner):
         sizes = [m.get("meta", {}).get("n_vocab") for m in self.listed if isinstance(m.get("meta"), dict)]
         self.vocab_size = next((int(v) for v in sizes if is_int(v)), None)
 
-    # -- what base.Runner asks of a runner -----------------------------------------------
+    # -- the steps the runner's face drives (sources.engine.Engine) -------------------------
 
     def steps(self, req: Request, snapshots: bool):
         """A text or ids prompt through ``/completion`` (streamed); messages through the OpenAI chat route."""
@@ -192,3 +192,9 @@ def _native_body(req: Request, prompt: list[int], n: int) -> dict:
 def _new_tokens_in(event: dict) -> int:
     got = event.get("completion_probabilities")
     return len(got) if isinstance(got, list) else 0
+
+
+class LlamaCppRunner(OpenAIRunner):
+    """Generates or streams text on llama-server, a Trace of prompt + completion with ids (`LlamaCppEngine`)."""
+
+    _engine_type = LlamaCppEngine

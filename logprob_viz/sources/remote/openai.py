@@ -20,13 +20,14 @@ from typing import Any
 from ...records.trace import Trace
 from ..readers import from_openai
 from ..request import Request
-from .base import RemoteRunner
+from .engine import RemoteEngine
 from .http import ServerError
+from .runner import RemoteRunner
 
-__all__ = ["OpenAIRunner", "new_tokens_in"]
+__all__ = ["OpenAIRunner", "OpenAIEngine", "new_tokens_in"]
 
 
-class OpenAIRunner(RemoteRunner):
+class OpenAIEngine(RemoteEngine):
     """Generates or streams text on an OpenAI-compatible server, recording a Trace."""
 
     server = "openai"
@@ -34,7 +35,7 @@ class OpenAIRunner(RemoteRunner):
     takes_top_k = False  # top_k is not part of the OpenAI API
     top_logprobs_limit = "for this server (the OpenAI API's cap)"
 
-    # -- what base.Runner asks of a runner -----------------------------------------------
+    # -- the steps the runner's face drives (sources.engine.Engine) -------------------------
 
     def prepare(self, req: Request) -> None:
         if req.sampling is not None and req.sampling.top_k and not self.takes_top_k:
@@ -124,3 +125,9 @@ def new_tokens_in(event: dict) -> int:
         if isinstance(lp, dict):
             n += len(lp.get("tokens") or lp.get("content") or [])
     return n
+
+
+class OpenAIRunner(RemoteRunner):
+    """Generates or streams text on an OpenAI-compatible server, recording a Trace (the engine: `OpenAIEngine`)."""
+
+    _engine_type = OpenAIEngine

@@ -26,9 +26,9 @@ from ..readers import from_openai
 from ..request import Request, Step
 from .http import ServerError
 from .inflight import SEARCH_CAP, START, InFlight
-from .openai import OpenAIRunner, new_tokens_in
+from .openai import OpenAIEngine, OpenAIRunner, new_tokens_in
 
-__all__ = ["VLLMRunner", "is_vllm_listing"]
+__all__ = ["VLLMRunner", "VLLMEngine", "is_vllm_listing"]
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ def is_vllm_listing(listed: list) -> bool:
     return any(isinstance(m, dict) and m.get("owned_by") == "vllm" for m in listed)
 
 
-class VLLMRunner(OpenAIRunner):
+class VLLMEngine(OpenAIEngine):
     """Generates, streams or scores text on a vLLM server, recording a Trace of prompt + completion."""
 
     server = "vllm"
@@ -206,3 +206,9 @@ def _prompt_only(trace: Trace) -> Trace:
     out.meta.pop("finish_reason", None)
     out.meta["text"] = out.text
     return out
+
+
+class VLLMRunner(OpenAIRunner):
+    """Generates, streams, scores or chooses on a vLLM server: a Trace of prompt + completion (`VLLMEngine`)."""
+
+    _engine_type = VLLMEngine

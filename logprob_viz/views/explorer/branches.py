@@ -14,8 +14,8 @@ import ipywidgets as w
 
 from ...records.trace import Trace
 from ..toolkit import percent_of_logprob
-from .branching import as_trace, branch_label, fork_position, parents_of, visible
 from .comparing import MAX_COMPARED
+from .forks import as_trace, branch_label, fork_position, parents_of, visible
 
 __all__ = ["BranchList", "BranchHere"]
 
@@ -27,9 +27,12 @@ OUTLINE_HEIGHT = "8.2em"  # about five rows: the panel keeps its height, so the 
 class BranchList:
     """The tree drawn as an indented outline (a row per node: its number, where it forks, the token it
     took, its perplexity and first words; a click shows it), with rename, delete, undo, the earlier
-    trees, the shared prefix and the keys. Its height never changes, so the view below stays put."""
+    trees, the shared prefix and the keys. Its height never changes, so the view below stays put.
 
-    def __init__(self) -> None:
+    ``beside_outline``: a widget drawn after the outline, in the same panel (Compare, in its place).
+    """
+
+    def __init__(self, beside_outline=None) -> None:
         self.title = w.HTML()
         self.title.add_class("lv-tree-title")
         self.outline = w.VBox([], layout=w.Layout(height=OUTLINE_HEIGHT, overflow="auto", width="100%"))
@@ -54,7 +57,8 @@ class BranchList:
         # Below the view, shown once the tree has a branch (appearing there moves nothing above it);
         # Compare opens in the outline's place, under the same title row, so its button stays put.
         self.header = w.HBox([self.title, self.compare_button], layout=w.Layout(align_items="center", width="100%"))
-        self.box = w.VBox([self.header, self.outline, self.prefix],
+        beside = [] if beside_outline is None else [beside_outline]
+        self.box = w.VBox([self.header, self.outline, *beside, self.prefix],
                           layout=w.Layout(width="100%", display="none"))
         self.box.add_class("lv-tree-panel")
         self.box.add_class("lv-explore-tools")

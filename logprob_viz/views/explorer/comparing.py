@@ -14,8 +14,8 @@ import html
 
 import ipywidgets as w
 
-from ..compare_view import MAX_ROWS, CompareView
-from .branching import as_trace
+from ..compare.view import MAX_ROWS, CompareView
+from .forks import as_trace
 
 __all__ = ["MAX_COMPARED", "BranchComparison"]
 
@@ -35,14 +35,17 @@ def _numbers(nodes: list[int]) -> str:
 
 
 class BranchComparison:
-    """The Compare button's view of the explorer `app`'s branches (``app.comparing``).
+    """The Compare button's view of the branches of ``state.tree`` (the app's ``comparing``).
 
     ``open(rows=None)`` shows it (``rows``: branch numbers to compare, default as the module says);
-    ``close()`` hides it; ``view`` is the `CompareView` on show (None before the first open).
+    ``close()`` hides it; ``view`` is the `CompareView` on show (None before the first open). The
+    rows the person ticked are ``state.compared``. It follows the state's tree and node on show;
+    `say` and `fail` write the status line, `show_outline(bool)` shows or hides the outline whose
+    place it takes.
     """
 
-    def __init__(self, app) -> None:
-        self.app = app
+    def __init__(self, state, say, fail, show_outline) -> None:
+        self.state, self.say, self.fail, self.show_outline = state, say, fail, show_outline
         self.title = w.HTML()
         self.picks = w.HBox([], layout=w.Layout(flex_flow="row wrap"))
         self.holder = w.VBox([])
@@ -53,24 +56,34 @@ class BranchComparison:
                           layout=w.Layout(display="none", width="100%"))
         self.box.add_class("lv-explore-compare")
         self.view = None
-        self.chosen: list[int] | None = None  # the person's pick; None: follow the tree
         self._shown: tuple | None = None  # (tree, nodes compared) on show
         self._quiet = False
-        self._tree = None  # the tree `chosen` is about: a new tree (Generate) starts from every branch again
-        app.branches.compare_button.on_click(lambda _: self.close() if self.is_open else self._open_or_say())
-        # The view on show changes after every branch, switch and generation: the moment to follow the tree.
-        app.view.observe(lambda _: self.follow(), names=["_payload", "n_tokens"])
-        # In the tree panel, in its outline's place under the same title row (see the docstring)
-        panel = app.branches.box
-        at = list(panel.children).index(app.branches.outline) + 1
-        panel.children = (*panel.children[:at], self.box, *panel.children[at:])
+        self._tree = None  # the tree `state.compared` is about: a new tree (Generate) starts from every branch again
+        # The tree and the node on show change after every branch, switch and generation: the moment to follow.
+        state.observe(lambda _: self.follow(), names=["tree", "current"])
+
+    @property
+    def chosen(self) -> list[int] | None:
+        """The person's pick (``state.compared``); None: follow the tree."""
+        return self.state.compared
+
+    def toggle(self) -> None:
+        """The Compare button: open (and say so), or close when open."""
+        if self.is_open:
+            return self.close()
+        try:
+            self.open()
+            self.say("The branches, aligned by bytes, in the outline's place; hover a row's own "
+                     "continuation for its numbers. Compare again shows the outline.")
+        except (ValueError, TypeError) as error:
+            self.fail(error)
 
     @property
     def is_open(self) -> bool:
         return self.box.layout.display != "none"
 
     def _nodes(self) -> list:
-        tree = self.app.tree
+        tree = self.state.tree
         return list(tree.nodes) if tree is not None else []
 
     def rows(self) -> list[int]:
@@ -82,14 +95,6 @@ class BranchComparison:
             return list(range(n))
         return [0, *range(n - MAX_COMPARED + 1, n)]
 
-    def _open_or_say(self) -> None:
-        try:
-            self.open()
-            self.app.controls.say("The branches, aligned by bytes, in the outline's place; hover a row's own "
-                                  "continuation for its numbers. Compare again shows the outline.")
-        except (ValueError, TypeError) as error:
-            self.app.worker.fail(error)
-
     def open(self, rows: list[int] | None = None):
         """Show the branches `rows` (branch numbers; default: see `rows`) aligned by bytes; returns the view."""
         n = len(self._nodes())
@@ -100,27 +105,27 @@ class BranchComparison:
             rows = sorted({int(i) for i in rows})
             if len(rows) < 2 or len(rows) > MAX_COMPARED or rows[0] < 0 or rows[-1] >= n:
                 raise ValueError(f"compare 2 to {MAX_COMPARED} of the branches #0–#{n - 1}, got {rows}")
-            self.chosen = rows
-        self._tree = self.app.tree
+            self.state.compared = rows
+        self._tree = self.state.tree
         self.box.layout.display = "flex"
-        self.app.branches.outline.layout.display = "none"  # the comparison takes the outline's place
+        self.show_outline(False)  # the comparison takes the outline's place
         self._shown = None
         self.follow()
         return self.view
 
     def close(self) -> None:
         self.box.layout.display = "none"
-        self.app.branches.outline.layout.display = None
+        self.show_outline(True)
 
     def follow(self) -> None:
         """Bring the comparison up to date with the tree (only while it is open)."""
         if not self.is_open:
             return
-        if self.app.tree is not self._tree:
-            self._tree, self.chosen = self.app.tree, None
+        if self.state.tree is not self._tree:
+            self._tree, self.state.compared = self.state.tree, None
         nodes = self._nodes()
         rows = self.rows()
-        key = (id(self.app.tree), tuple(id(nodes[i]) for i in rows))
+        key = (id(self.state.tree), tuple(id(nodes[i]) for i in rows))
         self._offer(len(nodes), rows)
         if key == self._shown:
             return
@@ -162,5 +167,5 @@ class BranchComparison:
             return
         rows = set(self.rows())
         rows = rows | {i} if on else rows - {i}
-        self.chosen = sorted(rows)
+        self.state.compared = sorted(rows)
         self.follow()

@@ -1,7 +1,9 @@
 """The explorer's controls: prompt, sampling settings, the buttons and the status line (ipywidgets).
 
-Plain ipywidgets, so they render in JupyterLab, Notebook 7 and VS Code alike; the app
-(`app.py`) wires them to the runner. Nothing here touches a model.
+Plain ipywidgets, so they render in JupyterLab, Notebook 7 and VS Code alike. They show the app's
+state (`state.py`): the settings widgets and ``state.settings`` follow each other both ways, the
+status line draws ``state.status``, the buttons follow ``state.running``; the app (`app.py`) wires
+the buttons to its actions. Nothing here touches a model.
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ import html
 import ipywidgets as w
 
 from .kernel_note import NO_KERNEL_NOTE, KernelNote
-from .layout import HELP_HTML, KEYS_TEXT, STYLE, Status
-from .settings import MIN_TOP_LOGPROBS, SETTING_NAMES, Settings, has_chat_template
+from .layout import HELP_HTML, KEYS_TEXT, STYLE
+from .sampling_settings import MIN_TOP_LOGPROBS, SETTING_NAMES, Settings, has_chat_template
+from .state import ExplorerState
 
-__all__ = ["Controls", "NO_KERNEL_NOTE", "Status"]
+__all__ = ["Controls", "NO_KERNEL_NOTE"]
 
 _LABEL = {"description_width": "initial"}
 
@@ -26,16 +29,17 @@ def _slider(value: float, low: float, high: float, description: str, **options) 
 
 
 class Controls:
-    """The widgets of the explorer's top bar. ``settings()`` reads them into a `Settings`.
+    """The widgets of the explorer's top bar, showing `state` (an `ExplorerState`). ``settings()``
+    reads them into a `Settings`, which they keep in ``state.settings``.
 
     Their limits are the runner's they drive: the top_logprobs box goes up to what the runner can
-    record (``runner.max_top_logprobs``), so it never offers more than Generate can ask for, and
+    record (``runner.capabilities.max_top_logprobs``), so it never offers more than Generate can ask for, and
     the chat toggle is off without a chat template. Starting settings beyond them are refused.
     """
 
-    def __init__(self, prompt: str, settings: Settings, runner) -> None:
+    def __init__(self, prompt: str, settings: Settings, runner, state: ExplorerState | None = None) -> None:
         # (the most alternatives, whose limit that is): Settings.check's arguments for this runner
-        self.top_logprobs_limit = (int(runner.max_top_logprobs), runner.top_logprobs_limit)
+        self.top_logprobs_limit = (int(runner.capabilities.max_top_logprobs), runner.capabilities.top_logprobs_limit)
         settings.check(*self.top_logprobs_limit)
         chat_available = has_chat_template(runner)
         self.prompt = w.Textarea(
@@ -54,8 +58,8 @@ class Controls:
         self._sampling_controls(settings, runner)
         self._length_controls(settings, self.top_logprobs_limit[0])
         self._buttons()
-        self.state = Status()  # the status line as data; `status` is its HTML, made from it
-        self.status = w.HTML(value=_status_html(self.state.message, self.state.kind))
+        self.state = state if state is not None else ExplorerState(settings=settings)  # (alone: its own)
+        self.status = w.HTML(value=_status_html(self.state.status[1], self.state.status[0]))
         self.status.add_class("lv-explore-statusbox")
         # Shown only when no kernel answers it: a saved copy reopened without one says why its buttons do nothing.
         self.note = KernelNote(NO_KERNEL_NOTE)
@@ -79,6 +83,31 @@ class Controls:
         self.box = w.VBox([w.HTML(STYLE, layout=w.Layout(display="none")), w.HBox([self.prompt]), bar,
                            self.more_box, self.help_box, self.note])
         self.box.add_class("lv-explore-head")
+        self._bind_state()
+
+    def _bind_state(self) -> None:
+        """The widgets and the state follow each other: settings both ways, the status and buttons from it."""
+        state, self._syncing = self.state, False
+        state.settings = self.settings()
+        for name in SETTING_NAMES:  # (a widget per setting, of the same name)
+            getattr(self, name).observe(lambda _: self._to_state(), names="value")
+        state.observe(lambda change: self._from_state(change["new"]), names="settings")
+        state.observe(lambda change: self._show_status(*change["new"]), names="status")
+        state.observe(lambda change: self._show_running(change["new"] is not None), names="running")
+
+    def _to_state(self) -> None:
+        if not self._syncing:
+            self.state.settings = self.settings()
+
+    def _from_state(self, settings: Settings) -> None:
+        self._syncing = True  # (setting one widget must not write the others' old values back)
+        try:
+            for name in SETTING_NAMES:
+                value = getattr(settings, name)
+                getattr(self, name).value = bool(value) and not self.chat.disabled if name == "chat" else value
+        finally:
+            self._syncing = False
+        self._to_state()  # what the widgets hold (a bounded one clamps): the state says the same
 
     @staticmethod
     def _pop(box, shown: bool, other: w.ToggleButton) -> None:
@@ -93,7 +122,7 @@ class Controls:
         self.top_p = _slider(settings.top_p, 0.05, 1.0, "top-p")
         # min-p: keep the tokens at least min_p times as likely as the most likely one. Only a runner
         # that applies it gets it; a server runner would ignore it, so its slider is off and says why.
-        applies = bool(getattr(runner, "applies_min_p", False))
+        applies = bool(getattr(getattr(runner, "capabilities", None), "applies_min_p", False))
         if settings.min_p > 0 and not applies:
             raise ValueError(f"min_p={settings.min_p} was given, but {type(runner).__name__} does not send min_p to "
                              "its server (it would be ignored): leave min_p out, or use lv.load() to run the model")
@@ -159,15 +188,29 @@ class Controls:
             chat=bool(self.chat.value),
         )
 
-    def running(self, busy: bool) -> None:
+    def checked_settings(self) -> Settings:
+        """The settings, checked against the runner's limits (ValueError says which is out of range)."""
+        settings = self.settings()
+        settings.check(*self.top_logprobs_limit)
+        return settings
+
+    def job_input(self) -> dict:
+        """The prompt box as a runner's arguments: a prompt, or a user message when "chat messages" is on."""
+        text = self.prompt.value
+        if not text.strip():
+            raise ValueError("the prompt is empty: type some text to start from")
+        if self.chat.value:
+            return {"messages": [{"role": "user", "content": text}]}
+        return {"prompt": text}
+
+    def _show_running(self, busy: bool) -> None:
         """Buttons while a job runs: only Stop is pressable."""
         self.generate.disabled = busy
         self.next_token.disabled = busy
         self.stop.disabled = not busy
 
-    def say(self, message: str, kind: str = "info") -> None:
-        """Show `message` in the status line; kind "error" shows it as an error."""
-        self.state.message, self.state.kind = message, kind  # (what others read: the data, not the HTML)
+    def _show_status(self, kind: str, message: str) -> None:
+        """The status line shows `message`; kind "error" shows it as an error."""
         self.status.value = _status_html(message, kind)
 
 

@@ -4,8 +4,9 @@ marimo shows an anywidget (the LogprobView works there as it is) but answers eve
 widget, the explorer's VBox of controls included, with "Jupyter widgets are not supported". So
 there the app shows as two anywidgets: `HostPanel`, the controls (js/explorer_host/panel.js), and
 the explorer's own view. The panel is a mirror, not a second app: each of its traits is linked
-to the explorer's ipywidget of the same meaning (the prompt box, the sliders, the branch list…),
-and its buttons call the same methods, so every rule of the explorer (one job at a time, Stop
+to the explorer's ipywidget of the same meaning (the prompt box, the sliders) or follows the
+app's state (`state.py`: the status line, the job running, Next token's choices) or the outline
+(the branch list), and its buttons call the same actions, so every rule of the explorer (one job at a time, Stop
 keeps what was generated, errors in the status line) holds in marimo as in JupyterLab. Branching
 by a click on an alternative's bar is the view's own message to the explorer, unchanged.
 
@@ -17,18 +18,16 @@ last expression shows it).
 
 from __future__ import annotations
 
-import anywidget
 import traitlets as t
 
-from ...records.fields import is_int
-from ..page import STATIC, require_frontend
+from ..bundled import Bundled
 from ..toolkit import percent_of_logprob
-from .branching import visible
+from .actions import from_panel, run
+from .forks import visible
+from .panels import choices_of
 
-__all__ = ["HostPanel", "MarimoDisplay", "marimo_layout"]
+__all__ = ["HostPanel", "choice_labels", "marimo_layout"]
 
-_BUNDLE = STATIC / "explorer_host.js"
-_STYLES = STATIC / "explorer_host.css"
 # (panel trait, attribute of the explorer's Controls whose .value it mirrors)
 _LINKED = [
     ("prompt", "prompt"),
@@ -43,13 +42,8 @@ _LINKED = [
 ]
 
 
-class HostPanel(anywidget.AnyWidget):
+class HostPanel(Bundled, bundle="explorer_host"):
     """The explorer's controls, status line, next-token choices and branch list as one anywidget."""
-
-    if _BUNDLE.is_file():
-        _esm = _BUNDLE
-    if _STYLES.is_file():
-        _css = _STYLES
 
     prompt = t.Unicode("").tag(sync=True)
     temperature = t.Float(0.0).tag(sync=True)
@@ -70,68 +64,49 @@ class HostPanel(anywidget.AnyWidget):
     branches = t.List(t.Unicode()).tag(sync=True)  # the branch list's labels, root first
     branch = t.Int(-1).tag(sync=True)  # the branch on show
 
-    def __init__(self, explorer) -> None:
-        require_frontend(type(self), "explorer_host.js", "explorer_host.css")
-        c = explorer.controls
+    def __init__(self, state, controls, outline, actions: dict) -> None:
+        """`state`: the app's `ExplorerState`; `controls`: its `Controls`; `outline`: its `BranchList`;
+        `actions`: the app's action table (`actions.py`)."""
+        c = controls
         # the controls' values first: a link copies its source (the panel) into its target
         values = {mine: getattr(c, theirs).value for mine, theirs in _LINKED}
         super().__init__(top_logprobs_max=int(c.top_logprobs.max), chat_available=not c.chat.disabled,
                          min_p_available=not c.min_p.disabled, **values)
-        self.explorer = explorer
+        self.outline, self.actions = outline, actions
         self._links = [t.link((self, mine), (getattr(c, theirs), "value")) for mine, theirs in _LINKED]
-        c.stop.observe(lambda change: setattr(self, "running", not change["new"]), names="disabled")
-        self.running = not c.stop.disabled
-        c.state.observe(lambda _: self._status(), names=["message", "kind"])
-        self._status()
-        explorer.view.observe(lambda _: self._choices(), names="next_step")
+        t.dlink((state, "running"), (self, "running"), lambda job: job is not None)
+        t.dlink((state, "status"), (self, "status"), lambda status: status[1])
+        t.dlink((state, "status"), (self, "status_kind"), lambda status: status[0])
+        t.dlink((state, "step"), (self, "choices"), lambda step: choice_labels(choices_of(step) if step else []))
         # the outline is rebuilt (new rows) whenever the tree or the node on show changes
-        explorer.branches.outline.observe(lambda _: self._branches(), names="children")
+        outline.outline.observe(lambda _: self._branches(), names="children")
         self._branches()
         self.observe(self._picked, names="branch")
         self.on_msg(self._pressed)
 
-    def _status(self) -> None:
-        state = self.explorer.controls.state  # the status line as data (layout.Status)
-        self.status, self.status_kind = state.message, state.kind
-
-    def _choices(self) -> None:
-        options = self.explorer.next_panel.options
-        self.choices = [(i, f"{visible(text)}  {percent_of_logprob(lp)}") for i, text, lp in options]
-
     def _branches(self) -> None:
-        outline = self.explorer.branches
+        outline = self.outline
         self.branches = [str(label) for label in outline.labels]
         shown = outline.index_of(outline.current)
         self.branch = -1 if shown is None else shown
 
     def _picked(self, change) -> None:
-        outline = self.explorer.branches
+        outline = self.outline
         picked = change["new"]
         if 0 <= picked < len(outline.nodes) and picked != outline.index_of(outline.current):
-            self.explorer.switch(outline.nodes[picked])  # as a click on the outline's row does
+            self.actions["switch"](outline.nodes[picked])  # as a click on the outline's row does
 
     def _pressed(self, _widget, content, _buffers) -> None:
-        if not isinstance(content, dict) or content.get("type") != "press":
-            return
-        app, name = self.explorer, content.get("name")
-        if name == "choose" and is_int(content.get("token_id")):
-            app.choose(content["token_id"])
-        elif name in ("generate", "next_token", "stop"):
-            getattr(app, name)()
+        run(self.actions, from_panel(content))  # the app's action table (actions.py), as its buttons
 
 
-def marimo_layout(explorer):
-    """What marimo shows for the explorer: the panel above the view, as marimo's own vertical stack."""
-    import marimo as mo
-
-    panel = explorer.__dict__.get("_host_panel")
-    if panel is None:
-        panel = explorer._host_panel = HostPanel(explorer)
-    return mo.vstack([mo.ui.anywidget(panel), mo.ui.anywidget(explorer.view)])
+def choice_labels(options: list[tuple[int, str, float]]) -> list[tuple[int, str]]:
+    """Next token's choices (token id, text, logprob) as the panel lists them: (token id, label)."""
+    return [(i, f"{visible(text)}  {percent_of_logprob(lp)}") for i, text, lp in options]
 
 
-class MarimoDisplay:
-    """The explorer's `_display_`, which marimo calls (before any other display method) to show it."""
+def marimo_layout(panel: HostPanel, view):
+    """What marimo shows for the explorer: its `panel` above its `view`, as marimo's own vertical stack."""
+    import marimo as mo  # only in marimo, which called this
 
-    def _display_(self):
-        return marimo_layout(self)
+    return mo.vstack([mo.ui.anywidget(panel), mo.ui.anywidget(view)])

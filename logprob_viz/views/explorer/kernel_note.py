@@ -10,10 +10,9 @@ asks again, and hides at the first answer; its words say both cases.
 
 from __future__ import annotations
 
-import anywidget
 import traitlets as t
 
-from ..page import STATIC, require_frontend
+from ..bundled import Bundled
 
 __all__ = ["KernelNote", "NO_KERNEL_NOTE"]
 
@@ -22,22 +21,13 @@ NO_KERNEL_NOTE = (
     "Next token, Stop and Branch need it; hovering and pinning tokens work. Without a kernel, run the cell again."
 )
 
-_BUNDLE = STATIC / "kernel_note.js"
-_STYLES = STATIC / "kernel_note.css"
 
-
-class KernelNote(anywidget.AnyWidget):
+class KernelNote(Bundled, bundle="kernel_note"):
     """`text`, shown by the frontend only when its ping gets no answer from the kernel."""
-
-    if _BUNDLE.is_file():
-        _esm = _BUNDLE
-    if _STYLES.is_file():
-        _css = _STYLES
 
     text = t.Unicode(NO_KERNEL_NOTE).tag(sync=True)
 
     def __init__(self, text: str = NO_KERNEL_NOTE) -> None:
-        require_frontend(type(self), "kernel_note.js", "kernel_note.css")
         super().__init__(text=text)
         self.on_msg(self._answer)
 

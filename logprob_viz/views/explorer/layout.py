@@ -1,4 +1,4 @@
-"""The explorer's look on one screen: its stylesheet, the keys behind "?", and the status line as data.
+"""The explorer's look on one screen: its stylesheet and the keys behind "?".
 
 The layout (see README, "The explorer"): the prompt, then one bar (Generate, Next token, Stop, a
 two-line status, "more", "?"); below it the view, whose column beside the text holds the three
@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import html
 
-import traitlets as t
-
-__all__ = ["STYLE", "KEYS", "KEYS_TEXT", "FORK_LEGEND", "HELP_HTML", "Status"]
+__all__ = ["STYLE", "KEYS", "KEYS_TEXT", "FORK_LEGEND", "HELP_HTML"]
 
 KEYS = (
     ("Ctrl+Enter", "in the prompt: Generate"),
@@ -34,14 +32,6 @@ HELP_HTML = (
     + "".join(f"<tr><td><kbd>{html.escape(key)}</kbd></td><td>{html.escape(what)}</td></tr>" for key, what in KEYS)
     + f"</table><div class='lv-tree-note'>{html.escape(FORK_LEGEND)}</div></div>"
 )
-
-
-class Status(t.HasTraits):
-    """The status line as data: what it says and of which kind ("info", "note", "error"). The HTML in
-    the controls is made from it; the marimo panel and tests observe it, nothing parses the HTML."""
-
-    message = t.Unicode("Ready: type a prompt, then Generate or Next token.")
-    kind = t.Unicode("info")
 
 
 # JupyterLab's output area clips (overflow auto / hidden), which would hold the view's sticky column

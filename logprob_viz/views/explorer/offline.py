@@ -12,7 +12,8 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from .branching import as_trace
+from ..page import fallback_html, page, written
+from .forks import as_trace
 
 __all__ = ["offline_html", "offline_page", "STATIC_NOTE"]
 
@@ -28,18 +29,16 @@ PAGE_NOTE = (
 )
 
 
-def offline_html(app, max_branches: int | None = 8, note: str = STATIC_NOTE) -> str:
-    """The app's branches (at most `max_branches`, None: all; root first) as HTML, labelled as in its list."""
-    from ..page import fallback_html
-
+def offline_html(state, labels: list[str], max_branches: int | None = 8, note: str = STATIC_NOTE) -> str:
+    """The branches of the explorer's `state` (at most `max_branches`, None: all; root first) as HTML,
+    labelled with `labels` (the outline's)."""
     shown = f'<p class="lv-explore-note"><i>{html.escape(note)}</i></p>'
-    if app.tree is not None:
-        nodes = list(app.tree.nodes)
+    if state.tree is not None:
+        nodes = list(state.tree.nodes)
     else:
-        nodes = [app.current] if app.current is not None else []
+        nodes = [state.current] if state.current is not None else []
     if not nodes:
         return f"<div class='lv-explore-offline'>{shown}<p>(nothing generated yet)</p></div>"
-    labels = app.branches.labels
     limit = len(nodes) if max_branches is None else max_branches
     parts = [f"<div class='lv-explore-offline'>{shown}"]
     for i, node in enumerate(nodes[:limit]):
@@ -51,8 +50,7 @@ def offline_html(app, max_branches: int | None = 8, note: str = STATIC_NOTE) -> 
     return "".join(parts)
 
 
-def offline_page(app, path: str | Path | None = None) -> str | Path:
-    """Every branch of the app as one standalone, offline HTML page; with `path`, written there, the path returned."""
-    from ..page import page, written
-
-    return written(page(offline_html(app, None, PAGE_NOTE), "logprob_viz explorer"), path)
+def offline_page(state, labels: list[str], path: str | Path | None = None) -> str | Path:
+    """Every branch of the explorer's `state` as one standalone, offline HTML page; with `path`, written
+    there, the path returned."""
+    return written(page(offline_html(state, labels, None, PAGE_NOTE), "logprob_viz explorer"), path)

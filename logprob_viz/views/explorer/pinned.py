@@ -23,9 +23,9 @@ import numpy as np
 from ...records.sampling import band_of, sampled_from
 from ...records.sampling_bounds import probability_ranges
 from ...records.trace import Trace
-from ...sources.base import Runner
+from ...sources.runner import Runner
 from .pinned_html import panel_html, ranges_html, settings_words, unavailable_html, waiting_html
-from .settings import Settings
+from .sampling_settings import Settings
 
 __all__ = ["PinnedPanel", "Distributions", "has_full_distribution"]
 
@@ -42,7 +42,7 @@ def rank_in(logprobs: np.ndarray, i: int) -> int:
 
 def has_full_distribution(runner) -> bool:
     """Whether `runner` can give the whole next-token distribution: the local runner (it has the model)."""
-    return isinstance(runner, Runner) and runner.in_process
+    return isinstance(runner, Runner) and runner.capabilities.in_process
 
 
 class Distributions:
@@ -105,55 +105,45 @@ class Distributions:
 class PinnedPanel:
     """Below the view: the pinned token's numbers under the sampling settings, and its band.
 
-    ``show(app)`` follows the app's view (trace, pinned token), controls and runner; ``numbers`` holds
-    what is on show (for tests and notebooks): per row token id, text, p(model), p(settings).
+    It follows the state (`state.py`): the text on show, the pinned token and the settings; the two
+    lines of the view's column go to ``publish(readout)``. ``numbers`` holds what is on show (for
+    tests and notebooks): per row token id, text, p(model), p(settings).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, state, runner, publish) -> None:
         self.html = w.HTML()
         self.box = w.VBox([self.html], layout=w.Layout(display="none", width="100%"))
         self.box.add_class("lv-explore-pinned")
         self.distributions = Distributions()
         self.numbers: dict | None = None
-        self.state = "none"
-        self._app = None
-        self._followed: set[int] = set()
+        self.shows = "none"  # what the panel shows: "none", "waiting", "unavailable", "exact" or "ranges"
+        self.explorer_state, self.runner, self.publish = state, runner, publish
         self._lock = threading.RLock()
+        state.observe(lambda _: self.show(), names=["current", "preview", "pinned", "settings"])
 
-    def show(self, app) -> None:
-        """Show the app's pinned token under its controls' settings (hidden when nothing is pinned)."""
-        self._app = app
-        self._follow(app.controls)
-        trace = app.view.trace if app.current is not None else None
-        at = app.view.selected
+    def show(self) -> None:
+        """Show the pinned token under the settings (hidden when nothing is pinned)."""
+        state = self.explorer_state
+        trace = state.on_show if state.current is not None else None
+        at = state.pinned
         with self._lock:
             if trace is None or not 0 < at < len(trace):
                 self.numbers = None
                 self.box.layout.display = "none"
-                app.view.readout = {}
+                self.publish({})
                 return
-            self._render(app, trace, at)
+            settings = _checked(state.settings)
+            self._render(trace, at, settings)
             self.box.layout.display = "flex"
-            app.view.readout = readout_of(trace, at, self.state, self.numbers, _settings_of(app.controls))
+            self.publish(readout_of(trace, at, self.shows, self.numbers, settings))
 
-    def _follow(self, controls) -> None:
-        """Re-render when a setting changes (the app itself observes only the temperature)."""
-        if id(controls) in self._followed:
-            return
-        self._followed.add(id(controls))
-        for name in ("top_p", "top_k", "min_p"):
-            control = getattr(controls, name, None)
-            if control is not None:
-                control.observe(lambda _: self._app is not None and self.show(self._app), names="value")
-
-    def _render(self, app, trace: Trace, at: int) -> None:
-        settings = _settings_of(app.controls)
+    def _render(self, trace: Trace, at: int, settings: Settings | None) -> None:
         prefix = tuple(int(i) for i in trace.token_ids[:at])
-        self.state = "unavailable"  # what the panel shows: "waiting", "unavailable", "exact" or "ranges"
+        self.shows = "unavailable"
         if settings is None:
             self.html.value = unavailable_html(trace, at, "a setting is out of range: see the status line")
             return
-        if not has_full_distribution(app.runner) or min(prefix, default=-1) < 0:
+        if not has_full_distribution(self.runner) or min(prefix, default=-1) < 0:
             self.numbers = ranges_at(trace, at, settings)
             if self.numbers is None:
                 why = "the response holds no alternatives at this token, so nothing follows for other settings"
@@ -167,9 +157,9 @@ class PinnedPanel:
             if error is not None:
                 self.html.value = unavailable_html(trace, at, f"the forward pass failed: {error}")
                 return
-            self.numbers, self.state = None, "waiting"
+            self.numbers, self.shows = None, "waiting"
             self.html.value = waiting_html(trace, at)
-            self.distributions.request(app.runner, prefix, lambda: self.show(app))
+            self.distributions.request(self.runner, prefix, self.show)
             return
         self.numbers = numbers_at(trace, at, logprobs, settings)
         self.html.value = panel_html(trace, at, self.numbers)
@@ -196,9 +186,9 @@ def readout_of(trace: Trace, at: int, state: str, numbers: dict | None, settings
     return {**out, "state": "unavailable", "note": "no numbers under the settings here: see the panel below"}
 
 
-def _settings_of(controls) -> Settings | None:
+def _checked(settings: Settings) -> Settings | None:
+    """`settings` if they are in range, else None (the status line says which is not)."""
     try:
-        settings = controls.settings()
         settings.check()
     except (ValueError, TypeError):
         return None

@@ -14,7 +14,7 @@ import numpy as np
 from ...records.sampling import Band
 from ...records.trace import Trace
 from ..toolkit import percent
-from .branching import visible
+from .forks import visible
 
 __all__ = ["panel_html", "ranges_html", "waiting_html", "unavailable_html", "STYLE"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import traitlets as t
 
 from ...records.trace import Trace
-from ..logprob_view import LogprobView
+from ..logprob.view import LogprobView
 
 __all__ = ["ExplorerView", "empty_view"]
 

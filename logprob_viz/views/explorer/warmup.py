@@ -8,7 +8,7 @@ that made the first Generate's first token about a second later than the next on
 starts a thread that runs the runner's own path once (two tokens from a short prompt, and one from a
 chat message when the model has a chat template), so a person's first click finds it done.
 
-It holds the runner's job lock (`logprob_viz.sources.jobs`) while it runs, as every job does: a
+It holds the runner's job lock (`logprob_viz.sources.job_lock`) while it runs, as every job does: a
 Generate pressed meanwhile waits for it and its status line says so, Stop ends that wait, and a
 cell that calls the runner meanwhile waits with a warning. It runs once per runner, never on a
 runner that is busy (whatever runs there pays the costs itself), and only for a local runner: a
@@ -23,8 +23,9 @@ import os
 import threading
 import weakref
 
-from ...sources.base import Runner, jobs_of
-from ...sources.jobs import JobCancelled
+from ...sources.job_lock import JobCancelled
+from ...sources.runner import Runner, jobs_of
+from .sampling_settings import has_chat_template
 
 __all__ = ["start_warm_up", "WARM_UP", "THREAD_NAME"]
 
@@ -37,7 +38,8 @@ _lock = threading.Lock()
 
 
 def _is_local(runner) -> bool:
-    return isinstance(runner, Runner) and runner.in_process  # (a server runner's first request costs the server)
+    # (a server runner's first request costs the server)
+    return isinstance(runner, Runner) and runner.capabilities.in_process
 
 
 def start_warm_up(runner) -> threading.Thread | None:
@@ -61,8 +63,6 @@ def start_warm_up(runner) -> threading.Thread | None:
 
 
 def _warm_up(runner, holding: threading.Event) -> None:
-    from .settings import has_chat_template
-
     jobs = jobs_of(runner)
     try:
         jobs.acquire(WARM_UP, stop=lambda: True)  # only if free: a job that got there first pays the costs itself

@@ -4,10 +4,12 @@ thread, with a status line that says what runs, what waits, and how a job ended.
 - In one explorer, a second job (Generate pressed twice, Branch during Generate) is **refused**:
   the status line says which job runs and what to do, and keeps saying it while that job goes on.
 - On one runner (two explorers, or a cell calling ``runner.generate``), jobs **queue**: the
-  runner's lock (`logprob_viz.sources.jobs`) lets one run; a waiting explorer says what it
+  runner's lock (`logprob_viz.sources.job_lock`) lets one run; a waiting explorer says what it
   waits for, and Stop ends the wait.
 - A job that fails shows why; a generation a server broke off keeps every token it received
   and says what happened (``meta["error"]``) and what to do.
+
+What it runs and how that went is the app's state (`state.py`): ``running``, ``status``, ``last_error``.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ import logging
 import threading
 
 from ...records.trace import Trace
-from ...sources.base import jobs_of
-from ...sources.jobs import JobCancelled
+from ...sources.job_lock import JobCancelled
+from ...sources.runner import jobs_of
 from .warmup import start_warm_up  # (started by the app with its worker)
 
 __all__ = ["Worker", "ending_of", "start_warm_up"]
@@ -37,41 +39,38 @@ def ending_of(trace: Trace, stopped: bool = False) -> tuple[str, str]:
 
 
 class Worker:
-    """Runs an explorer's jobs: `start(name, job)`; `say` writes the status line (with any refusal)."""
+    """Runs an explorer's jobs: `start(name, job)`; `say` writes the status line (with any refusal).
 
-    def __init__(self, controls, runner, stop: threading.Event, on_busy=None) -> None:
-        self.controls, self.runner, self.stop = controls, runner, stop
-        self.on_busy = on_busy  # on_busy(bool): what else the app disables while a job runs
+    It writes `state` (an `ExplorerState`): the job running, the status line, the last error.
+    """
+
+    def __init__(self, state, runner) -> None:
+        self.state, self.runner, self.stop = state, runner, state.stop
         self.thread: threading.Thread | None = None
-        self.name: str | None = None  # the running job
-        self.last_error: str | None = None
         self._busy = threading.Lock()
         self._refusal: str | None = None  # said with every status of the running job
-
-    @property
-    def running(self) -> bool:
-        return self.thread is not None and self.thread.is_alive()
 
     def say(self, message: str, kind: str = "info") -> None:
         if self._refusal and self._busy.locked():
             message, kind = f"{message} | {self._refusal}", "error"
-        self.controls.say(message, kind)
+        self.state.say(message, kind)
 
     def fail(self, error: BaseException) -> None:
-        self.last_error = f"{type(error).__name__}: {error}"
-        self.controls.say(self.last_error, "error")
+        self.state.last_error = f"{type(error).__name__}: {error}"
+        self.state.say(self.state.last_error, "error")
 
     def start(self, name: str, job) -> None:
         """Run `job()` in a background thread, unless this explorer already runs one (then refuse)."""
         if not self._busy.acquire(blocking=False):
-            self._refusal = (f"{name} was not started: {self.name} is running; press {name} again when it has "
+            running = self.state.running or "a job"  # (None: the job is ending, its lock not yet released)
+            self._refusal = (f"{name} was not started: {running} is running; press {name} again when it has "
                              f"finished, or press Stop first")
-            self.last_error = f"RuntimeError: {self._refusal}"
-            return self.controls.say(f"{self.name}… | {self._refusal}", "error")
-        self.name, self._refusal, self.last_error = name, None, None
+            self.state.last_error = f"RuntimeError: {self._refusal}"
+            return self.state.say(f"{running}… | {self._refusal}", "error")
+        self._refusal, self.state.last_error = None, None
         self.stop.clear()  # a Stop pressed before this job is not for it
-        self._set_busy(True)
-        self.controls.say(f"{name}…")
+        self.state.running = name
+        self.state.say(f"{name}…")
         # The job runs in the caller's context (contextvars): a host that registers new widgets by
         # the context they are made in (Panel's current document) then sees the rows the job makes.
         context = contextvars.copy_context()
@@ -94,20 +93,15 @@ class Worker:
                 with jobs.hold(f"an explorer's {name}", self.stop, lambda holder: self._waiting(name, holder)):
                     job()
         except JobCancelled as error:
-            self.controls.say(f"{error}. Press {name} again to run it.", "note")
+            self.state.say(f"{error}. Press {name} again to run it.", "note")
         except Exception as error:  # shown to the person; the tree is left as it was
             log.debug("%s failed", name, exc_info=True)
             self.fail(error)
         finally:
-            self._set_busy(False)
+            self.state.running = None
             self._refusal = None
             self._busy.release()
 
     def _waiting(self, name: str, holder: str) -> None:
         self.say(f"{name}: waiting for the runner, {holder} is using it; {name} starts when that ends "
                  "(Stop cancels the wait).", "note")
-
-    def _set_busy(self, busy: bool) -> None:
-        self.controls.running(busy)
-        if self.on_busy is not None:
-            self.on_busy(busy)

@@ -79,8 +79,9 @@ def test_the_explorer_and_a_view_in_voila(page, voila_server, tokenizer, referen
         tokenizer,
         reference_model,
     )
-    # The kernel is live: the note about a copy without one is not shown (it waits 4 s for an answer).
-    time.sleep(5)  # (longer than the note waits for the kernel's answer)
+    # The kernel is live: the note about a copy without one is not shown (it waits 5 s for an answer:
+    # js/toolkit/ask.js KERNEL_WAIT_MS).
+    time.sleep(6)  # (longer than the note waits for the kernel's answer)
     assert not app.locator(".lv-explore-note").is_visible()
     assert page.page_errors[errors_before:] == []
     hover_and_shoot(page, explorer_view, "host-voila.png")

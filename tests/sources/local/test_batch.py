@@ -113,7 +113,7 @@ def test_memory_kept_per_token_is_o_k(runner):
     for trace in corpus:
         arrays = [trace.logprobs, trace.ranks, trace.entropy, trace.token_ids, trace.top_logprobs, trace.top_ids]
         assert sum(a.nbytes for a in arrays) == len(trace) * (4 + 4 + 4 + 4 + 7 * (4 + 4))
-        assert trace.vocab is runner.vocab, "alternatives' texts are read from the shared vocabulary"
+        assert trace.vocab is runner.engine.vocab, "alternatives' texts are read from the shared vocabulary"
 
 
 def interrupt_after(seconds):

@@ -3,6 +3,8 @@ sum (the tokenizer and a plain unpadded forward pass of a separately loaded copy
 in float64: tests/choose_reference.py), the probabilities against a softmax written there, and the traces
 against runner.score."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -107,7 +109,8 @@ def test_a_token_across_the_boundary_is_split_as_lm_eval_does_and_flagged(runner
     prompt, option = "See http", "s://x"
     context, whole = tokenizer(prompt)["input_ids"], tokenizer(prompt + option)["input_ids"]
     assert whole[: len(context)] != context, "the example must straddle"
-    ch = runner.choose(prompt, [option, " world"])
+    with pytest.warns(UserWarning, match=r"'s' of option 's://x' was not scored; the scored text is 'See http://x'"):
+        ch = runner.choose(prompt, [option, " world"])
     assert ch.traces[0].text == "See http://x"  # (what lm-eval scores too: the merged "s" is lost)
     trace = ch.traces[0]
     expected, _, ids = independent_sum(reference_model, tokenizer, prompt, option)
@@ -143,3 +146,66 @@ def test_bad_arguments_say_what_to_give(runner):
         runner.choose([PROMPT, PROMPT], [" a", " b"], gold=[0])
     with pytest.raises(ValueError, match="prompt is empty"):
         runner.choose("   ", [" a", " b"])
+
+
+def test_small_option_messages_say_what_was_given(runner):
+    # issue 48 item 7: the message names what was wrong, with the error type Python uses for it
+    with pytest.raises(TypeError) as empty:
+        runner.choose(PROMPT, [])
+    assert str(empty.value).endswith("e.g. [' positive', ' negative']; got an empty list")
+    with pytest.raises(TypeError) as one:
+        runner.choose(PROMPT, " positive")
+    assert str(one.value).endswith("got the string ' positive' (one option is still a list: [' positive'])")
+    with pytest.raises(TypeError) as number:
+        runner.choose(PROMPT, [" a", 3])
+    assert str(number.value) == ("option 1 is 3, an int: each option must be a string, the answer's text "
+                                 "(a missing value in a table column reads as nan or None)")
+    with pytest.raises(ValueError, match="option 0 is '': each option must be a non-empty string"):
+        runner.choose(PROMPT, ["", " a"])
+
+
+def test_whitespace_only_options_are_scored_with_a_warning(runner):
+    with pytest.warns(UserWarning) as caught:
+        ch = runner.choose(PROMPT, [" ", "  ", " positive"], progress=False)
+    assert [str(w.message) for w in caught] == [
+        "options 0 (' '), 1 ('  ') are only whitespace: scored as the whitespace the model writes next, not as an "
+        "answer (length='per_byte' counts each as 1 byte); if the options stand for answers, give their text "
+        "(e.g. ' yes')"]
+    assert caught[0].filename == __file__  # the user's line, not the package's
+    assert abs(sum(ch.probs.values()) - 1) < 1e-12 and ch.traces[0].text == PROMPT + " "
+
+
+def test_an_option_partly_merged_into_the_prompt_names_what_was_not_scored(runner):
+    # issue 48 item 1: "http" + "s://" tokenizes as "https", "://": the option's "s" goes into the prompt's
+    # last token, which keeps its own tokens ("http"), so "s://" is scored as "://", the same as "://"
+    with pytest.warns(UserWarning) as caught:
+        ch = runner.choose("http", ["s://", "://"], progress=False)
+    lost = ("'s' of option 's://' was not scored; the scored text is 'http://' (the tokenizer merged it into the "
+            "prompt's last token, and the prompt keeps its own tokens, as lm-eval does)")
+    same = ("options 's://' and '://' become the same scored text 'http://': the same tokens, so the same logprob; "
+            "choosing between them says nothing")
+    assert [str(w.message) for w in caught] == [f"{lost}; {same}. End the prompt with a space or start the options "
+                                               "with one, or pass strict=True to raise"]
+    assert caught[0].filename == __file__
+    assert [t.text for t in ch.traces] == ["http://", "http://"]  # what the model scored, as the note says
+    assert ch.logprobs["s://"] == ch.logprobs["://"]
+    assert ch.traces[0].warnings[:2] == [lost, same] and ch.traces[1].warnings[0] == same
+    with pytest.raises(ValueError) as strict:
+        runner.choose("http", ["s://", "://"], progress=False, strict=True)
+    assert str(strict.value) == (f"strict=True: {lost}; {same}. End the prompt with a space or start the options "
+                                 "with one so that no token crosses the prompt's end (the error's .choices holds "
+                                 "the result)")
+    assert strict.value.choices.logprobs == ch.logprobs  # nothing computed is lost
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an option that starts a token of its own: no word, strict or not
+        clean = runner.choose("http", [" s://", " x"], progress=False, strict=True)
+    assert not any(t.meta.get("warnings") for t in clean.traces)
+
+
+def test_each_prompt_of_a_list_names_its_own_merged_option(runner):
+    with pytest.warns(UserWarning) as caught:
+        ch = runner.choose(["See http", "Go to http"], ["s://x", " world"], progress=False)
+    message = str(caught[0].message)
+    assert message.startswith("prompt 0: 's' of option 's://x' was not scored; the scored text is 'See http://x'")
+    assert "; prompt 1: 's' of option 's://x' was not scored; the scored text is 'Go to http://x'" in message
+    assert ch.traces[1][0].warnings[0].startswith("'s' of option 's://x' was not scored")

@@ -238,7 +238,7 @@ def test_one_token_text_has_nothing_to_predict(runner):
 
 
 def test_view_payload_carries_the_lens_texts_by_reference(full):
-    from logprob_viz.views.lens_view import LensView, encode_lens
+    from logprob_viz.views.lens.view import LensView, encode_lens
 
     got = wire.lens(encode_lens(full, inline=True))  # the suite's own reader of the wire format
     assert got["top_tokens"][14][9] == full.top_tokens[14][9]

@@ -223,11 +223,11 @@ def test_decode_loop_reads_the_host_once_per_chunk_not_per_step(runner):
     from logprob_viz.sources.local.runner import GPU_SYNC_EVERY
 
     try:
-        runner.sync_every = GPU_SYNC_EVERY  # what a CUDA device gets
+        runner.engine.sync_every = GPU_SYNC_EVERY  # what a CUDA device gets
         with CountHostReads() as counter:
             trace = runner.generate(ROBOT, max_new_tokens=4 * GPU_SYNC_EVERY, top_logprobs=5)
     finally:
-        runner.sync_every = None
+        runner.engine.sync_every = None
     assert len(trace.completion) == 4 * GPU_SYNC_EVERY
     # Per copy: .cpu() then .numpy(), for 6 fields (ids, logprobs, ranks, entropy, top values, top ids);
     # copies: the prompt, 4 chunks, and the (empty) remainder. Any read per step would add >= 64.

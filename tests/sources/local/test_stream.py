@@ -151,7 +151,7 @@ def test_text_and_prompt_ids_together_are_refused(runner):
 
 
 def test_progress_bar_shows_tokens_and_rate(runner, capsys):
-    import logprob_viz.sources.base as base
+    import logprob_viz.sources.progress as base
 
     old, base.PROGRESS_AFTER_S = base.PROGRESS_AFTER_S, 0.0
     try:
@@ -166,7 +166,7 @@ def test_progress_bar_shows_tokens_and_rate(runner, capsys):
 
 
 def test_score_shows_progress_through_the_forward_pass(runner, capsys):
-    import logprob_viz.sources.base as base
+    import logprob_viz.sources.progress as base
 
     old, base.PROGRESS_AFTER_S = base.PROGRESS_AFTER_S, 0.0
     try:

@@ -245,10 +245,10 @@ def test_connect_returns_the_runner_of_the_server_its_listing_names(fake):
     runners = [lv.connect(vllm.url), lv.connect(llama.url), lv.connect(other.url)]
     assert [type(r) for r in runners] == [VLLMRunner, LlamaCppRunner, OpenAIRunner]
     assert [r.server for r in runners] == ["vllm", "llama.cpp", "openai"]
-    assert [r.can_continue_from_ids for r in runners] == [True, True, False]
-    assert [r.vocab_size for r in runners] == [None, 49152, None]  # only llama.cpp's listing says it
-    assert [r.max_top_logprobs for r in runners] == [20, 20, 20]
-    assert lv.connect(other.url, max_top_logprobs=5).max_top_logprobs == 5
+    assert [r.capabilities.can_continue_from_ids for r in runners] == [True, True, False]
+    assert [r.capabilities.vocab_size for r in runners] == [None, 49152, None]  # only llama.cpp's listing says it
+    assert [r.capabilities.max_top_logprobs for r in runners] == [20, 20, 20]
+    assert lv.connect(other.url, max_top_logprobs=5).capabilities.max_top_logprobs == 5
     # the listing was asked for once per connect: detection and the runner share the answer
     assert [path for _, path, _ in vllm.requests] == ["/v1/models"]
     with pytest.raises(ValueError, match="cannot tell which token ' robot' is; give its id"):

@@ -21,8 +21,8 @@ import local_http
 import logprob_viz as lv
 import paths
 from local_http import QuietHandler
-from logprob_viz.sources.base import jobs_of
 from logprob_viz.sources.remote.corpus import CorpusIncomplete
+from logprob_viz.sources.runner import jobs_of
 
 
 def recording(name: str) -> dict:

@@ -17,7 +17,7 @@ import warnings
 
 import pytest
 
-from logprob_viz.sources.base import jobs_of
+from logprob_viz.sources.runner import jobs_of
 
 ROBOT = "A robot may not injure a human being"
 FRANCE = "The capital of France is"

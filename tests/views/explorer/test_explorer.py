@@ -44,6 +44,13 @@ def finish(app):
     return app
 
 
+def view_says(app, content: dict) -> None:
+    """What the app does with a message of its view (the view's `on_msg` runs the same)."""
+    from logprob_viz.views.explorer.actions import from_view, run
+
+    run(app.actions, from_view(content))
+
+
 def status(app) -> str:
     return app.controls.status.value
 
@@ -163,7 +170,7 @@ def test_a_click_in_the_view_branches_like_the_fallback(generated):
     alt = int(root.top_ids[at][2])
     before = len(app.tree.nodes)
     # the message the view sends when an alternative's bar is clicked
-    app._on_view_message(app.view, {"event": "alternative", "at": at, "token_id": alt, "token": "x"}, [])
+    view_says(app, {"event": "alternative", "at": at, "token_id": alt, "token": "x"})
     finish(app)
     assert app.last_error is None, status(app)
     assert len(app.tree.nodes) == before + 1 and int(app.current.token_ids[at]) == alt
@@ -172,7 +179,7 @@ def test_a_click_in_the_view_branches_like_the_fallback(generated):
     # the same click again: that alternative has its branch now, so it is shown, not made again
     node = app.current
     app.branches.rows[0].click()
-    app._on_view_message(app.view, {"event": "alternative", "at": at, "token_id": alt, "token": "x"}, [])
+    view_says(app, {"event": "alternative", "at": at, "token_id": alt, "token": "x"})
     assert not app.running and app.current is node and len(app.tree.nodes) == before + 1
 
 
@@ -230,7 +237,7 @@ def test_next_token_shows_the_distribution_before_a_token_is_chosen(runner, refe
     for token_id, _text, lp in offered:
         assert abs(lp - logp[token_id]) < 1e-4
     # choose the second, as a click on its row does (the view's "choose" message)
-    app._on_view_message(app.view, {"event": "choose", "token_id": int(top[1])}, [])
+    view_says(app, {"event": "choose", "token_id": int(top[1])})
     finish(app)
     assert app.last_error is None, status(app)
     grown = app.view.trace

@@ -17,10 +17,9 @@ JOB_TIMEOUT = 600  # s: 2 shared cores
 @pytest.fixture(scope="module")
 def app_and_panel(runner):
     from logprob_viz.views.explorer import explore
-    from logprob_viz.views.explorer.host_panel import HostPanel
 
     app = explore(max_new_tokens=6, top_logprobs=4, temperature=0.0)
-    return app, HostPanel(app)
+    return app, app.host_panel
 
 
 def test_the_panel_starts_from_the_controls_and_follows_them_both_ways(app_and_panel):
@@ -39,7 +38,7 @@ def test_the_panel_starts_from_the_controls_and_follows_them_both_ways(app_and_p
 def test_a_press_generates_and_the_status_and_branches_follow(app_and_panel, reference_model):
     import torch
 
-    from logprob_viz.views.explorer.branching import as_trace
+    from logprob_viz.views.explorer.forks import as_trace
 
     app, panel = app_and_panel
     panel.prompt = PROMPT

@@ -75,7 +75,7 @@ def test_a_server_runner_gets_no_min_p_and_no_pretend_numbers(runner):
     from logprob_viz.sources.remote.vllm import VLLMRunner
     from logprob_viz.views.explorer.controls import Controls
     from logprob_viz.views.explorer.pinned import has_full_distribution
-    from logprob_viz.views.explorer.settings import Settings
+    from logprob_viz.views.explorer.sampling_settings import Settings
 
     # a real runner class, told the server's model list up front (no request is made here)
     server = VLLMRunner("http://127.0.0.1:9/v1", listed=[{"id": "smollm2"}])
@@ -94,7 +94,7 @@ def test_at_t0_the_band_says_greedy_and_the_table_puts_all_mass_on_the_top_token
     from logprob_viz.records.trace import Trace
     from logprob_viz.views.explorer.pinned import numbers_at
     from logprob_viz.views.explorer.pinned_html import band_words, panel_html
-    from logprob_viz.views.explorer.settings import Settings
+    from logprob_viz.views.explorer.sampling_settings import Settings
 
     order = np.argsort(-logprobs)
     top3 = [int(i) for i in order[:3]]

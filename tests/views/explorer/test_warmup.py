@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from logprob_viz.sources.base import jobs_of
+from logprob_viz.sources.runner import jobs_of
 from logprob_viz.views.explorer.warmup import THREAD_NAME, WARM_UP
 
 PROMPT = "A robot may not injure a human being"
@@ -61,14 +61,14 @@ def greedy(model, tokenizer, prompt: str, n: int) -> list[int]:
 
 def test_opening_the_app_warms_a_fresh_runner_up_and_changes_nothing_generate_gives(runner, reference_model):
     local = fresh(runner)
-    assert local._vocab is None
+    assert local.engine._vocab is None
     app = make(local)
     # explore() returned with the warm-up holding the runner: a click now can only wait for it
     assert jobs_of(local).holder == WARM_UP
     (thread,) = warm_up_threads()
     thread.join(JOB_TIMEOUT)
     assert not thread.is_alive() and not jobs_of(local).busy, "the warm-up gave the runner back"
-    assert local._vocab is not None, "the vocabulary's byte table (a first run's cost) was built by the warm-up"
+    assert local.engine._vocab is not None, "the vocabulary's byte table (a first run's cost) was built by the warm-up"
     assert app.tree is None and status(app).startswith("Ready"), "the person sees nothing of it"
     app.controls.generate.click()
     assert app.wait(JOB_TIMEOUT) and app.last_error is None, status(app)
@@ -95,7 +95,7 @@ def test_no_warm_up_when_turned_off_nor_twice_for_one_runner(runner, monkeypatch
     local = fresh(runner)
     monkeypatch.setenv("LOGPROB_VIZ_WARM_UP", "0")
     make(local)
-    assert not warm_up_threads() and not jobs_of(local).busy and local._vocab is None
+    assert not warm_up_threads() and not jobs_of(local).busy and local.engine._vocab is None
     monkeypatch.delenv("LOGPROB_VIZ_WARM_UP")
     make(local)
     (thread,) = warm_up_threads()
@@ -110,4 +110,4 @@ def test_no_warm_up_on_a_runner_another_job_holds(runner):
         make(local)
         assert not warm_up_threads(), "whatever holds the runner pays the first run's costs itself"
         assert jobs_of(local).holder == "a cell's generate"
-    assert local._vocab is None
+    assert local.engine._vocab is None

@@ -1,0 +1,116 @@
+"""The guessing game's final chart: per token, the class's guesses beside the model's.
+
+The model's guesses at a token are its rank of the token (a model guessing in order of
+probability needs that many), so the two bars count the same thing. A revealed token took more
+than the guesses made there: its bar is hatched, at one more than those, labelled "> k" (never
+an empty bar, which would read as no guesses at all). Shannon's bounds over the game are in the
+title, with the number of tokens.
+
+A plotly figure when plotly is installed (grouped bars on a log axis: ranks run into the
+hundreds), otherwise `GuessTable`, a small SVG table that a notebook shows as an image
+(``_repr_svg_``). Token text is data in both: plotly draws it as text; the SVG escapes it
+(`export_svg` conventions).
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from xml.sax.saxutils import escape
+
+from ..pictures import shown_text
+from .scoring import FEW_TOKENS
+
+__all__ = ["chart", "GuessTable", "summary_line", "class_cell"]
+
+
+def _label(row: dict) -> str:
+    return shown_text(row["text"])[0]  # the views' marks; an empty token as ∅
+
+
+def class_cell(row: dict) -> str:
+    """The class's guesses at a token as a person reads them: "3", or "> 2" for revealed after 2 wrong."""
+    return f"> {row['class_guesses']}" if row["revealed"] else str(row["class_guesses"])
+
+
+def _model_cell(row: dict) -> str:
+    return str(row["model_guesses"]) if row["model_guesses"] > 0 else "?"
+
+
+def _known(x) -> bool:
+    return x is not None and math.isfinite(x)
+
+
+def summary_line(s: dict) -> str:
+    """Shannon's bounds for the class and for the model, over how many tokens; plain words where a
+    bound is not given and when there are few tokens (the words of the widget's summaryText)."""
+    def bounds(lower, upper):
+        if not _known(upper):
+            return "? bits/token"
+        return f"{lower:.2f} to {upper:.2f} bits/token" if _known(lower) else f"at most {upper:.2f} bits/token"
+
+    line = (f"Shannon's bounds over {s['n']} tokens ({s['found']} found, {s['revealed']} revealed): "
+            f"class {bounds(s['class_lower'], s['class_upper'])}, "
+            f"model {bounds(s['model_lower'], s['model_upper'])} (its ranks as guesses")
+    line += ")" if s["model_n"] == s["n"] else f", {s['model_n']} tokens with a rank)"
+    if not (_known(s["class_lower"]) and _known(s["model_lower"])):
+        line += "; a lower bound only where 1 guess was the most common, then 2, and so on"
+    if s["few"]:
+        line += (f". Only {s['found']} found tokens: too few for these bounds to mean much "
+                 f"(play {FEW_TOKENS} or more)")
+    return line + "."
+
+
+def chart(rows: list[dict], summary: dict):
+    try:
+        import plotly.graph_objects as go
+    except ImportError:
+        return GuessTable(rows, summary)
+    x = [f"{r['token']}: {_label(r)}" for r in rows]
+    fig = go.Figure()
+    # a revealed token took more than its guesses: drawn at one more, hatched and labelled "> k"
+    fig.add_bar(x=x, y=[r["class_guesses"] + (1 if r["revealed"] else 0) for r in rows], name="class: guesses",
+                text=[class_cell(r) for r in rows], textposition="outside",
+                marker_pattern_shape=["/" if r["revealed"] else "" for r in rows],
+                customdata=[["revealed after" if r["revealed"] else "found in", r["class_guesses"]] for r in rows],
+                hovertemplate="%{x}<br>%{customdata[0]} %{customdata[1]} guesses<extra></extra>")
+    fig.add_bar(x=x, y=[r["model_guesses"] if r["model_guesses"] > 0 else None for r in rows],
+                name="model: its rank of the token", text=[_model_cell(r) for r in rows], textposition="outside",
+                customdata=[r["model_prob"] for r in rows],
+                hovertemplate="%{x}<br>rank %{y}, p %{customdata:.1%}<extra></extra>")
+    fig.update_layout(barmode="group", title=dict(text=summary_line(summary), font_size=12),
+                      yaxis=dict(title="guesses", type="log", rangemode="tozero"), xaxis_title="token",
+                      height=380, margin=dict(t=70, b=40, l=50, r=20))
+    return fig
+
+
+class GuessTable:
+    """The chart without plotly: one SVG row per token (number and text, class guesses, model guesses)."""
+
+    ROW = 20
+
+    def __init__(self, rows: list[dict], summary: dict):
+        self.rows, self.summary = rows, summary
+
+    def to_svg(self) -> str:
+        width, row_h = 760, self.ROW
+        title = textwrap.wrap(summary_line(self.summary), 100)  # (12 px monospace: 100 characters fit)
+        y = 24 + 16 * len(title)
+        height = y + row_h * (len(self.rows) + 1)
+        out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-size="12" '
+               'font-family="DejaVu Sans Mono, monospace">',
+               f'<rect width="{width}" height="{height}" fill="#fff"/>']
+        out += [f'<text x="6" y="{16 * (j + 1)}" fill="#222">{escape(line)}</text>' for j, line in enumerate(title)]
+        for label, x in (("token", 6), ("text", 60), ("class guesses", 300), ("model guesses (rank)", 460)):
+            out.append(f'<text x="{x}" y="{y}" fill="#555">{label}</text>')
+        for r in self.rows:
+            y += row_h
+            out.append(f'<text x="6" y="{y}" fill="#222">{r["token"]}</text>')
+            out.append(f'<text x="60" y="{y}" fill="#222" xml:space="preserve">{escape(_label(r))}</text>')
+            out.append(f'<text x="300" y="{y}" fill="#222">{escape(class_cell(r))}</text>')
+            out.append(f'<text x="460" y="{y}" fill="#222">{escape(_model_cell(r))}</text>')
+        out.append("</svg>")
+        return "\n".join(out) + "\n"
+
+    def _repr_svg_(self) -> str:
+        return self.to_svg()

@@ -1,0 +1,6 @@
+"""The LogprobView (js/logprob/): one trace as a heatmap, the alternatives chart, appends.
+
+    view.py          `LogprobView`, its payload (`encode_trace` of codec.py) and its bundle
+    attribution.py   its "why?" requests (js/logprob/why.js): the kernel runs `runner.attribute`
+                     and keeps each answer in the view's ``attributions`` trait
+"""
