@@ -6,6 +6,11 @@ model's GGUF file on 127.0.0.1 at a free port. Building takes ~9 min on 2 cores 
 (``scripts/setup.sh`` does it), starting ~1 s. If it cannot be built or started, every test here
 fails with the reason. Set ``LOGPROB_VIZ_SKIP_LLAMACPP=1`` to skip the suite;
 ``LOGPROB_VIZ_LLAMACPP_HOME`` and ``LOGPROB_VIZ_LLAMACPP_PORT`` choose the folder and the port.
+
+``llamacpp_kld`` is llama.cpp's own KL-divergence run (``llama-quantize``, ``llama-perplexity``,
+built from the same source; ``kld_reference.py``): the default model against a requantized copy,
+its files (base.gguf, requant.gguf, base.kld, the text) and its parsed statistics, made once per
+session for every test that compares figures with llama.cpp's.
 """
 
 from __future__ import annotations
@@ -23,11 +28,15 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.llamacpp)
 
 
+def _skip_if_asked():
+    if os.environ.get("LOGPROB_VIZ_SKIP_LLAMACPP", "").strip() not in ("", "0"):
+        pytest.skip("LOGPROB_VIZ_SKIP_LLAMACPP is set: the live llama.cpp suite is skipped on request")
+
+
 @pytest.fixture(scope="session")
 def llamacpp_url():
     """The root URL (``http://127.0.0.1:PORT``) of a running llama-server on the default model's GGUF file."""
-    if os.environ.get("LOGPROB_VIZ_SKIP_LLAMACPP", "").strip() not in ("", "0"):
-        pytest.skip("LOGPROB_VIZ_SKIP_LLAMACPP is set: the live llama.cpp suite is skipped on request")
+    _skip_if_asked()
     from logprob_viz.servers import llamacpp
 
     started_here = not llamacpp.is_running()  # a server the user started from the same home is reused
@@ -41,3 +50,17 @@ def llamacpp_url():
     yield url
     if started_here:
         llamacpp.stop()
+
+
+@pytest.fixture(scope="session")
+def llamacpp_kld(tmp_path_factory):
+    """A `kld_reference.KldReference`: llama.cpp's KL-divergence statistics of the default model against
+    a requantized copy, with the files they came from (the tools are built first if the cache lacks them)."""
+    _skip_if_asked()
+    from llamacpp_live.kld_reference import make_reference
+    from logprob_viz.servers.llamacpp import LlamaCppServerError
+
+    try:
+        return make_reference(tmp_path_factory.mktemp("llamacpp_kld"))
+    except LlamaCppServerError as e:  # the tools' errors too: the whole reason, not a traceback
+        pytest.fail(f"llama.cpp's KL-divergence reference could not be made: {e}", pytrace=False)
