@@ -73,6 +73,7 @@ _LAZY = {
     "Choices": ".records.choices",
     "calibration": ".records.calibration",
     "Calibration": ".records.calibration",
+    "sampled_from": ".records.samplers",
     "LogprobView": ".views.logprob.view",
     "CompareView": ".views.compare.view",
     "LensView": ".views.lens.view",
