@@ -74,6 +74,8 @@ _LAZY = {
     "calibration": ".records.calibration",
     "Calibration": ".records.calibration",
     "sampled_from": ".records.samplers",
+    "audit": ".sources.audit",
+    "Audit": ".records.audit",
     "LogprobView": ".views.logprob.view",
     "CompareView": ".views.compare.view",
     "LensView": ".views.lens.view",
