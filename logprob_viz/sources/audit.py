@@ -42,7 +42,8 @@ def audit(trace: Trace, reference, *, prompt: str | None = None, tolerance: floa
     if getattr(engine, "model", None) is None:
         raise TypeError("reference must be a local runner of the served model (lv.load(...)): it re-scores the "
                         f"served tokens with the whole distribution; got {type(reference).__name__}")
-    served = [i for i in range(trace.prompt_len, len(trace)) if math.isfinite(trace.logprobs[i])]
+    values, top_values = _served_values(trace)
+    served = [i for i in range(trace.prompt_len, len(trace)) if math.isfinite(values[i])]
     if not served:
         raise ValueError(f"{NO_LOGPROBS}: the trace has no logprob for any generated token (reasoning models and "
                          "some streams send none); ask the server for logprobs to audit them")
@@ -51,8 +52,17 @@ def audit(trace: Trace, reference, *, prompt: str | None = None, tolerance: floa
     context = token_ids[:trace.prompt_len] if trace.prompt_len else _prompt_ids(trace, prompt, engine)
     refs = _reference_rows(engine, context + token_ids[trace.prompt_len:],
                            [len(context) + i - trace.prompt_len - 1 for i in served])
-    listed = [_listed(trace, i, token_ids[i], ids_of) for i in served]
+    listed = [_listed(trace, i, token_ids[i], ids_of, values, top_values) for i in served]
     return classify(listed, refs, tolerance)
+
+
+def _served_values(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
+    """The numbers the server gave: the trace's logprobs, or, where a reader kept the server's numbers as
+    the sampled-from distribution only (llama.cpp's post_sampling_probs: the model's are NaN), those."""
+    generated = trace.logprobs[trace.prompt_len:]
+    if trace.processed_logprobs is not None and not np.isfinite(generated).any():
+        return trace.processed_logprobs, trace.processed_top_logprobs
+    return trace.logprobs, trace.top_logprobs
 
 
 def _read_body(body) -> Trace:
@@ -128,10 +138,10 @@ class _Ids:
         return table[key]
 
 
-def _listed(trace: Trace, i: int, chosen: int, ids_of: _Ids) -> Listed:
+def _listed(trace: Trace, i: int, chosen: int, ids_of: _Ids, logprobs, top_logprobs) -> Listed:
     """The chosen token and the listed alternatives at position i, one value per id."""
-    values = {chosen: float(trace.logprobs[i])}
-    for j, value in enumerate(trace.top_logprobs[i]):
+    values = {chosen: float(logprobs[i])}
+    for j, value in enumerate(top_logprobs[i]):
         if j < len(trace.top_tokens[i]):
             values.setdefault(ids_of.alternative(trace, i, j), float(value))
     ids = np.fromiter(values, dtype=np.int64, count=len(values))
