@@ -28,7 +28,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Audit", "Listed", "classify", "explain_cuts", "DEFAULT_TOLERANCE", "KINDS"]
+from .samplers import ENGINES, sampled_from
+
+__all__ = ["Audit", "Listed", "classify", "explain_cuts", "engines_with", "DEFAULT_TOLERANCE", "KINDS"]
 
 KINDS = ("raw", "scaled", "processed", "mismatch")
 DEFAULT_TOLERANCE = 0.02  # nats per logprob: float32 engines agree far closer; see the module docstring
@@ -55,7 +57,8 @@ class Audit:
 
     ``kind``: one of ``KINDS``. ``settings``: the inferred ``temperature``; for processed numbers
     ``kept`` (per position, the kept set's size or its range) and ``engines`` (whose orders explain
-    the cuts, with each setting's interval under ``cuts``). ``positions``: the positions whose numbers
+    the cuts, with each setting's interval under ``cuts``); where the request's settings are known,
+    ``requested`` and ``engines_with_requested`` (whose order with exactly those keeps those sets). ``positions``: the positions whose numbers
     fit no explanation, each with ``served`` and ``reference`` ({token id: logprob}). ``tolerance``:
     nats per logprob. ``explanation``: one sentence a person reads.
     """
@@ -120,9 +123,12 @@ def kept_range(row: Listed, ref: np.ndarray, t: float, tol: float) -> tuple[int,
     return (int(fitting.min()), int(fitting.max())) if fitting.size else None
 
 
-def classify(listed: list[Listed], refs: list[np.ndarray], tol: float = DEFAULT_TOLERANCE) -> Audit:
+def classify(listed: list[Listed], refs: list[np.ndarray], tol: float = DEFAULT_TOLERANCE,
+             requested: dict | None = None) -> Audit:
     """The simplest explanation that fits every position (raw, then scaled, then processed), else a
-    mismatch at the positions that fit none."""
+    mismatch at the positions that fit none. `requested`: the sampling settings the request sent
+    (temperature, top_k, top_p, min_p), when known: processed numbers then also name the engines whose
+    order, with exactly those settings, keeps the kept sets found."""
     if not listed:
         raise ValueError("the provider returned no logprobs: there is nothing to audit")
     t = infer_temperature(listed, refs)
@@ -141,7 +147,7 @@ def classify(listed: list[Listed], refs: list[np.ndarray], tol: float = DEFAULT_
         return Audit("scaled", settings, [], tol, f"softmax(logits / {t_best:.3g}), nothing cut", len(listed), fits)
     for temp in reversed(temps):
         if all(fits[("processed", temp)]):
-            return _processed(listed, refs, temp, kept[temp], tol, fits)
+            return _processed(listed, refs, temp, kept[temp], tol, fits, requested)
     bad = [i for i in range(len(listed)) if not any(per[i] for per in fits.values())]
     positions = [_side_by_side(listed[i], refs[i]) for i in bad]
     sentence = (f"{len(bad)} of {len(listed)} tokens disagree with every explanation (raw, scaled at T = "
@@ -155,15 +161,30 @@ def _side_by_side(row: Listed, ref: np.ndarray) -> dict:
             "reference": {int(i): float(ref[i]) for i in row.ids}}
 
 
-def _processed(listed, refs, t, kept, tol, fits) -> Audit:
+def _processed(listed, refs, t, kept, tol, fits, requested) -> Audit:
     cuts = explain_cuts(refs, kept, t)
     engines = sorted({engine for c in cuts for engine in c["engines"]})
     settings = {"temperature": round(t, 4), "kept": [k if k[0] != k[1] else k[0] for k in kept],
                 "engines": engines, "cuts": cuts}
+    if requested:
+        settings["requested"] = dict(requested)
+        settings["engines_with_requested"] = engines_with(refs, kept, requested)
     named = "; ".join(f"{c['setting']} in [{c['low']:.4g}, {c['high']:.4g}] ({', '.join(c['engines'])})" for c in cuts)
     sentence = f"scaled at T = {t:.3g} and cut to the most likely tokens: " + (
         named or "no single top-k, top-p or min-p explains every position")
     return Audit("processed", settings, [], tol, sentence, len(listed), fits)
+
+
+def engines_with(refs: list[np.ndarray], kept: list[tuple[int, int]], requested: dict) -> list[str]:
+    """The engines whose order, with the requested settings, keeps a set of the found size everywhere."""
+    names = ("temperature", "top_k", "top_p", "min_p")
+    settings = {name: requested[name] for name in names if requested.get(name) is not None}
+    out = []
+    for engine in ENGINES:
+        sizes = [int(np.isfinite(sampled_from(ref, engine=engine, **settings)).sum()) for ref in refs]
+        if all(lo <= n <= hi for n, (lo, hi) in zip(sizes, kept, strict=True)):
+            out.append(engine)
+    return out
 
 
 def explain_cuts(refs: list[np.ndarray], kept: list[tuple[int, int]], t: float) -> list[dict]:

@@ -20,7 +20,8 @@ __all__ = ["audit"]
 NO_LOGPROBS = "the provider returned no logprobs"
 
 
-def audit(trace: Trace, reference, *, prompt: str | None = None, tolerance: float = DEFAULT_TOLERANCE) -> Audit:
+def audit(trace: Trace, reference, *, prompt: str | None = None, settings: dict | None = None,
+          tolerance: float = DEFAULT_TOLERANCE) -> Audit:
     """What the served `trace`'s logprobs are, checked against `reference` (a local runner of the same model).
 
     Parameters
@@ -33,6 +34,10 @@ def audit(trace: Trace, reference, *, prompt: str | None = None, tolerance: floa
     prompt : str, optional
         The text the served tokens continue. A trace from `lv.connect` carries it (``meta["prompt"]``),
         as does one that echoed its prompt; a body read by `lv.read` needs it.
+    settings : dict, optional
+        The sampling settings the request sent (``temperature``, ``top_k``, ``top_p``, ``min_p``); by
+        default those in ``trace.meta`` (a trace from `lv.connect` records them). Processed numbers
+        then also name the engines whose order, with exactly these, keeps what the server kept.
     tolerance : float
         Nats per logprob within which a served number agrees (see `records.audit.DEFAULT_TOLERANCE`).
     """
@@ -53,7 +58,17 @@ def audit(trace: Trace, reference, *, prompt: str | None = None, tolerance: floa
     refs = _reference_rows(engine, context + token_ids[trace.prompt_len:],
                            [len(context) + i - trace.prompt_len - 1 for i in served])
     listed = [_listed(trace, i, token_ids[i], ids_of, values, top_values) for i in served]
-    return classify(listed, refs, tolerance)
+    return classify(listed, refs, tolerance, settings if settings is not None else _requested(trace.meta))
+
+
+def _requested(meta: dict) -> dict | None:
+    """The sampling settings a trace's meta records (lv.connect: top level; llama.cpp's reader: "sampling")."""
+    names = ("temperature", "top_k", "top_p", "min_p")
+    for where in (meta, meta.get("sampling") or {}):
+        found = {name: where[name] for name in names if isinstance(where.get(name), (int, float))}
+        if found:
+            return found
+    return None
 
 
 def _served_values(trace: Trace) -> tuple[np.ndarray, np.ndarray]:

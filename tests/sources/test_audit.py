@@ -63,8 +63,8 @@ def _body(tokenizer, chosen, rows):
                                       "text_offset": None}}]}
 
 
-def _audit(runner, body):
-    return lv.audit(lv.read(body), runner, prompt=PROMPT)
+def _audit(runner, body, **settings):
+    return lv.audit(lv.read(body), runner, prompt=PROMPT, settings=settings or None)
 
 
 def test_raw_numbers_are_named_raw(runner, model_rows):
@@ -93,9 +93,11 @@ def test_processed_numbers_give_the_kept_sets_and_the_orders(runner, model_rows)
         rows.append(row)
         sizes.append(len(kept))
     assert max(sizes) > 1 and min(sizes) < K  # some positions keep several tokens, some cut inside the listed K
-    result = _audit(runner, _body(runner.tokenizer, chosen, rows))
+    result = _audit(runner, _body(runner.tokenizer, chosen, rows), temperature=0.7, top_p=0.9)
     assert result.kind == "processed", result.explanation
     assert result.settings["temperature"] == pytest.approx(0.7, abs=1e-3)
+    # with the request's settings: the orders that judge top-p after temperature keep these sets, llama.cpp's not
+    assert result.settings["engines_with_requested"] == ["transformers", "vllm", "sglang", "ollama"]
     for want, got in zip(sizes, result.settings["kept"], strict=True):
         low, high = got if isinstance(got, tuple) else (got, got)
         assert low <= want <= high
@@ -113,9 +115,10 @@ def test_llamacpp_order_is_told_apart_from_the_others(runner, model_rows):
         row = np.full(len(z), -np.inf)
         row[kept] = _log_softmax(z[kept] / 0.7)
         rows.append(row)
-    result = _audit(runner, _body(runner.tokenizer, chosen, rows))
+    result = _audit(runner, _body(runner.tokenizer, chosen, rows), temperature=0.7, top_p=0.9)
     assert result.kind == "processed", result.explanation
     assert result.settings["engines"] == ["llama.cpp"], result.explanation
+    assert result.settings["engines_with_requested"] == ["llama.cpp"]
 
 
 def test_altered_numbers_are_a_mismatch_at_exactly_those_tokens(runner, model_rows):
