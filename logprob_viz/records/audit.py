@@ -58,9 +58,9 @@ class Audit:
     ``kind``: one of ``KINDS``. ``settings``: the inferred ``temperature``; for processed numbers
     ``kept`` (per position, the kept set's size or its range) and ``engines`` (whose orders explain
     the cuts, with each setting's interval under ``cuts``); where the request's settings are known,
-    ``requested`` and ``engines_with_requested`` (whose order with exactly those keeps those sets). ``positions``: the positions whose numbers
-    fit no explanation, each with ``served`` and ``reference`` ({token id: logprob}). ``tolerance``:
-    nats per logprob. ``explanation``: one sentence a person reads.
+    ``requested`` and ``engines_with_requested`` (whose order with exactly those keeps those sets).
+    ``positions``: the positions whose numbers fit no explanation, each with ``served`` and
+    ``reference`` ({token id: logprob}). ``tolerance``: nats per logprob. ``explanation``: one sentence a person reads.
     """
 
     kind: str

@@ -101,7 +101,8 @@ def test_raw_logprobs_are_the_model_distribution(bodies, reference_model, runner
 def test_audit_names_both_modes(bodies, runner):
     raw = lv.audit(lv.read(bodies["raw"]), runner, prompt=PROMPT)
     assert raw.kind == "raw", raw.explanation
-    processed = lv.audit(lv.read(bodies["processed"]), runner, prompt=PROMPT)
+    processed = lv.audit(lv.read(bodies["processed"]), runner, prompt=PROMPT, settings=SETTINGS)
     assert processed.kind == "processed", processed.explanation
     assert processed.settings["temperature"] == pytest.approx(0.7, abs=0.01)
-    assert "vllm" in processed.settings["engines"], processed.explanation
+    print(processed.explanation, processed.settings["engines_with_requested"])
+    assert "vllm" in processed.settings["engines_with_requested"], processed.settings
