@@ -21,6 +21,10 @@
     calibration.py      `lv.calibration`: a reliability table of confidences against right answers
     sampling.py         the distribution sampled from (temperature, top-k, top-p, min-p): the rules the local
                         runner applies and the explorer's exact numbers and bands
+    samplers.py         `lv.sampled_from`: the distribution each serving engine (transformers, vLLM, llama.cpp,
+                        SGLang, Ollama) samples from, in its own order, from their sources
+    audit.py            `lv.Audit`: whether a server's numbers are raw, scaled or processed (and by which engines'
+                        orders), given the reference distribution; the positions that fit none
     sampling_bounds.py  the same under other settings when only a top K is known (a server): a range per token
     json/               `lv.Fields`: a row per JSON leaf of a trace (`Trace.fields`; fields.py, spans.py its
                         byte scanner, alternatives.py what else the model would have put in a field)
