@@ -22,6 +22,8 @@
     sampling.py         the distribution sampled from (temperature, top-k, top-p, min-p): the rules the local
                         runner applies and the explorer's exact numbers and bands
     sampling_bounds.py  the same under other settings when only a top K is known (a server): a range per token
+    divergence/         `lv.Divergence`: two engines over the same token ids, per token (positions.py the
+                        KL / Δp / same-top math, stats.py llama-perplexity's statistics, record.py)
     json/               `lv.Fields`: a row per JSON leaf of a trace (`Trace.fields`; fields.py, spans.py its
                         byte scanner, alternatives.py what else the model would have put in a field)
     viewable.py         how a record finds its view (views/shows.py registers them): records import no view
