@@ -1,0 +1,15 @@
+"""`lv.divergence`: two engines score the same token ids; where their numbers part (issue 44).
+
+    run.py    `divergence`: the checks, the batches, a block of positions at a time, the records
+    sides.py  what each side gives (a local runner's whole distribution, a server's or a trace's top-K)
+              and the checks that both score the base's token ids
+    local.py  a local runner's batched forward pass, read as float64 log-probabilities a block at a time
+
+The records (`Divergence`, the per-position math, llama-perplexity's statistics) are records/divergence/.
+"""
+
+from __future__ import annotations
+
+from .run import divergence
+
+__all__ = ["divergence"]
