@@ -74,6 +74,7 @@ _LAZY = {
     "calibration": ".records.calibration",
     "Calibration": ".records.calibration",
     "divergence": ".sources.divergence",
+    "read_kld": ".sources.divergence",
     "Divergence": ".records.divergence",
     "Divergences": ".records.divergence",
     "LogprobView": ".views.logprob.view",

@@ -4,12 +4,14 @@
     sides.py  what each side gives (a local runner's whole distribution, a server's or a trace's top-K)
               and the checks that both score the base's token ids
     local.py  a local runner's batched forward pass, read as float64 log-probabilities a block at a time
+    kld_file.py  `lv.read_kld`: llama-perplexity's --kl-divergence-base file, memory-mapped, as a base
 
 The records (`Divergence`, the per-position math, llama-perplexity's statistics) are records/divergence/.
 """
 
 from __future__ import annotations
 
+from .kld_file import KldFile, read_kld
 from .run import divergence
 
-__all__ = ["divergence"]
+__all__ = ["divergence", "read_kld", "KldFile"]

@@ -14,7 +14,8 @@ from ...records.divergence import Divergence, Divergences
 from ...records.divergence.positions import LLAMA_CUTOFF, exact_rows, interval_rows
 from ..progress import INTERRUPTS, Progress
 from ..request import is_int
-from .sides import TOKENIZERS_DIFFER, check_same_ids, side_of
+from .kld_file import KldFile
+from .sides import TOKENIZERS_DIFFER, Whole, check_same_ids, side_of
 
 __all__ = ["divergence"]
 
@@ -82,6 +83,12 @@ def _texts(text_or_texts, base_side) -> tuple[list, bool]:
 
 def _candidate_ids(cand, base, texts: list, id_lists: list[list[int]], k: int, progress: bool):
     """Check that the candidate scores the base's ids; for a top-K candidate, its traces of them."""
+    if cand.kind == "whole" and isinstance(base, KldFile):
+        if cand.vocab_size != base.vocab_size:
+            raise ValueError(f"{base.path} was written for a vocabulary of {base.vocab_size} tokens, but the candidate "
+                             f"{cand.engine.name} has {cand.vocab_size}: compare a model with the same vocabulary")
+        base.engine = cand.engine  # the file holds ids only: the tokens' texts are the candidate's
+        return None
     if cand.kind == "whole":
         if cand.vocab_size != base.vocab_size:
             raise ValueError(TOKENIZERS_DIFFER.format(
@@ -106,7 +113,8 @@ def _run(base, cand, id_lists, cand_traces, k, cutoff, meta, batch_tokens, progr
     items: list = [None] * len(id_lists)
     started = time.perf_counter()
     bar = Progress(bool(progress), len(id_lists), unit="text", desc="divergence")
-    budget = check_budget(base.engine, batch_tokens) if hasattr(base, "engine") else 1 << 30
+    local = base if isinstance(base, Whole) else cand if isinstance(cand, Whole) else None
+    budget = check_budget(local.engine, batch_tokens) if local is not None else 1 << 30
     try:
         for batch in length_batches([len(ids) for ids in id_lists], budget):
             base_rows = base.batch_rows(batch, id_lists)

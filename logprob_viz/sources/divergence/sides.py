@@ -12,6 +12,7 @@ import numpy as np
 
 from ...records.trace import Trace
 from ..request import Request
+from .kld_file import KldFile
 
 __all__ = ["Whole", "TopK", "side_of", "tokenize", "check_same_ids", "TOKENIZERS_DIFFER"]
 
@@ -89,7 +90,9 @@ def side_of(value, label: str):
         return TopK(label, traces=[value])
     if isinstance(value, (list, tuple)) and value and all(isinstance(t, Trace) for t in value):
         return TopK(label, traces=list(value))
-    if hasattr(value, "whole_rows"):  # a llama.cpp base file (lv.read_kld): whole rows at its positions
+    if isinstance(value, KldFile):  # a llama.cpp base file (lv.read_kld): whole rows at its positions
+        if label != "base":
+            raise TypeError("a llama.cpp base file (lv.read_kld) is a base: give it as the first argument")
         return value
     engine = getattr(value, "engine", None)
     if engine is None:
