@@ -75,6 +75,8 @@ _LAZY = {
     "Calibration": ".records.calibration",
     "divergence": ".sources.divergence",
     "read_kld": ".sources.divergence",
+    "read_rollouts": ".sources.divergence",
+    "Rollouts": ".records.divergence",
     "Divergence": ".records.divergence",
     "Divergences": ".records.divergence",
     "LogprobView": ".views.logprob.view",

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .rollouts import Rollouts
 from .stats import summary
 
 __all__ = ["Divergence", "Divergences", "PER_POSITION"]
@@ -66,6 +67,16 @@ class Divergence:
             arrays[name] = np.full((n, values.shape[1] if values.ndim == 2 else 0), empty, dtype=dtype)
             arrays[name][at] = values
         return cls(list(tokens), list(token_bytes), ids, arrays, cutoff=cutoff, vocab=vocab, meta=dict(meta or {}))
+
+    @staticmethod
+    def from_logprobs(token_ids, logprobs_a, logprobs_b, *, labels=None, rewards=None, entropy=None,
+                      clip: float = 2.0) -> Rollouts:
+        """RL rollouts: the sampling engine's (a) and the trainer's (b) logprobs of the same chosen tokens,
+        one sequence per rollout; per token Δ = log π_b − log π_a, the ratio and Schulman's k1, k2, k3
+        estimators of KL(π_a ‖ π_b); per rollout mean / max |Δ| and the share of ratios outside
+        [1/clip, clip]. A `Rollouts` (records/divergence/rollouts.py)."""
+        return Rollouts(token_ids, logprobs_a, logprobs_b, labels=labels, rewards=rewards, entropy=entropy,
+                        clip=clip)
 
     def __len__(self) -> int:
         return len(self.tokens)
