@@ -65,30 +65,40 @@ def _kl_terms(base_logp: np.ndarray, cand_logp: np.ndarray, counted: np.ndarray)
     return np.where(counted, terms, 0.0)
 
 
-def _common(base_logp: np.ndarray, chosen: np.ndarray, k: int) -> dict:
+def _alternatives(logp: np.ndarray, k: int, ids) -> tuple[np.ndarray, np.ndarray]:
+    """The k most likely of each row: found here, or ``ids`` (T, k) a caller found faster (torch.topk)."""
+    if ids is None:
+        return top_k(logp, k)
+    ids = np.asarray(ids, dtype=np.int64)
+    return ids, np.take_along_axis(logp, ids, axis=-1)
+
+
+def _common(base_logp: np.ndarray, chosen: np.ndarray, k: int, top_ids=None) -> dict:
     """What needs only the base: its top token, the actual token's logprob, its alternatives."""
     rows = np.arange(len(chosen))
     base_top = base_logp.argmax(axis=-1)  # the first maximum, as llama.cpp's `p_log_base > max` scan
-    alt_ids, alt_lp = top_k(base_logp, k)
+    alt_ids, alt_lp = _alternatives(base_logp, k, top_ids)
     return {"base_logprob": base_logp[rows, chosen], "base_top_id": base_top,
             "base_top_logprob": base_logp[rows, base_top], "base_alt_ids": alt_ids, "base_alt_logprobs": alt_lp}
 
 
-def exact_rows(base_logp: np.ndarray, cand_logp: np.ndarray, chosen, cutoff: float | None, k: int) -> dict:
+def exact_rows(base_logp: np.ndarray, cand_logp: np.ndarray, chosen, cutoff: float | None, k: int,
+               top_ids: tuple = (None, None)) -> dict:
     """Every per-position number of T positions where both sides give their whole distribution.
 
-    base_logp, cand_logp: (T, V) float64 log-probabilities; chosen: (T,) the token that followed.
+    base_logp, cand_logp: (T, V) float64 log-probabilities; chosen: (T,) the token that followed;
+    top_ids: each side's k most likely ids (T, k) when the caller has them (else found here).
     Returns (T,) arrays (and (T, K) alternatives); ``kld_low == kld_high``: the value is exact.
     """
     chosen = np.asarray(chosen, dtype=np.int64)
     rows = np.arange(len(chosen))
-    out = _common(base_logp, chosen, k)
+    out = _common(base_logp, chosen, k, top_ids[0])
     kld = _kl_terms(base_logp, cand_logp, _counted(base_logp, cutoff)).sum(axis=-1)
     cand_top = cand_logp.argmax(axis=-1)
     cand_lp = cand_logp[rows, chosen]
     # the candidate's rank of the base's top token: 1 + how many tokens the candidate puts above it
     of_base_top = cand_logp[rows, out["base_top_id"]]
-    alt_ids, alt_lp = top_k(cand_logp, k)
+    alt_ids, alt_lp = _alternatives(cand_logp, k, top_ids[1])
     out.update(kld_low=kld, kld_high=kld.copy(), cand_logprob=cand_lp,
                delta_p=np.exp(cand_lp) - np.exp(out["base_logprob"]),
                cand_top_id=cand_top, cand_top_logprob=cand_logp[rows, cand_top],
@@ -99,7 +109,7 @@ def exact_rows(base_logp: np.ndarray, cand_logp: np.ndarray, chosen, cutoff: flo
 
 
 def interval_rows(base_logp: np.ndarray, chosen, cand_logprob, cand_ids, cand_logprobs,
-                  cutoff: float | None, k: int) -> dict:
+                  cutoff: float | None, k: int, base_top_ids=None) -> dict:
     """The per-position numbers where the base gives its whole distribution and the candidate only the
     chosen token's logprob and a few alternatives (ids (T, K'), -1 where unknown; logprobs (T, K')).
 
@@ -113,7 +123,7 @@ def interval_rows(base_logp: np.ndarray, chosen, cand_logprob, cand_ids, cand_lo
     """
     chosen = np.asarray(chosen, dtype=np.int64)
     rows = np.arange(len(chosen))
-    out = _common(base_logp, chosen, k)
+    out = _common(base_logp, chosen, k, base_top_ids)
     known_lq = np.full(base_logp.shape, np.nan)
     ids = np.asarray(cand_ids, dtype=np.int64).reshape(len(chosen), -1)
     lps = np.asarray(cand_logprobs, dtype=np.float64).reshape(len(chosen), -1)

@@ -80,7 +80,7 @@ class KldFile:
         return (head[:, :1] * codes + head[:, 1:2]).astype(np.float64)
 
     def batch_rows(self, items: list[int], id_lists):
-        return lambda b, positions: self.decode(items[b], positions)
+        return lambda b, positions, k: (self.decode(items[b], positions), None)  # alternatives: found by numpy
 
     def tokens_of(self, ids: list[int]) -> tuple[list[str], list[bytes]]:
         if self.engine is None:

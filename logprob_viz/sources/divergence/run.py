@@ -135,19 +135,21 @@ def _run(base, cand, id_lists, cand_traces, k, cutoff, meta, batch_tokens, progr
 
 
 def _one(base, ids: list[int], positions: np.ndarray, sides: tuple, trace, k, cutoff, meta) -> Divergence:
-    """One text's record: its scored positions a block at a time. ``sides``: each side's ``rows(b, positions)``
+    """One text's record: its scored positions a block at a time. ``sides``: each side's ``rows(b, positions, k)``
     of the batch (None for a top-K candidate, whose ``trace`` is given instead) and the text's row b."""
     base_rows, cand_rows, b = sides
     chosen = np.asarray(ids, dtype=np.int64)
     parts = []
     for start in range(0, len(positions), BLOCK_ROWS):
         block = positions[start : start + BLOCK_ROWS]
-        lp = base_rows(b, block)
+        lp, base_top = base_rows(b, block, k)
         if cand_rows is not None:
-            parts.append(exact_rows(lp, cand_rows(b, block), chosen[block], cutoff, k))
+            lq, cand_top = cand_rows(b, block, k)
+            parts.append(exact_rows(lp, lq, chosen[block], cutoff, k, top_ids=(base_top, cand_top)))
         else:
             parts.append(interval_rows(lp, chosen[block], np.asarray(trace.logprobs, dtype=np.float64)[block],
-                                       np.asarray(trace.top_ids)[block], trace.top_logprobs[block], cutoff, k))
+                                       np.asarray(trace.top_ids)[block], trace.top_logprobs[block], cutoff, k,
+                                       base_top_ids=base_top))
     rows = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]} if parts else _no_rows(k)
     tokens, token_bytes = base.tokens_of(ids)
     return Divergence.from_rows(tokens, token_bytes, chosen, positions, rows, cutoff=cutoff, vocab=base.vocab,

@@ -52,7 +52,8 @@ class Whole:
         return np.arange(1, len(ids))
 
     def batch_rows(self, items: list[int], id_lists: list[list[int]]):
-        """``rows(b, positions)`` of one batch (float64 log-probabilities (T, V)); see local.py."""
+        """``rows(b, positions, k)`` of one batch: float64 log-probabilities (T, V) and the k most likely ids;
+        see local.py."""
         from .local import forward_batch  # torch: imported when a local side runs
 
         return forward_batch(self.engine, [id_lists[i] for i in items])
