@@ -5,6 +5,7 @@ a block of positions at a time: memory stays O(N * K), whatever the number of te
 
 from __future__ import annotations
 
+import functools
 import time
 import warnings
 
@@ -14,6 +15,7 @@ from ...records.divergence import Divergence, Divergences
 from ...records.divergence.positions import LLAMA_CUTOFF, exact_rows, interval_rows
 from ..progress import INTERRUPTS, Progress
 from ..request import is_int
+from ..runner import jobs_of
 from .kld_file import KldFile
 from .sides import TOKENIZERS_DIFFER, Whole, check_same_ids, side_of
 
@@ -46,10 +48,19 @@ def divergence(base, candidate, text_or_texts=None, *, top_logprobs: int = 5, cu
     id_lists = base_side.ids_of(texts)
     cand_traces = _candidate_ids(cand_side, base_side, texts, id_lists, k, progress)
     meta = {"base": base_side.describe(), "candidate": cand_side.describe(), "cutoff": cutoff, "top_logprobs": k}
-    items = _run(base_side, cand_side, id_lists, cand_traces, k, cutoff, meta, batch_tokens, progress)
+    items = _holding([base_side, cand_side], lambda: _run(base_side, cand_side, id_lists, cand_traces, k, cutoff,
+                                                          meta, batch_tokens, progress))
     if single:
         return items[0]
     return Divergences([d for d in items if d is not None], meta={**meta, "items_asked": len(id_lists)})
+
+
+def _holding(sides: list, job):
+    """``job()`` holding each local runner's job lock (sources/job_lock.py: one job at a time per runner,
+    re-entrant, so a runner given as both sides is held once more, not waited for)."""
+    for side in reversed([s for s in sides if isinstance(s, Whole)]):
+        job = functools.partial(jobs_of(side.runner).call, "lv.divergence", job)
+    return job()
 
 
 def _check_k(top_logprobs) -> int:
@@ -127,6 +138,8 @@ def _run(base, cand, id_lists, cand_traces, k, cutoff, meta, batch_tokens, progr
             bar.update_to(sum(d is not None for d in items))
     except INTERRUPTS:
         done = sum(d is not None for d in items)
+        if not done:
+            raise  # nothing was computed: the interrupt is the answer
         warnings.warn(f"interrupted: the divergences of {done} of {len(items)} texts were kept", stacklevel=3)
     finally:
         bar.close()
