@@ -161,3 +161,18 @@ def test_pooling_different_cutoffs_is_refused():
     (d1, _), (d2, _) = _record(7, cutoff=16.0), _record(8, cutoff=None)
     with pytest.raises(ValueError, match="different KL cutoffs"):
         Divergences([d1, d2]).summary()
+
+
+@pytest.mark.parametrize("cutoff", [None, 16.0, 3.0])
+@pytest.mark.parametrize("k", [0, 1, 5, 40])
+def test_a_top_k_base_s_range_is_finite_and_holds_the_exact_value(cutoff, k):
+    lp, lq, y = _dists(9)
+    exact = P.exact_rows(lp, lq, y, cutoff, k=3)
+    rows = P.base_interval_rows(lq, y, lp[np.arange(len(y)), y], *P.top_k(lp, k), cutoff, k=3)
+    assert (rows["kld_low"] <= exact["kld_low"] + 1e-12).all()
+    assert (rows["kld_high"] >= exact["kld_low"] - 1e-12).all()
+    assert np.isfinite(rows["kld_high"]).all()
+    assert np.allclose(rows["delta_p"], exact["delta_p"], atol=0, rtol=0)
+    full = P.base_interval_rows(lq, y, lp[np.arange(len(y)), y], *P.top_k(lp, lp.shape[1]), cutoff, k=3)
+    assert np.allclose(full["kld_low"], exact["kld_low"], atol=1e-12)  # the whole base known: exact
+    assert np.allclose(full["kld_high"], exact["kld_low"], atol=1e-12)

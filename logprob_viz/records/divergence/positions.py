@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["LLAMA_CUTOFF", "log_softmax", "exact_rows", "interval_rows", "top_k"]
+__all__ = ["LLAMA_CUTOFF", "log_softmax", "exact_rows", "interval_rows", "base_interval_rows", "top_k"]
 
 # llama.cpp's cutoff in nats: base tokens with log p <= -16 are left out of the KL sum.
 LLAMA_CUTOFF = 16.0
+# Unknown mass below this is what summing a vocabulary of float64 probabilities leaves: none.
+_ROUNDING = 1e-12
 
 
 def log_softmax(logits) -> np.ndarray:
@@ -157,3 +159,73 @@ def _listed_rank(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
         return np.zeros(len(wanted), dtype=np.int64)
     hit = ids == wanted[:, None]
     return np.where(hit.any(axis=-1), hit.argmax(axis=-1) + 1, 0)
+
+
+def base_interval_rows(cand_logp: np.ndarray, chosen, base_logprob, base_ids, base_logprobs,
+                       cutoff: float | None, k: int, cand_top_ids=None) -> dict:
+    """The per-position numbers where the candidate gives its whole distribution (T, V) and the base only
+    the chosen token's logprob and its listed top-K (ids (T, K'), -1 where unknown; logprobs (T, K')).
+
+    The known base tokens S give exact terms. The unknown base mass R = 1 - sum_S p lies on the other
+    tokens, each at most c (the smallest listed p, or R). Over every such spread:
+      low:  the log-sum inequality, R log(R / Q) with Q = sum_{j not in S} q_j (the unknown tokens merged);
+      high: p log(p / q) is convex, so its largest sum is at a corner of {0 <= p_j <= c, sum p_j = R}: c on
+            the tokens the candidate finds least likely, the rest of R on the next (an exchange argument).
+    With a cutoff, an unknown token counts only when p_j > e^-cutoff, so its term lies between
+    min(0, min over p in (e^-cutoff, c] of p log(p / q_j)) and max(0, its corner value); when c <= e^-cutoff
+    no unknown token counts and the value is exact.
+    """
+    chosen = np.asarray(chosen, dtype=np.int64)
+    rows = np.arange(len(chosen))
+    ids = np.asarray(base_ids, dtype=np.int64).reshape(len(chosen), -1)
+    lps = np.asarray(base_logprobs, dtype=np.float64).reshape(len(chosen), -1)
+    listed = ids >= 0
+    known_lp = np.full(cand_logp.shape, np.nan)
+    known_lp[np.nonzero(listed)[0], ids[listed]] = lps[listed]
+    base_lp = np.asarray(base_logprob, dtype=np.float64)
+    known_lp[rows, chosen] = base_lp
+    known = ~np.isnan(known_lp)
+    lp0 = np.where(known, known_lp, -np.inf)
+    exact_part = _kl_terms(lp0, cand_logp, known & _counted(lp0, cutoff)).sum(axis=-1)
+    p_known = np.where(known, np.exp(lp0), 0.0)
+    rest = np.clip(1.0 - p_known.sum(axis=-1), 0.0, 1.0)  # R
+    listed_min = np.where(listed, np.exp(np.where(listed, lps, 0.0)), np.inf).min(axis=-1, initial=np.inf)
+    cap = np.minimum(listed_min, rest)  # c
+    q = np.where(known, np.inf, np.exp(cand_logp))  # the unknown tokens' q (known ones last once sorted)
+    low, high = _unknown_base_bounds(q, rest, cap, cutoff)
+    cand_top = cand_logp.argmax(axis=-1)
+    base_top = np.where(listed[:, 0], ids[:, 0], -1) if ids.shape[1] else np.full(len(chosen), -1)
+    alt_c_ids, alt_c_lp = _alternatives(cand_logp, k, cand_top_ids)
+    of_base_top = cand_logp[rows, np.maximum(base_top, 0)]
+    return {"kld_low": exact_part + low, "kld_high": exact_part + high, "base_logprob": base_lp,
+            "cand_logprob": cand_logp[rows, chosen], "delta_p": np.exp(cand_logp[rows, chosen]) - np.exp(base_lp),
+            "base_top_id": base_top, "base_top_logprob": np.where(base_top >= 0, lps[:, 0] if lps.shape[1] else 0,
+                                                                  np.nan),
+            "cand_top_id": cand_top, "cand_top_logprob": cand_logp[rows, cand_top],
+            "same_top": np.where(base_top >= 0, (base_top == cand_top).astype(np.float64), np.nan),
+            "base_top_rank": np.where(base_top >= 0, (cand_logp > of_base_top[:, None]).sum(axis=-1) + 1, 0),
+            "base_alt_ids": ids[:, :k], "base_alt_logprobs": np.where(listed, lps, -np.inf)[:, :k],
+            "cand_alt_ids": alt_c_ids, "cand_alt_logprobs": alt_c_lp}
+
+
+def _unknown_base_bounds(q: np.ndarray, rest: np.ndarray, cap: np.ndarray, cutoff) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) of the unknown base tokens' part of the KL, per row; q: (T, V), inf where known."""
+    floor = 0.0 if cutoff is None else float(np.exp(-cutoff))
+    unknown = np.isfinite(q)
+    q_rest = np.where(unknown, q, 0.0).sum(axis=-1)  # Q
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if cutoff is None:
+            low = np.where(rest > 0, rest * (np.log(rest) - np.log(q_rest)), 0.0)
+        else:  # each counted token's term is at least its minimum over (floor, cap], and a token may not count
+            best = np.clip(q / np.e, floor, cap[:, None])  # argmin of p log(p / q) on the interval
+            low = np.where(unknown, np.minimum(0.0, best * (np.log(best) - np.log(q))), 0.0).sum(axis=-1)
+        ordered = np.sort(q, axis=-1)  # the least likely tokens under the candidate first
+        full = np.floor(np.where(cap > 0, rest / cap, 0.0)).astype(np.int64)  # tokens that get the whole cap
+        place = np.arange(q.shape[-1])[None, :]
+        mass = np.where(place < full[:, None], cap[:, None],
+                        np.where(place == full[:, None], (rest - full * cap)[:, None], 0.0))
+        terms = np.where(mass > floor, mass * (np.log(mass) - np.log(ordered)), 0.0)
+        high = np.maximum(terms, 0.0 if cutoff is not None else -np.inf).sum(axis=-1)
+    # no unknown token can count: none left, all below the cutoff, or no mass left beyond float64 rounding
+    exact = (cap <= floor) | (rest <= _ROUNDING) | ~unknown.any(axis=-1)
+    return np.where(exact, 0.0, low), np.where(exact, 0.0, high)

@@ -65,8 +65,13 @@ class TopK:
 
     kind = "top-k"
 
-    def __init__(self, label: str, runner=None, traces: list[Trace] | None = None):
-        self.label, self.runner, self.traces = label, runner, traces
+    def __init__(self, label: str, runner=None, traces: list[Trace] | None = None, single: bool = False):
+        self.label, self.runner, self.traces, self.single = label, runner, traces, single
+
+    @property
+    def texts(self) -> list[list[int]] | None:
+        """Given traces' token ids (what a trace base scores when no text is given); None for a server."""
+        return None if self.traces is None else [list(t.token_ids) for t in self.traces]
 
     def describe(self) -> dict:
         if self.runner is not None:
@@ -88,7 +93,7 @@ class TopK:
 def side_of(value, label: str):
     """A `Whole` or `TopK` for what the user gave as ``base`` or ``candidate``."""
     if isinstance(value, Trace):
-        return TopK(label, traces=[value])
+        return TopK(label, traces=[value], single=True)
     if isinstance(value, (list, tuple)) and value and all(isinstance(t, Trace) for t in value):
         return TopK(label, traces=list(value))
     if isinstance(value, KldFile):  # a llama.cpp base file (lv.read_kld): whole rows at its positions
