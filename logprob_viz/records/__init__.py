@@ -26,6 +26,8 @@
     audit.py            `lv.Audit`: whether a server's numbers are raw, scaled or processed (and by which engines'
                         orders), given the reference distribution; the positions that fit none
     sampling_bounds.py  the same under other settings when only a top K is known (a server): a range per token
+    divergence/         `lv.Divergence`: two engines over the same token ids, per token (positions.py the
+                        KL / Δp / same-top math, stats.py llama-perplexity's statistics, record.py)
     json/               `lv.Fields`: a row per JSON leaf of a trace (`Trace.fields`; fields.py, spans.py its
                         byte scanner, alternatives.py what else the model would have put in a field)
     viewable.py         how a record finds its view (views/shows.py registers them): records import no view

@@ -12,5 +12,6 @@
     local/       a transformers model in the kernel (the only place torch is imported), the lens,
                  attribution, the default model
     remote/      `lv.connect`: a model behind a server (OpenAI-compatible, vLLM, llama.cpp)
+    divergence/  `lv.divergence`: two engines over the same token ids, position by position
     readers/     `lv.read`: a server's response, as it came, into a trace
 """

@@ -1,0 +1,107 @@
+"""Divergence benchmarks: `lv.divergence` of two local runners, and reading llama.cpp's base-logits file.
+
+    python -m benchmarks.divergence [--texts 64] [--repeats 3] [--mb 100] [--quick]
+
+Prints Markdown tables:
+1. N short texts (10-60 tokens, as benchmarks/corpus.py cuts them) through `lv.divergence(base, candidate,
+   texts)` (the default model against a copy with bf16-rounded weights) vs the two runners' batched
+   `score` of the same texts, alternating in one process (the issue's target: at most 1.3x).
+2. a synthetic base-logits file of about `--mb` MB in llama.cpp's layout (n_vocab 49152, n_ctx 512): `lv.read_kld`
+   and a pass over every record (`np.asarray`) vs `numpy.fromfile` of the same bytes (target: at most 2x),
+   and, beside them, decoding every record into float64 log-probabilities as a divergence does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import os
+import tempfile
+
+import numpy as np
+
+from benchmarks.common import alternate, machine, median, parse_args, table
+from benchmarks.corpus import load, short_texts
+
+
+def bench_divergence(runner, n_texts: int, repeats: int) -> str:
+    import torch
+
+    import logprob_viz as lv
+
+    model = copy.deepcopy(runner.model)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(p.to(torch.bfloat16).to(torch.float32))
+    candidate = lv.load((model, runner.tokenizer))
+    texts = short_texts(runner.tokenizer, n_texts)
+    tokens = sum(len(runner.tokenizer(t)["input_ids"]) for t in texts)
+    times = alternate({
+        "two runners' score": lambda: (runner.score(texts, progress=False), candidate.score(texts, progress=False)),
+        "lv.divergence (cutoff 16)": lambda: lv.divergence(runner, candidate, texts, progress=False),
+        "lv.divergence (cutoff None)": lambda: lv.divergence(runner, candidate, texts, progress=False, cutoff=None),
+    }, repeats)
+    ref = median(times["two runners' score"])
+    rows = [[name, f"{median(t):.2f}", f"{tokens / median(t):,.0f}", f"{median(t) / ref:.2f}x"]
+            for name, t in times.items()]
+    return (f"{n_texts} texts, {tokens} tokens (median of {repeats})\n\n"
+            + table(["route", "seconds", "tokens/s", "vs two scores"], rows))
+
+
+def _synthetic_kld(path: str, megabytes: float, n_vocab: int = 49152, n_ctx: int = 512) -> int:
+    nv = 2 * ((n_vocab + 1) // 2) + 4
+    n_scored = n_ctx - 1 - n_ctx // 2
+    n_chunk = max(1, round(megabytes * 1e6 / (2 * nv * n_scored)))
+    rng = np.random.default_rng(0)
+    with open(path, "wb") as f:
+        f.write(b"_logits_" + np.array([n_ctx, n_vocab, n_chunk], dtype="<i4").tobytes())
+        f.write(rng.integers(0, n_vocab, n_chunk * n_ctx, dtype="<i4").tobytes())
+        for _ in range(n_chunk):
+            records = rng.integers(0, 65535, (n_scored, nv), dtype="<u2")
+            records[:, :4] = np.tile(np.array([16 / 65535, -30.0], dtype="<f4").view("<u2"), (n_scored, 1))
+            f.write(records.tobytes())
+    return os.path.getsize(path)
+
+
+def bench_read_kld(megabytes: float, repeats: int) -> str:
+    import logprob_viz as lv
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "base.kld")
+        size = _synthetic_kld(path, megabytes)
+
+        def decode_all():
+            kf = lv.read_kld(path)
+            positions = kf.positions(0, None)
+            for chunk in range(kf.n_chunk):
+                for start in range(0, len(positions), 16):
+                    kf.decode(chunk, positions[start : start + 16])
+
+        times = alternate({
+            "numpy.fromfile (the bytes)": lambda: np.fromfile(path, dtype=np.uint8),
+            "lv.read_kld + every record": lambda: np.asarray(lv.read_kld(path).records).sum(dtype=np.uint64),
+            "lv.read_kld alone (memory map)": lambda: lv.read_kld(path),
+        }, repeats)
+        decode = alternate({"decode": decode_all}, 1, warmup=0)["decode"]
+    ref = median(times["numpy.fromfile (the bytes)"])
+    rows = [[name, f"{median(t) * 1e3:.1f}", f"{median(t) / ref:.2f}x"] for name, t in times.items()]
+    rows.append(["every record decoded to float64 (as lv.divergence does)", f"{median(decode) * 1e3:.1f}",
+                 f"{median(decode) / ref:.2f}x"])
+    return (f"a {size / 1e6:.0f} MB base-logits file (median of {repeats}; the OS's page cache warm)\n\n"
+            + table(["route", "ms", "vs numpy.fromfile"], rows))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--texts", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--mb", type=float, default=100)
+    args = parse_args(parser, {"texts": 8, "repeats": 1, "mb": 10})
+    runner = load()
+    print(f"Machine: {machine()}\n")
+    print("### " + bench_divergence(runner, args.texts, args.repeats), end="\n\n")
+    print("### " + bench_read_kld(args.mb, args.repeats))
+
+
+if __name__ == "__main__":
+    main()
