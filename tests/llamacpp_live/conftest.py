@@ -64,3 +64,11 @@ def llamacpp_kld(tmp_path_factory):
         return make_reference(tmp_path_factory.mktemp("llamacpp_kld"))
     except LlamaCppServerError as e:  # the tools' errors too: the whole reason, not a traceback
         pytest.fail(f"llama.cpp's KL-divergence reference could not be made: {e}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def float64_figures(llamacpp_kld):
+    """Per token llama.cpp scored, both GGUF files in transformers in float64 (kld_reference.float64_figures)."""
+    from llamacpp_live.kld_reference import float64_figures as figures
+
+    return figures(llamacpp_kld)

@@ -87,3 +87,64 @@ def read_header(path: Path) -> KldHeader:
     if tokens.size != n_ctx * n_chunk:
         raise ValueError(f"{path} is truncated: {tokens.size} token ids, the header says {n_ctx} x {n_chunk}")
     return KldHeader(n_ctx, n_vocab, n_chunk, tokens.reshape(n_chunk, n_ctx))
+
+
+def scored_span(header):
+    """(chunk, position) of every token llama.cpp scores: positions n_ctx/2 .. n_ctx-2 predict the next."""
+    first = header.n_ctx // 2
+    return first, header.n_ctx - 1 - first
+
+
+def float64_figures(llamacpp_kld):
+    """Per scored token, from both GGUF files in transformers (float64): KLD, same top, Δp, log-probs, margins."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from logprob_viz.sources.local.default_model import default_model_path
+
+    torch.set_num_threads(1)
+    header = read_header(llamacpp_kld.base_kld)
+    add_bos, bos = _bos(llamacpp_kld.base_gguf)
+    # the base: transformers' dequantization of the default GGUF, kept as a folder by the project
+    # (default_model.convert: from_pretrained(gguf_file=...)), so it is not converted again here
+    base = AutoModelForCausalLM.from_pretrained(default_model_path(), dtype=torch.float64).eval()
+    requant = llamacpp_kld.requant_gguf
+    candidate = AutoModelForCausalLM.from_pretrained(str(requant.parent), gguf_file=requant.name,
+                                                     dtype=torch.float32).to(torch.float64).eval()
+    ids = torch.tensor(header.tokens, dtype=torch.long)  # (chunks, n_ctx)
+    if add_bos:  # as llama.cpp does: the chunk's first token is replaced by BOS (never a scored target)
+        ids[:, 0] = bos
+    first, per_chunk = scored_span(header)
+    with torch.no_grad():  # (chunks * per_chunk, vocab) each
+        lp = torch.log_softmax(base(ids).logits[:, first:first + per_chunk].double(), -1).flatten(0, 1).numpy()
+        lq = torch.log_softmax(candidate(ids).logits[:, first:first + per_chunk].double(), -1).flatten(0, 1).numpy()
+    targets = header.tokens[:, first + 1:].reshape(-1)
+    rows = np.arange(targets.size)
+    p = np.exp(lp)
+    top2_p, top2_q = np.sort(lp, -1)[:, -2:], np.sort(lq, -1)[:, -2:]
+    return {
+        "header": header,
+        "kld": np.where(lp > -16.0, p * (lp - lq), 0.0).sum(-1),  # llama.cpp's cutoff
+        "kld_exact": (p * (lp - lq)).sum(-1),
+        "same_top": lp.argmax(-1) == lq.argmax(-1),
+        "delta_p": np.exp(lq[rows, targets]) - np.exp(lp[rows, targets]),
+        "nll_base": -lp[rows, targets],
+        "nll_q": -lq[rows, targets],
+        # how far each side's top-1 is ahead of its second: a flip llama.cpp's roundings can turn
+        "margin": np.minimum(top2_p[:, 1] - top2_p[:, 0], top2_q[:, 1] - top2_q[:, 0]),
+    }
+
+
+def _bos(gguf_file):
+    """(add_bos, bos id) from the GGUF file's metadata, which llama.cpp's vocab reads."""
+    import gguf
+
+    reader = gguf.GGUFReader(str(gguf_file))
+
+    def value(key):
+        field = reader.fields.get(key)
+        return None if field is None else field.parts[field.data[0]][0]
+
+    add_bos = value("tokenizer.ggml.add_bos_token")
+    assert add_bos is not None, f"{gguf_file} does not say tokenizer.ggml.add_bos_token; llama.cpp's default applies"
+    return bool(add_bos), int(value("tokenizer.ggml.bos_token_id"))

@@ -27,70 +27,8 @@ import math
 import numpy as np
 import pytest
 
-from llamacpp_live.kld_reference import read_header
+from llamacpp_live.kld_reference import read_header, scored_span
 from logprob_viz.servers import llamacpp_tools
-
-
-def _scored(header):
-    """(chunk, position) of every token llama.cpp scores: positions n_ctx/2 .. n_ctx-2 predict the next."""
-    first = header.n_ctx // 2
-    return first, header.n_ctx - 1 - first
-
-
-@pytest.fixture(scope="module")
-def float64_figures(llamacpp_kld):
-    """Per scored token, from both GGUF files in transformers (float64): KLD, same top, Δp, log-probs, margins."""
-    import torch
-    from transformers import AutoModelForCausalLM
-
-    from logprob_viz.sources.local.default_model import default_model_path
-
-    torch.set_num_threads(1)
-    header = read_header(llamacpp_kld.base_kld)
-    add_bos, bos = _bos(llamacpp_kld.base_gguf)
-    # the base: transformers' dequantization of the default GGUF, kept as a folder by the project
-    # (default_model.convert: from_pretrained(gguf_file=...)), so it is not converted again here
-    base = AutoModelForCausalLM.from_pretrained(default_model_path(), dtype=torch.float64).eval()
-    requant = llamacpp_kld.requant_gguf
-    candidate = AutoModelForCausalLM.from_pretrained(str(requant.parent), gguf_file=requant.name,
-                                                     dtype=torch.float32).to(torch.float64).eval()
-    ids = torch.tensor(header.tokens, dtype=torch.long)  # (chunks, n_ctx)
-    if add_bos:  # as llama.cpp does: the chunk's first token is replaced by BOS (never a scored target)
-        ids[:, 0] = bos
-    first, per_chunk = _scored(header)
-    with torch.no_grad():  # (chunks * per_chunk, vocab) each
-        lp = torch.log_softmax(base(ids).logits[:, first:first + per_chunk].double(), -1).flatten(0, 1).numpy()
-        lq = torch.log_softmax(candidate(ids).logits[:, first:first + per_chunk].double(), -1).flatten(0, 1).numpy()
-    targets = header.tokens[:, first + 1:].reshape(-1)
-    rows = np.arange(targets.size)
-    p = np.exp(lp)
-    top2_p, top2_q = np.sort(lp, -1)[:, -2:], np.sort(lq, -1)[:, -2:]
-    return {
-        "header": header,
-        "kld": np.where(lp > -16.0, p * (lp - lq), 0.0).sum(-1),  # llama.cpp's cutoff
-        "kld_exact": (p * (lp - lq)).sum(-1),
-        "same_top": lp.argmax(-1) == lq.argmax(-1),
-        "delta_p": np.exp(lq[rows, targets]) - np.exp(lp[rows, targets]),
-        "nll_base": -lp[rows, targets],
-        "nll_q": -lq[rows, targets],
-        # how far each side's top-1 is ahead of its second: a flip llama.cpp's roundings can turn
-        "margin": np.minimum(top2_p[:, 1] - top2_p[:, 0], top2_q[:, 1] - top2_q[:, 0]),
-    }
-
-
-def _bos(gguf_file):
-    """(add_bos, bos id) from the GGUF file's metadata, which llama.cpp's vocab reads."""
-    import gguf
-
-    reader = gguf.GGUFReader(str(gguf_file))
-
-    def value(key):
-        field = reader.fields.get(key)
-        return None if field is None else field.parts[field.data[0]][0]
-
-    add_bos = value("tokenizer.ggml.add_bos_token")
-    assert add_bos is not None, f"{gguf_file} does not say tokenizer.ggml.add_bos_token; llama.cpp's default applies"
-    return bool(add_bos), int(value("tokenizer.ggml.bos_token_id"))
 
 
 def test_base_file_holds_the_text_as_llamacpp_tokenized_it(llamacpp_kld):
@@ -112,7 +50,7 @@ def test_parsed_statistics_hold_together(llamacpp_kld):
     """Relations between the printed lines that the parse must keep (fractions, signs, the token count)."""
     s = llamacpp_kld.stats
     assert set(llamacpp_tools.REQUIRED_KEYS) <= set(s)
-    _, per_chunk = _scored(read_header(llamacpp_kld.base_kld))
+    _, per_chunk = scored_span(read_header(llamacpp_kld.base_kld))
     assert s["tokens"] == llamacpp_kld.chunks * per_chunk == 252
     order = ["kld_min", "kld_0_1", "kld_1", "kld_5", "kld_10", "median_kld", "kld_90", "kld_95", "kld_99", "kld_99_9",
              "kld_max"]
