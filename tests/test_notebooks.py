@@ -33,7 +33,7 @@ def printed(outputs) -> str:
 
 def test_every_notebook_is_run_by_some_test():
     shipped = {p.name for p in NOTEBOOKS.glob("*.ipynb")}
-    assert shipped == {"quickstart.ipynb", "compare.ipynb", "corpus.ipynb", "answers.ipynb", *LESSONS, *ELSEWHERE}
+    assert shipped == {"quickstart.ipynb", "compare.ipynb", "corpus.ipynb", "answers.ipynb", "divergence.ipynb", *LESSONS, *ELSEWHERE}
     assert len(LESSONS) == 8
 
 
@@ -89,3 +89,13 @@ def test_answers_notebook_runs():
     assert "<Calibration of 50 items in 10 bins: ECE=" in text and "the same ECE: True" in text
     assert "fields: ['name', 'age', 'city'] | broke: None" in text
     assert len(widgets_in(outputs)) >= 5, "the choices views, the corpus, the diagram and the fields view"
+
+
+def test_divergence_notebook_runs():
+    """bf16 and a requantized GGUF against the default model, and a rollout file (issue 44)."""
+    outputs = outputs_of(run_notebook("divergence.ipynb"))
+    assert not [o for o in outputs if o.output_type == "error"]
+    text = printed(outputs)
+    assert "mean KLD" in text and "flip at token" in text and "Q2_K: mean KLD" in text
+    assert "nan" not in text.lower()
+    assert len(widgets_in(outputs)) >= 2, "each divergence shows as its view"
