@@ -26,6 +26,7 @@ export function buildServed(view) {
   if (!badge && !numbers && !none) return null;
   const line = h("div", "lv-served");
   if (none) line.appendChild(h("span", "lv-no-logprobs", none));
+  if (none && view.jumpBtn) view.jumpBtn.hidden = true; // no logprob: no least-confident token to jump to
   if (badge) line.appendChild(badgeButton(view, badge));
   if (numbers) {
     const label = h("span", "lv-numbers", `logprobs ${numbers}`);

@@ -58,6 +58,9 @@ def _checked(trace) -> Trace:
 class LogprobView(Bundled, bundle="widget"):
     """A trace shown as a heatmap of token probabilities, with the alternatives on hover.
 
+    A served trace also shows what its numbers are (`served.py`): `lv.audit`'s verdict as a badge
+    whose click pins the disagreeing tokens in turn; "the provider returned no logprobs" where none.
+
     Parameters
     ----------
     trace : Trace
