@@ -11,6 +11,7 @@
 import "./widget.css";
 import "./explorer.css";
 import "./overview.css";
+import "./served.css";
 import { h } from "../toolkit/dom.js";
 import { whenIdle } from "../toolkit/idle.js";
 import { panelEstimate } from "./chart.js";
@@ -18,6 +19,7 @@ import { listen } from "./events.js";
 import { FORK_TITLE, listenAppKeys } from "./explorer.js";
 import { ExplorerSide, hasSide } from "./explorer_side.js";
 import { headerText } from "./header.js";
+import { buildServed } from "./served.js";
 import { buildLegend } from "./legend.js";
 import { scale, tokenStyle } from "./modes.js";
 import { ChartPanel } from "./panel.js";
@@ -206,7 +208,7 @@ export class LogprobRender {
     this.legend = h("div", "lv-legend");
     buildLegend(this.legend, this.sc, this.model, (values) => this.setTraits(values));
     this.strip = new Strip();
-    this.root.append(top, this.legend, this.strip.el);
+    this.root.append(...[top, buildServed(this), this.legend, this.strip.el].filter(Boolean)); // served.js
   }
 
   /** The text box and the chart panel beside it (in the explorer: its column, sliders above the chart). */

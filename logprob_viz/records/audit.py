@@ -30,7 +30,7 @@ import numpy as np
 
 from .samplers import ENGINES, sampled_from
 
-__all__ = ["Audit", "Listed", "classify", "explain_cuts", "engines_with", "DEFAULT_TOLERANCE", "KINDS"]
+__all__ = ["Audit", "Listed", "classify", "explain_cuts", "engines_with", "DEFAULT_TOLERANCE", "KINDS", "verdict"]
 
 KINDS = ("raw", "scaled", "processed", "mismatch")
 DEFAULT_TOLERANCE = 0.02  # nats per logprob: float32 engines agree far closer; see the module docstring
@@ -71,8 +71,46 @@ class Audit:
     checked: int = 0
     fits: dict = field(default_factory=dict, repr=False)  # explanation -> per position: fits?
 
+    def verdict(self) -> dict:
+        """What a trace view shows of this audit (`verdict`): JSON-safe, kept in ``trace.meta["audit"]``."""
+        return verdict(self)
+
     def __repr__(self) -> str:
         return f"Audit(kind={self.kind!r}, settings={self.settings!r}, {len(self.positions)} positions disagree)"
+
+
+_CUT_NAMES = {"top_k": "top-k", "top_p": "top-p", "min_p": "min-p"}
+
+
+def verdict(audit: Audit) -> dict:
+    """The badge a trace view shows: ``label`` ("raw", "scaled (T 0.7)", "processed (T 0.7, top-p 0.9)",
+    "3 tokens disagree"), ``kind``, ``positions`` (the disagreeing tokens' indices in the trace, in
+    order), ``explanation`` and ``tolerance``."""
+    t = audit.settings.get("temperature")
+    label = audit.kind
+    if audit.kind == "scaled":
+        label = f"scaled (T {t:.2g})"
+    elif audit.kind == "processed":
+        label = f"processed ({', '.join([f'T {t:.2g}', *_cut_words(audit.settings)])})"
+    elif audit.kind == "mismatch":
+        n = len(audit.positions)
+        label = f"{n} token{'s' if n != 1 else ''} disagree{'' if n != 1 else 's'}"
+    return {"kind": audit.kind, "label": label, "positions": sorted(int(p["index"]) for p in audit.positions),
+            "explanation": audit.explanation, "tolerance": audit.tolerance}
+
+
+def _cut_words(settings: dict) -> list[str]:
+    """The cut settings for a label: the request's (where known and not a no-op), else the first cut
+    the audit found with the interval of settings that explains it ("top-p 0.88-0.91")."""
+    requested = settings.get("requested") or {}
+    noop = {"top_k": (None, 0, -1), "top_p": (None, 1.0), "min_p": (None, 0.0)}
+    words = [f"{word} {requested[name]:g}" for name, word in _CUT_NAMES.items()
+             if requested.get(name) not in noop[name]]
+    if words or not settings.get("cuts"):
+        return words
+    cut = settings["cuts"][0]
+    low, high = cut["low"], cut["high"]
+    return [f"{_CUT_NAMES[cut['setting']]} {low:.3g}" + ("" if f"{low:.3g}" == f"{high:.3g}" else f"\u2013{high:.3g}")]
 
 
 def _lse(x: np.ndarray) -> float:

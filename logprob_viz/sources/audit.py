@@ -40,6 +40,9 @@ def audit(trace: Trace, reference, *, prompt: str | None = None, settings: dict 
         then also name the engines whose order, with exactly these, keeps what the server kept.
     tolerance : float
         Nats per logprob within which a served number agrees (see `records.audit.DEFAULT_TOLERANCE`).
+
+    The verdict is also kept in the audited trace's ``meta["audit"]`` (`Audit.verdict`): a view of
+    that trace (``trace.view()``, `lv.LogprobView`) shows it as a badge.
     """
     if not isinstance(trace, Trace):
         trace = _read_body(trace)
@@ -58,7 +61,9 @@ def audit(trace: Trace, reference, *, prompt: str | None = None, settings: dict 
     refs = _reference_rows(engine, context + token_ids[trace.prompt_len:],
                            [len(context) + i - trace.prompt_len - 1 for i in served])
     listed = [_listed(trace, i, token_ids[i], ids_of, values, top_values) for i in served]
-    return classify(listed, refs, tolerance, settings if settings is not None else _requested(trace.meta))
+    result = classify(listed, refs, tolerance, settings if settings is not None else _requested(trace.meta))
+    trace.meta["audit"] = result.verdict()  # the trace view shows it as a badge (views.logprob.served)
+    return result
 
 
 def _requested(meta: dict) -> dict | None:

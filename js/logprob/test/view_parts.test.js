@@ -110,3 +110,16 @@ test("a long text's window holds the blocks that meet the view, and finds a toke
   const finder = Object.assign(Object.create(BlockWindow.prototype), { blocks });
   assert.deepEqual([0, 149, 150, 409, 410, 499].map((i) => finder.blockOf(i)), [0, 0, 1, 2, 3, 3]);
 });
+
+test("the audit badge steps through its disagreeing tokens, wrapping", async () => {
+  const { badgeText, nextStep } = await import("../served.js");
+  const badge = { label: "3 tokens disagree", positions: [2, 7, 10] };
+  const seen = [];
+  let at = -1;
+  for (let k = 0; k < 4; k++) (at = nextStep(badge.positions, at)), seen.push(badge.positions[at]);
+  assert.deepEqual(seen, [2, 7, 10, 2]);
+  assert.equal(badgeText(badge, -1), "3 tokens disagree");
+  assert.equal(badgeText(badge, 1), "3 tokens disagree \u00b7 2/3 \u25b8");
+  assert.equal(nextStep([], -1), -1);
+  assert.equal(badgeText({ label: "raw", positions: [] }, -1), "raw");
+});

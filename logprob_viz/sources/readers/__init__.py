@@ -21,6 +21,7 @@ at once), and one assembler (`assemble.build_trace`) that builds the trace:
                          Responses and llama.cpp's /v1 share
 - ``llamacpp``, ``tgi``, ``sglang``, ``ollama``, ``openai_responses``, ``openai_audio`` (transcriptions),
   ``gemini``: one module each
+- ``numbers``            ``meta["numbers"]``: raw or processed, where the server documents which
 - ``corpus``             `lv.Corpus.from_responses`, ``from_pandas``, ``read_jsonl``: each item through `read`
 - ``vllm_rows``          the rows of a ``ray.data.llm`` vLLM processor as corpus rows (`lv.ray.from_vllm_rows`)
 """

@@ -28,6 +28,7 @@ from .assemble import build_trace, server_meta, str_or_none
 from .checks import expect_dict, expect_int, expect_list, expect_str
 from .entries import bytes_at, given_bytes
 from .errors import LogprobFormatError, describe
+from .numbers import numbers_tag
 from .position import Alternative, Token, rank_by_id
 from .values import LOGPROB_SLACK, NEG_INF_SENTINEL, logprob_at, prob_at
 
@@ -155,6 +156,8 @@ def llamacpp_trace(data, *, top_logprobs: int | None = None, table=None) -> Trac
         sampling={key: settings[key] for key in ("temperature", "top_k", "top_p", "min_p", "seed")
                   if key in settings} or None,
     )
+    meta.update(numbers_tag("processed", "llama.cpp post_sampling_probs") if processed
+                else numbers_tag("raw", "llama.cpp n_probs (the softmax of the logits)"))
     warnings = []
     if processed:
         warnings.append("the server gave probabilities after its samplers (post_sampling_probs, or an older "

@@ -13,13 +13,14 @@ from ...records.trace import Trace
 from .assemble import server_meta, str_or_none
 from .checks import expect_dict, expect_list
 from .entries import entries_trace
+from .numbers import numbers_tag
 
 __all__ = ["ollama_trace", "is_ollama"]
 
 # where an answer without logprobs is refused, and how to ask for them
 NO_LOGPROBS = (
     "logprobs",
-    "this answer has no logprobs:"
+    "the provider returned no logprobs:"
     " request them with \"logprobs\": true (and \"top_logprobs\": K for alternatives)",
 )
 
@@ -57,5 +58,6 @@ def ollama_trace(data, *, top_logprobs: int | None = None, table=None) -> Trace:
         text=text,
         finish_reason=last.get("done_reason"),
         stream_chunks=len(chunks) if isinstance(data, list) else None,
+        **numbers_tag("raw", "Ollama: the logits' logprobs before temperature and the samplers (ollama#16196)"),
     )
     return entries_trace(entries, top_logprobs, meta, table=table, none=NO_LOGPROBS)

@@ -42,6 +42,7 @@ from .columns import Columns
 from .entries import entry_tokens
 from .errors import LogprobFormatError, ServerError, describe
 from .inputs import parse_sse, to_plain
+from .numbers import vllm_mode_tag
 from .openai_completions import completions_tokens
 from .openai_shapes import as_response
 from .openai_tools import tool_calls_of
@@ -189,6 +190,7 @@ def choice_trace(resp: dict, choice: dict, *, k: int | None, prompt: str | None,
         "tool_calls": tool_calls,  # [{index, id, name, arguments}]: Trace.fields reads their arguments
         "stream_chunks": resp.get("stream_chunks") or None,
         "usage": resp.get("usage") or None,
+        **vllm_mode_tag(resp),  # what the numbers are, where the body names vLLM's logprobs_mode
     }
     return build_trace([(prompt_part, prompt_encoding), (main, main_encoding)], prompt_len=prompt_len,
                        meta=meta, table=table, warnings=warnings)
@@ -197,8 +199,8 @@ def choice_trace(resp: dict, choice: dict, *, k: int | None, prompt: str | None,
 def _no_logprobs(path: str, tool_call: bool) -> LogprobFormatError:
     """The error for a choice without logprobs: how to request them (and why a tool call may have none)."""
     return LogprobFormatError(
-        path, "this response has no logprobs: request them (Completions: logprobs=5; Chat: logprobs=True, "
-        "top_logprobs=5; vLLM prompt tokens: prompt_logprobs=5)" + (
+        path, "the provider returned no logprobs: request them (Completions: logprobs=5; Chat: logprobs=True, "
+        "top_logprobs=5; vLLM prompt tokens: prompt_logprobs=5; some reasoning models return none)" + (
             "; its message is a tool call, and some servers give no logprobs for one (OpenAI does not; "
             "vLLM and llama.cpp do, and llama.cpp refuses logprobs with tools in a stream)" if tool_call else "")
     )

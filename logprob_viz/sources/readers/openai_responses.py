@@ -21,7 +21,7 @@ __all__ = ["responses_trace", "is_response", "is_response_stream"]
 # where an answer without logprobs is refused, and how to ask for them
 NO_LOGPROBS = (
     "output",
-    "this response has no logprobs:"
+    "the provider returned no logprobs:"
     " request them with include=[\"message.output_text.logprobs\"] and top_logprobs=K",
 )
 

@@ -31,6 +31,7 @@ from ..lens.view import decided_traits
 from ..page import FALLBACK_MAX_STATE_BYTES, script_fragment, view_page
 from ..plots import plot
 from .attribution import answer_why, encode_attribution
+from .served import served_state
 
 __all__ = ["LogprobView", "encode_trace"]
 
@@ -56,6 +57,9 @@ def _checked(trace) -> Trace:
 
 class LogprobView(Bundled, bundle="widget"):
     """A trace shown as a heatmap of token probabilities, with the alternatives on hover.
+
+    A served trace also shows what its numbers are (`served.py`): `lv.audit`'s verdict as a badge
+    whose click pins the disagreeing tokens in turn; "the provider returned no logprobs" where none.
 
     Parameters
     ----------
@@ -122,6 +126,7 @@ class LogprobView(Bundled, bundle="widget"):
     why_timeout_s = t.Float(60.0).tag(sync=True)
     # The "decided" colour mode: lens.commitment(top=1) as an int32 array, and the lens's blocks.
     _decided = t.Dict(default_value=None, allow_none=True).tag(sync=True)
+    _served = t.Dict().tag(sync=True)  # lv.audit's badge, what the numbers are (served.py)
     decided_blocks = t.Int(0).tag(sync=True)
 
     _timer: threading.Timer | None = None  # the pending batch or fold of a stream
@@ -138,7 +143,8 @@ class LogprobView(Bundled, bundle="widget"):
         decided = {} if lens is None else decided_traits(lens, trace)
         kwargs.setdefault("size", settings.size)
         # The payload in the constructor: the view opens with it in one message.
-        super().__init__(_payload=encode_trace(trace, self._trace_id), can_why=runner is not None, **decided, **kwargs)
+        super().__init__(_payload=encode_trace(trace, self._trace_id), can_why=runner is not None,
+                         _served=served_state(trace), **decided, **kwargs)
         self.on_msg(self._on_why)
 
     # -- why? ------------------------------------------------------------------------------
@@ -219,6 +225,7 @@ class LogprobView(Bundled, bundle="widget"):
             self.set_trait("why_active", "")
             self.set_trait("attributions", [])  # they were of the trace replaced
             self.set_trait("_payload", encode_trace(trace, self._trace_id))
+            self.set_trait("_served", served_state(trace))
 
     def _grow(self, trace: Trace) -> None:
         self._trace = trace
