@@ -43,7 +43,10 @@ export function sideP(lp, floor) {
 export function deltaText(baseLp, candLp) {
   if (Number.isNaN(baseLp) || Number.isNaN(candLp)) return "?";
   const d = (Math.exp(candLp) - Math.exp(baseLp)) * 100;
-  return `${d >= 0 ? "+" : "\u2212"}${Math.abs(d).toFixed(2)}%`;
+  const size = Math.abs(d);
+  // a tiny Δp keeps two significant digits ("+0.0012%"), not "+0.00%"
+  const shown = size !== 0 && size < 0.01 ? size.toPrecision(2) : size.toFixed(2);
+  return `${d >= 0 ? "+" : "\u2212"}${shown}%`;
 }
 
 /** The colour level in [0, 1] of token i: its KL (the lower end of a range) or |Δp|, over the mode's range. */
