@@ -53,7 +53,7 @@ class DivergenceRender {
     this.nextButton = h("button", "lvd-next", "next flip \u2192");
     this.nextButton.disabled = flips === 0;
     this.nextButton.addEventListener("click", () => this.goNextFlip());
-    const caption = h("div", "lvd-caption", `KL(${base} \u2016 ${cand}), cutoff ${s.cutoff == null ? "none (exact)" : `${s.cutoff} nats`}${s.exact === false ? "; a token's KL is a range where a side gave only its top-K" : ""}`);
+    const caption = h("div", "lvd-caption", `KL(${base} \u2016 ${cand}), ${s.cutoff == null ? "no cutoff (the whole sum)" : `summed over the base tokens with log p > \u2212${s.cutoff}`}${s.exact === false ? "; a token's KL is a range where a side gave only its top-K" : ""}`);
     return { header, caption };
   }
 

@@ -161,3 +161,38 @@ def test_fits_a_projector_screen(page, lab_server, browser):
         with dark_theme(small, root):
             next_frames(small)
             screen_shot(small, "divergence_projector_dark.png")
+
+
+RANGE_CELL = f"""\
+import json, math
+import logprob_viz as lv
+half = lv.load(dtype="bfloat16")
+d = lv.divergence(lv.load(), half.score({TEXT!r}, top_logprobs=3), {TEXT!r}, cutoff=None)
+i = max((j for j in range(len(d)) if d.kld_low[j] != d.kld_high[j] and not math.isnan(d.kld_low[j])),
+        key=lambda j: d.kld_low[j])
+print("REF " + json.dumps({{"i": i, "low": d.kld_low[i], "high": None if math.isinf(d.kld_high[i]) else d.kld_high[i],
+      "mean": list(d.summary()["mean_kld"])}}))
+d"""
+
+
+def test_a_top_k_candidate_shows_ranges_never_one_number(page, lab_server):
+    write_notebook(lab_server, "divergence-range.ipynb", [RANGE_CELL])
+    open_notebook(page, lab_server, "divergence-range.ipynb")
+    ref = printed(page, 0, "REF")
+    root = cell(page, 0).locator(".lvd-root")
+    root.locator(".lvd-tok").first.wait_for(timeout=60_000)
+    mean = root.locator(".lvd-stat[data-stat='mean_kld'] .lvd-stat-value").text_content()
+    low, high = re.fullmatch(r"\[([0-9.e-]+), (\S+)\] nats", mean).groups()
+    assert float(low) == pytest.approx(ref["mean"][0], rel=1e-3)
+    assert high == "\u221e" if math.isinf(ref["mean"][1]) else float(high) == pytest.approx(ref["mean"][1], rel=1e-3)
+    i = ref["i"]
+    tok = root.locator(f".lvd-tok[data-index='{i}']")
+    assert "lvd-range" in tok.get_attribute("class")  # outlined dashed: its colour is the lower end
+    tok.hover()
+    page.wait_for_function(SHOWS_INDEX, arg=[root.locator(".lvd-panel").element_handle(), i])
+    title = root.locator(".lvd-panel-title").text_content()
+    got_low, got_high = re.search(r"KL \[([0-9.e-]+), (\S+)\] nats", title).groups()
+    assert float(got_low) == pytest.approx(ref["low"], rel=1e-3)
+    assert got_high == "\u221e" if ref["high"] is None else float(got_high) == pytest.approx(ref["high"], rel=1e-3)
+    save_screenshot(page, "divergence_range.png", ".lvd-root:visible")
+    assert page.page_errors == []
