@@ -20,6 +20,7 @@ export const ENTRIES = rows(`
   choices/view.js        | choices           | esm
   explorer_host/panel.js | explorer_host     | esm
   explorer_host/note.js  | kernel_note       | esm
+  divergence/view.js     | divergence        | esm
 `);
 
 const watch = process.argv.includes("--watch");

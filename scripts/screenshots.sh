@@ -41,6 +41,7 @@ host-voila.png             host-voila.png           tests/browser/hosts/test_voi
 host-voila-dark.png        host-voila-dark.png      tests/browser/hosts/test_voila.py::test_voila_dark_theme
 host-marimo.png            host-marimo.png          tests/browser/hosts/test_marimo.py::test_the_view_and_the_explorer_in_marimo
 host-marimo-dark.png       host-marimo-dark.png     tests/browser/hosts/test_marimo.py::test_the_view_and_the_explorer_in_marimo
+divergence_hover.png       divergence.png           tests/browser/test_divergence_browser.py::test_hover_next_flip_and_pictures
 "
 
 tests=()

@@ -33,6 +33,7 @@ BUNDLES: dict[str, tuple[str, ...]] = {
     "choices": ("choices.js", "choices.css"),  # ChoicesBars, the bars of a ChoicesView
     "explorer_host": ("explorer_host.js", "explorer_host.css"),  # the explorer's HostPanel
     "kernel_note": ("kernel_note.js", "kernel_note.css"),  # the explorer's KernelNote
+    "divergence": ("divergence.js", "divergence.css"),  # DivergenceView
 }
 
 

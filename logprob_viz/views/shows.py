@@ -13,6 +13,7 @@ from ..records.calibration import Calibration
 from ..records.choices import Choices
 from ..records.comparison import Comparison
 from ..records.corpus import Corpus
+from ..records.divergence import Divergence
 from ..records.json import Fields
 from ..records.lens import Lens
 from ..records.trace import Trace
@@ -21,6 +22,7 @@ from .calibration_plot import reliability_diagram, reliability_figure
 from .choices.view import ChoicesView
 from .compare.view import CompareView
 from .corpus.view import CorpusView, corpus_html
+from .divergence.view import DivergenceView
 from .export_svg import to_svg
 from .fields.view import FieldsView, fields_html
 from .lens.view import LensView
@@ -39,3 +41,4 @@ register(Corpus, view=CorpusView, to_html=corpus_html)
 register(Fields, view=FieldsView, to_html=fields_html)
 register(Choices, view=ChoicesView)
 register(Calibration, view=reliability_diagram, plot=reliability_figure)
+register(Divergence, view=DivergenceView)

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..viewable import Viewable
 from .rollouts import Rollouts
 from .stats import summary
 
@@ -32,7 +33,7 @@ ALTERNATIVES = {"base_alt_ids": (np.int64, -1), "base_alt_logprobs": (np.float64
 
 
 @dataclass(eq=False)
-class Divergence:
+class Divergence(Viewable):
     """KL(base ‖ candidate), Δp = q(y) − p(y), same top token and each side's top of one text.
 
     ``kld_low``/``kld_high`` bound the KL of each position; they are equal where it is exact (both

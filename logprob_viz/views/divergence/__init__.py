@@ -1,0 +1,6 @@
+"""The divergence view (issue 44): one text of `lv.divergence`, coloured by per-token KL or |Δp|.
+
+    payload.py    what crosses to the frontend: per-token numbers, each hovered token's alternatives
+                  of both sides in one token order, the header's statistics
+    view.py       `DivergenceView` (the widget, js/divergence/) and its static page (``to_html``)
+"""
