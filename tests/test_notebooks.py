@@ -33,7 +33,8 @@ def printed(outputs) -> str:
 
 def test_every_notebook_is_run_by_some_test():
     shipped = {p.name for p in NOTEBOOKS.glob("*.ipynb")}
-    assert shipped == {"quickstart.ipynb", "compare.ipynb", "corpus.ipynb", "answers.ipynb", "divergence.ipynb", *LESSONS, *ELSEWHERE}
+    assert shipped == {"quickstart.ipynb", "compare.ipynb", "corpus.ipynb", "answers.ipynb", "divergence.ipynb",
+                       *LESSONS, *ELSEWHERE}
     assert len(LESSONS) == 8
 
 
