@@ -72,7 +72,8 @@ def measure(device, sizes: Sizes, tiny: bool) -> list[Row]:
                                                               sizes.batch_tokens, sizes.repeats)])
     part(rows, "runner.lens", lambda: [speed.lens_row(runner, sizes.lens_tokens, sizes.repeats)])
     part(rows, "runner.choose", lambda: [speed.choose_row(runner, sizes.prompts, sizes.repeats)])
-    rows.append(speed.divergence_row())
+    part(rows, "lv.divergence", lambda: [speed.divergence_row(runner, sizes.texts, sizes.text_tokens,
+                                                              sizes.batch_tokens, sizes.repeats)])
     rows.append(big)
     for name in TINY_MODELS:
         part(rows, f"fidelity: tiny {name}", lambda name=name: [fidelity.tiny_row(name, tokenizer, device,

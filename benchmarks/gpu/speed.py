@@ -114,10 +114,31 @@ def choose_row(runner, n_prompts: int, repeats: int) -> Row:
     return row
 
 
-def divergence_row() -> Row:
+def divergence_row(runner, n_texts: int, length: int, batch_tokens: int, repeats: int) -> Row:
+    """lv.divergence of the model in fp32 against its bf16 self (on a GPU the runner is bf16, on a CPU fp32:
+    the other side is a copy in the other dtype), against the two sides' bare padded forward passes."""
+    import copy
+
+    import torch
+
     import logprob_viz as lv
 
-    landed = hasattr(lv, "divergence")
-    # Its cost against two bare forward passes is to be measured once its API is settled here.
-    return Row("lv.divergence, bf16 against its fp32 self", "landed, not measured yet" if landed else "not landed",
-               "two bare forward passes", float("nan"), met="not measured")
+    bf16 = runner.model.dtype == torch.bfloat16
+    other = lv.load((copy.deepcopy(runner.model).to(torch.float32 if bf16 else torch.bfloat16), runner.tokenizer))
+    base, candidate = (other, runner) if bf16 else (runner, other)
+    texts = short_texts(runner.tokenizer, n_texts, lengths=(length, length))
+
+    def ours():
+        return lv.divergence(base, candidate, texts, top_logprobs=K, batch_tokens=batch_tokens, progress=False)
+
+    def floor():
+        for side in (base, candidate):
+            padded_forward_gather(side, texts, batch_tokens, gather=False)
+
+    seconds = timed({"ours": ours, "floor": floor}, runner.device, repeats)
+    tokens = n_texts * length
+    row = Row(f"lv.divergence, fp32 against bf16, {n_texts} texts x {length} tokens, K={K}: tokens/s "
+              "(value: time over the two bare forward passes)", f"{tokens / seconds['ours']:.0f}",
+              f"two padded forwards {tokens / seconds['floor']:.0f}", seconds["ours"] / seconds["floor"])
+    del other
+    return row
