@@ -11,6 +11,7 @@
 
 import { h } from "../toolkit/dom.js";
 import { formatLogprob, formatPercent } from "../toolkit/format.js";
+import { residual } from "./chart.js";
 import { appendText } from "./text.js";
 
 // (trait, label, min, max, step): the sliders' ranges are the explorer's (records/sampling.py)
@@ -19,6 +20,8 @@ const SLIDERS = [
   ["top_p", "top-p", 0.05, 1, 0.05],
   ["min_p", "min-p", 0, 1, 0.01],
 ];
+
+const COLUMN_STATES = new Set(["exact", "ranges", "waiting"]); // the readout's states that have a column
 
 /** Whether `model` is an ExplorerView's (it has the sampling traits). */
 export const hasSide = (model) => model.get("sampling") != null;
@@ -123,6 +126,44 @@ export class ExplorerSide {
     this.readout.replaceChildren(line1, line2);
   }
 
+  /**
+   * The chart's column under the sliders at token i (chart.js `secondColumn`): the readout's numbers
+   * for every row (the kernel's, exact or a range), only for the token the readout is about; null
+   * elsewhere, so no chart beside the sliders shows a p(sampled) that is not theirs.
+   */
+  columnFor(i, data) {
+    const r = this.model.get("readout") || {};
+    if (r.at !== i || !COLUMN_STATES.has(r.state) || !data || data.tokens[i] !== r.token) return null;
+    const byId = new Map();
+    const byText = new Map();
+    for (const [id, text, low, high] of r.column || []) {
+      if (id >= 0) byId.set(id, [low, high]);
+      byText.set(text, [low, high]);
+    }
+    const valueOf = (alt) => (r.state === "waiting" ? "\u2026" : byId.get(alt.id) ?? byText.get(alt.text) ?? "\u2026");
+    const words = { exact: "p under", ranges: "the range its p certainly lies in under", waiting: "being computed under" };
+    return {
+      head: "at sliders",
+      note: `model: the distribution the model gave; at sliders: ${words[r.state]} ${r.label ?? ""} (the readout's numbers)`,
+      stat: "p at sliders",
+      chosen: r.state === "exact" ? [r.sampled, r.sampled] : r.state === "ranges" ? [r.low, r.high] : "\u2026",
+      valueOf,
+      otherOf: (rows) => {
+        if (r.state !== "exact") return r.state === "waiting" ? "\u2026" : "";
+        const values = rows.map(valueOf);
+        if (!values.every(Array.isArray)) return "\u2026";
+        const rest = residual(values.map(([p]) => Math.log(p)));
+        return [rest, rest];
+      },
+    };
+  }
+
+  /** The widest column the chart can hold (for measuring the panel's height before it shows one). */
+  static widestColumn() {
+    const note = `model: the distribution the model gave; at sliders: the range its p certainly lies in under T = 0.00, top-k 100, top-p 0.00, min-p 0.00 (the readout's numbers)`;
+    return { head: "at sliders", note, stat: "p at sliders", chosen: [0.999, 1], valueOf: () => [0.999, 1], otherOf: () => [0.999, 1] };
+  }
+
   /** Next token's choices, in the chart panel's place (hidden when the kernel sends none). */
   onNext() {
     const step = this.model.get("next_step") || {};
@@ -202,7 +243,7 @@ export class ExplorerSide {
   listen() {
     const traits = [
       ["change:sampling", () => this.onSampling()],
-      ["change:readout", () => this.onReadout()],
+      ["change:readout", () => (this.onReadout(), this.view.shown >= 0 && this.view.showChart(this.view.shown, true))],
       ["change:next_step", () => this.onNext()],
       ["change:next_typed", () => this.onNext()],
     ];

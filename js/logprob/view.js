@@ -220,10 +220,12 @@ export class LogprobRender {
       spanOf: (i) => this.spanOf(i),
       strip: this.strip,
       decorate: (chart, i, measuring) => this.why.decorate(chart, i, measuring),
+      measureColumn: this.side ? () => ExplorerSide.widestColumn() : null,
       explorer: (i) => ({
         branching: !!this.model.get("branching"),
         explored: (this.model.get("explored") ?? {})[String(i)] ?? null,
         forced: (this.data.meta.forced ?? []).includes(i),
+        column: this.side ? this.side.columnFor(i, this.data) : undefined, // (a plain view: the trace's own)
       }),
     });
     body.append(this.textEl, this.side ? this.side.hold(this.panel.el) : this.panel.el);

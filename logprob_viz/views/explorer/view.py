@@ -23,7 +23,8 @@ class ExplorerView(LogprobView):
     # The column beside the text (js/logprob/explorer_side.js): the sliders above the chart, the pinned
     # token's p under them, Next token's choices in the chart's place. Data from the app, drawn as text.
     sampling = t.Dict({"temperature": 0.0, "top_p": 1.0, "min_p": 0.0, "min_p_off": ""}).tag(sync=True)
-    readout = t.Dict().tag(sync=True)  # the pinned token: {state, at, token, model, sampled | low, high, label, note}
+    # the pinned token: {state, at, token, model, sampled | low, high, label, note, column: [[id, text, low, high]]}
+    readout = t.Dict().tag(sync=True)
     next_step = t.Dict().tag(sync=True)  # Next token: {after, entropy, busy, options: [[id, text, logprob], ...]}
     next_typed = t.Dict().tag(sync=True)  # the typed token's p there: {after, text, token, p, rank, note | error}
 
