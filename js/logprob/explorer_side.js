@@ -23,6 +23,53 @@ const SLIDERS = [
 
 const COLUMN_STATES = new Set(["exact", "ranges", "waiting"]); // the readout's states that have a column
 
+const DONE_SHOWN_MS = 8000; // a job that went well: its last word stays this long (an error stays)
+
+/**
+ * The status of the work a click started, in the column beside the text, where the click was (on a
+ * projector the app's status line is a screen above the text): the job that runs, with the seconds
+ * it has taken so far (something moves while a branch takes 26 s), then how it ended. Over the foot
+ * of the chart's box, so it moves nothing; every line of it shows (it scrolls rather than clips).
+ * A click on it puts it away. Only what changes after the view is made: not the "ready" line.
+ */
+class WorkStatus {
+  constructor(model) {
+    this.model = model;
+    this.el = h("div", "lv-side-status");
+    this.el.setAttribute("role", "status");
+    this.el.hidden = true;
+    this.el.title = "click to put this away (the status line above says it too)";
+    this.el.addEventListener("click", () => (this.el.hidden = true));
+    this.seen = JSON.stringify(model.get("work") || {}); // (what was said before this view: not news)
+    this.since = 0; // when the running job started (this page's clock)
+    this.job = null;
+    this.timer = 0;
+  }
+
+  show() {
+    const w = this.model.get("work") || {};
+    if (JSON.stringify(w) === this.seen || !w.message) return;
+    this.seen = null;
+    this.stop();
+    if (w.running && w.running !== this.job) this.since = Date.now();
+    this.job = w.running || null;
+    this.el.className = `lv-side-status lv-side-status-${w.kind || "info"}${w.running ? " lv-side-running" : ""}`;
+    const write = () => {
+      const seconds = w.running ? ` \u00b7 ${Math.round((Date.now() - this.since) / 1000)} s` : "";
+      this.el.textContent = `${w.message}${seconds}`;
+    };
+    write();
+    this.el.hidden = false;
+    if (w.running) this.timer = setInterval(write, 1000);
+    else if (w.kind !== "error") this.timer = setTimeout(() => (this.el.hidden = true), DONE_SHOWN_MS);
+  }
+
+  stop() {
+    clearInterval(this.timer);
+    clearTimeout(this.timer);
+  }
+}
+
 /** Whether `model` is an ExplorerView's (it has the sampling traits). */
 export const hasSide = (model) => model.get("sampling") != null;
 
@@ -46,6 +93,7 @@ export class ExplorerSide {
     this.slot = h("div", "lv-side-slot"); // the chart panel, and Next token's choices over it
     this.next = h("div", "lv-next");
     this.next.hidden = true;
+    this.work = new WorkStatus(this.model); // how the work a click started goes, over the chart's foot
     this.controls.append(this.sliders, this.readout);
     this.el.append(this.slot);
     this.onSampling();
@@ -74,7 +122,7 @@ export class ExplorerSide {
 
   /** The panel of this build of the view goes into the slot (under Next token's choices). */
   hold(panelEl) {
-    this.slot.replaceChildren(panelEl, this.next);
+    this.slot.replaceChildren(panelEl, this.next, this.work.el);
     this.view.root.prepend(this.controls); // (above the header, legend and strip: built just before)
     this.markEmpty();
     return this.el;
@@ -246,11 +294,13 @@ export class ExplorerSide {
       ["change:readout", () => (this.onReadout(), this.view.shown >= 0 && this.view.showChart(this.view.shown, true))],
       ["change:next_step", () => this.onNext()],
       ["change:next_typed", () => this.onNext()],
+      ["change:work", () => this.work.show()],
     ];
     for (const [name, fn] of traits) this.model.on(name, fn);
     this.onNext();
     return () => {
       for (const [name, fn] of traits) this.model.off(name, fn);
+      this.work.stop();
     };
   }
 }

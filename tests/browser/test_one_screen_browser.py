@@ -9,7 +9,7 @@ file browser hidden) and at 1400x900 (light):
 - No element holding a token's name, a column heading, a slider's label or a part of the legend
   wraps inside itself, overflows, or reaches past the box that clips it; no two labels on a line touch.
 - A branch started by a click in the chart says how it goes in the sticky column, where the click
-  was, on screen while the text is scrolled into view.
+  was, on screen while the text is scrolled into view, every line of it (not clipped).
 """
 
 from __future__ import annotations
@@ -120,6 +120,32 @@ def column_follows_the_sliders(page, at: int, ref: dict) -> dict:
     return column
 
 
+# The side status's box, its scroll, and the notebook's visible area (the scroller's box).
+STATUS_JS = """e => {
+  const r = e.getBoundingClientRect();
+  const s = e.closest('.jp-NotebookPanel').querySelector('.jp-WindowedPanel-outer').getBoundingClientRect();
+  return {top: r.top, bottom: r.bottom, left: r.left, right: r.right, text: e.textContent, hidden: e.hidden,
+          clipped: e.scrollHeight > e.clientHeight + 1, area: {top: s.top, bottom: s.bottom}};
+}"""
+
+
+def side_status_on_screen(page, start: str, timeout: float) -> dict:
+    """Until the column's status says `start`...; then it must lie inside the notebook's visible area, whole."""
+    side = page.locator(f"{APP} .lv-side-status")
+    deadline = time.monotonic() + timeout
+    while True:
+        got = side.evaluate(STATUS_JS)
+        if not got["hidden"] and got["text"].startswith(start):
+            break
+        assert page.locator(f"{APP} .lv-explore-error").count() == 0, f"the app failed: {status_text(page)}"
+        assert time.monotonic() < deadline, f"the column's status never said {start!r}: {got}"
+        time.sleep(0.1)  # (polling the condition above)
+    area = got["area"]
+    assert area["top"] - 1 <= got["top"] and got["bottom"] <= area["bottom"] + 1, f"status off screen: {got}"
+    assert not got["clipped"], f"the status clips its lines: {got}"
+    return got
+
+
 def test_the_class_screen_says_one_thing(browser, lab_server):
     write_notebook(lab_server, "one_screen.ipynb", [APP_CELL, REFERENCE_CELL, PINNED_CELL])
     with projector_page(browser, lab_server, "one_screen.ipynb") as page:
@@ -158,12 +184,28 @@ def test_the_class_screen_says_one_thing(browser, lab_server):
         screen_shot(page, "one-screen-projector-dark-prompt-hover.png")
         nothing_cut(page, "projector-dark-prompt-hover")
 
-        # The same screen at 1400x900, light.
+        # A branch from a click in the chart, the text scrolled into view: how it goes shows in the column,
+        # on screen, while it runs (with its seconds) and when it is done.
+        scroll_to_text(page)
+        app.locator(".lv-side-readout").hover()  # (off the text: the chart shows the pinned token again)
+        app.locator(f".lv-side .lv-chart[data-index='{at}'] .lv-alt-row:not(.lv-chosen):not(.lv-extra)").first.click()
+        side_status_on_screen(page, "Branch", 30)
+        screen_shot(page, "one-screen-projector-dark-branching.png")
+        done = side_status_on_screen(page, "Branch #1 from token", STEP_TIMEOUT)
+        assert " s" in done["text"], done
+        screen_shot(page, "one-screen-projector-dark-branched.png")
+        nothing_cut(page, "projector-dark-branched")
+
+        # The same screen at 1400x900, light (the fork token pinned: its own reference).
         set_theme(page, dark=False)
         page.set_viewport_size(LARGE)
         next_frames(page, 3)
         scroll_to_text(page)
-        app.locator(".lv-side-readout").hover()  # (off the text: the chart shows the pinned token again)
+        ref = printed(page, 2, "REF")
+        assert ref["at"] == at, ref
+        app.locator(".lv-side-readout").hover()
+        page.wait_for_function("e => e.dataset.state === 'exact'", arg=app.locator(".lv-side-readout").element_handle(),
+                               timeout=STEP_TIMEOUT * 1000)
         column_follows_the_sliders(page, at, ref)
         screen_shot(page, "one-screen-large-light-pinned.png")
         nothing_cut(page, "large-light-pinned")

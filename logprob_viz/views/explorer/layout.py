@@ -46,7 +46,7 @@ STYLE = """<style>
 .lv-explore .lv-explore-statusbox { flex: 1 1 0; min-width: 0; height: 2.8em; overflow: hidden; margin: 0 6px;
   align-self: center; }
 .lv-explore .lv-explore-statusbox .widget-html-content { height: auto; line-height: 1.4em; white-space: normal; }
-.lv-explore .lv-explore-status { font-size: 13px; line-height: 1.4em; max-height: 2.8em; overflow: hidden;
+.lv-explore .lv-explore-status { font-size: 13px; line-height: 1.4em; max-height: 2.8em; overflow-y: auto;
   overflow-wrap: anywhere; }
 .lv-explore .lv-explore-pop { position: absolute; top: 100%; right: 0; z-index: 30; width: min(680px, 100%);
   flex-wrap: wrap; gap: 4px; padding: 8px 10px; background: var(--jp-layout-color1, #fff);
