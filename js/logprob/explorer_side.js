@@ -23,13 +23,31 @@ const SLIDERS = [
 
 const COLUMN_STATES = new Set(["exact", "ranges", "waiting"]); // the readout's states that have a column
 
+/**
+ * Next token's "other" row: the probability of every token not listed (1 − Σ p of the choices), so
+ * the chart adds up to 1, as the lesson teaches; not a choice (it is many tokens), so not clickable.
+ */
+function otherChoices(options) {
+  const rest = residual(options.map(([, , lp]) => lp));
+  const row = h("div", "lv-alt-other lv-next-other");
+  const name = h("span", "lv-alt-token", "other");
+  name.title = `all the tokens outside the top ${options.length}`;
+  const bar = h("span", "lv-alt-bar");
+  const fill = h("span", "lv-alt-fill");
+  fill.style.width = `${rest * 100}%`;
+  bar.appendChild(fill);
+  row.dataset.p = String(rest);
+  row.append(name, bar, h("span", "lv-alt-prob", formatPercent(rest)), h("span", "lv-alt-logprob", rest > 0 ? formatLogprob(Math.log(rest)) : "-inf"));
+  return row;
+}
+
 const DONE_SHOWN_MS = 8000; // a job that went well: its last word stays this long (an error stays)
 
 /**
  * The status of the work a click started, in the column beside the text, where the click was (on a
  * projector the app's status line is a screen above the text): the job that runs, with the seconds
- * it has taken so far (something moves while a branch takes 26 s), then how it ended. Over the foot
- * of the chart's box, so it moves nothing; every line of it shows (it scrolls rather than clips).
+ * it has taken so far (something moves while a branch takes 26 s), then how it ended. Over the head
+ * of the chart's box (its title), so it moves nothing; every line of it shows (it scrolls rather than clips).
  * A click on it puts it away. Only what changes after the view is made: not the "ready" line.
  */
 class WorkStatus {
@@ -93,7 +111,7 @@ export class ExplorerSide {
     this.slot = h("div", "lv-side-slot"); // the chart panel, and Next token's choices over it
     this.next = h("div", "lv-next");
     this.next.hidden = true;
-    this.work = new WorkStatus(this.model); // how the work a click started goes, over the chart's foot
+    this.work = new WorkStatus(this.model); // how the work a click started goes, over the chart's head
     this.controls.append(this.sliders, this.readout);
     this.el.append(this.slot);
     this.onSampling();
@@ -232,6 +250,7 @@ export class ExplorerSide {
     for (const label of [`top ${options.length}`, "", "prob", "logprob"]) head.appendChild(h("span", null, label));
     alts.appendChild(head);
     options.forEach(([id, text, lp], j) => alts.appendChild(this.choiceRow(id, text, lp, j, step.busy)));
+    alts.appendChild(otherChoices(options));
     const hint = h("div", "lv-chart-note", "click a row (or Tab to it, Enter) to append that token");
     chart.append(title, alts, hint, this.typedBox(step));
     this.next.replaceChildren(chart);

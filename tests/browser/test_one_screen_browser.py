@@ -63,6 +63,15 @@ print("REF " + json.dumps({"at": at, "T": T, "top_p": app.controls.top_p.value, 
                            "p": float(p[int(t.token_ids[at])])}))"""
 
 
+# Next token's "other": 1 - the listed choices' p, from the reference model's softmax after the same text.
+OTHER_CELL = """\
+ids = app.state.base.token_ids.tolist()
+with torch.inference_mode():
+    p = torch.softmax(reference(torch.tensor([ids])).logits[0, -1].double(), dim=-1)
+listed = [int(option[0]) for option in app.view.next_step["options"]]
+print("OTHER " + json.dumps({"listed": listed, "other": float(1 - p[listed].sum())}))"""
+
+
 def status_text(page) -> str:
     return page.locator(f"{APP} .lv-explore-status").inner_text()
 
@@ -147,7 +156,7 @@ def side_status_on_screen(page, start: str, timeout: float) -> dict:
 
 
 def test_the_class_screen_says_one_thing(browser, lab_server):
-    write_notebook(lab_server, "one_screen.ipynb", [APP_CELL, REFERENCE_CELL, PINNED_CELL])
+    write_notebook(lab_server, "one_screen.ipynb", [APP_CELL, REFERENCE_CELL, PINNED_CELL, OTHER_CELL])
     with projector_page(browser, lab_server, "one_screen.ipynb") as page:
         page.evaluate("() => { const s = window.jupyterapp.shell; if (!s.leftCollapsed) s.collapseLeft(); }")
         set_theme(page, dark=True)
@@ -195,6 +204,19 @@ def test_the_class_screen_says_one_thing(browser, lab_server):
         assert " s" in done["text"], done
         screen_shot(page, "one-screen-projector-dark-branched.png")
         nothing_cut(page, "projector-dark-branched")
+
+        # Next token: its chart adds up to 1, with an "other" row (the lesson says probabilities do).
+        app.locator(".lv-explore-bar button", has_text="Next token").click()
+        other = app.locator(".lv-next .lv-next-other")
+        other.wait_for(state="visible", timeout=STEP_TIMEOUT * 1000)
+        ref_other = printed(page, 3, "OTHER")
+        assert len(ref_other["listed"]) == 5, ref_other
+        assert abs(float(other.get_attribute("data-p")) - ref_other["other"]) < 1e-5, (other.inner_text(), ref_other)
+        scroll_to_text(page)
+        screen_shot(page, "one-screen-projector-dark-next.png")
+        nothing_cut(page, "projector-dark-next")
+        app.locator(".lv-next-close").click()
+        other.wait_for(state="hidden", timeout=30_000)
 
         # The same screen at 1400x900, light (the fork token pinned: its own reference).
         set_theme(page, dark=False)
