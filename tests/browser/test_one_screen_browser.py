@@ -8,6 +8,7 @@ file browser hidden) and at 1400x900 (light):
   has no such column: no 0 % rows and no "other 100 %" made from -inf / NaN.
 - No element holding a token's name, a column heading, a slider's label or a part of the legend
   wraps inside itself, overflows, or reaches past the box that clips it; no two labels on a line touch.
+- Compare opens over the tree's outline in a bounded box: nothing below it moves.
 - Each slider has more than 1.5 px per step past its thumb: a person drags it to any step.
 - A branch started by a click in the chart says how it goes in the sticky column, where the click
   was, on screen while the text is scrolled into view, every line of it (not clipped).
@@ -222,6 +223,24 @@ def test_the_class_screen_says_one_thing(browser, lab_server):
         nothing_cut(page, "projector-dark-next")
         app.locator(".lv-next-close").click()
         other.wait_for(state="hidden", timeout=30_000)
+
+        # Compare: over the outline, in a bounded box; nothing below it (the pinned table) moves.
+        below = app.locator(".lv-explore-pinned")
+        where = "e => e.getBoundingClientRect().top + e.closest('.jp-WindowedPanel-outer').scrollTop"
+        compare = app.locator(".lv-tree-panel button", has_text="Compare")
+        compare.scroll_into_view_if_needed()
+        next_frames(page, 2)
+        before = (below.evaluate(where), compare.evaluate(where))
+        compare.click()
+        app.locator(".lvc-root").wait_for(state="visible", timeout=60_000)
+        next_frames(page, 3)
+        after = (below.evaluate(where), compare.evaluate(where))
+        assert all(abs(a - b) < 2 for a, b in zip(before, after, strict=True)), (before, after)
+        box = app.locator(".lv-explore-compare").evaluate("e => [e.getBoundingClientRect().height, window.innerHeight]")
+        assert box[0] <= 0.7 * box[1] + 1, box
+        screen_shot(page, "one-screen-projector-dark-compare.png")
+        compare.click()  # (closes it)
+        app.locator(".lvc-root").wait_for(state="hidden", timeout=30_000)
 
         # The same screen at 1400x900, light (the fork token pinned: its own reference).
         set_theme(page, dark=False)

@@ -325,7 +325,7 @@ class Explorer(HtmlFallback):
         self.branch_here.show(self.state.on_show if self.state.current is not None else None, self.state.pinned)
 
     def _show_outline(self, shown: bool) -> None:
-        self.branches.outline.layout.display = None if shown else "none"  # Compare takes its place
+        self.branches.outline.layout.visibility = None if shown else "hidden"  # Compare over it: its room kept
 
     # -- internals ------------------------------------------------------------------------
 

@@ -68,4 +68,11 @@ STYLE = """<style>
 .lv-explore .lv-explore-prefix { overflow-wrap: anywhere; }
 .lv-explore .lv-tree-title { flex: 1 1 auto; min-width: 0; padding: 0 0.5em; }
 .lv-explore .lv-explore-tools { margin-top: 6px; }
+.lv-explore .lv-tree-panel, .lv-explore .lv-compare-anchor { overflow: visible !important; }
+.lv-explore .lv-compare-anchor { position: relative; height: 0; z-index: 20; }
+.lv-explore .lv-compare-anchor > .lv-explore-compare { position: absolute; top: 0; left: 0; right: 0;
+  max-height: min(70vh, 640px); overflow: auto; box-sizing: border-box; padding: 4px 6px;
+  background: var(--jp-layout-color1, #fff); border: 1px solid var(--jp-border-color1, #bbb); border-radius: 6px;
+  box-shadow: 0 4px 16px rgba(0, 0, 0, 0.3); }
+.lv-explore .lv-explore-compare > * { flex-shrink: 0; }
 </style>"""
