@@ -8,10 +8,12 @@ file browser hidden) and at 1400x900 (light):
   has no such column: no 0 % rows and no "other 100 %" made from -inf / NaN.
 - No element holding a token's name, a column heading, a slider's label or a part of the legend
   wraps inside itself, overflows, or reaches past the box that clips it; no two labels on a line touch.
-- Compare opens over the tree's outline in a bounded box: nothing below it moves.
 - Each slider has more than 1.5 px per step past its thumb: a person drags it to any step.
-- A branch started by a click in the chart says how it goes in the sticky column, where the click
-  was, on screen while the text is scrolled into view, every line of it (not clipped).
+- A branch started by a click in the chart leaves the clicked row where it was, and says how it goes
+  in the sticky column, where the click was, on screen while the text is scrolled into view, every
+  line of it (not clipped).
+- Next token's chart has an "other" row: 1 - the listed tokens' p, as the reference model gives it.
+- Compare opens over the tree's outline in a bounded box: nothing below it moves.
 """
 
 from __future__ import annotations
@@ -203,11 +205,18 @@ def test_the_class_screen_says_one_thing(browser, lab_server):
         # on screen, while it runs (with its seconds) and when it is done.
         scroll_to_text(page)
         app.locator(".lv-side-readout").hover()  # (off the text: the chart shows the pinned token again)
-        app.locator(f".lv-side .lv-chart[data-index='{at}'] .lv-alt-row:not(.lv-chosen):not(.lv-extra)").first.click()
+        rows = app.locator(f".lv-side .lv-chart[data-index='{at}'] .lv-alt-row:not(.lv-extra)")
+        clicked = next(j for j in range(rows.count()) if "lv-chosen" not in rows.nth(j).get_attribute("class"))
+        top = "e => e.getBoundingClientRect().top + e.closest('.jp-WindowedPanel-outer').scrollTop"
+        before = rows.nth(clicked).evaluate(top)
+        rows.nth(clicked).click()
         side_status_on_screen(page, "Branch", 30)
         screen_shot(page, "one-screen-projector-dark-branching.png")
         done = side_status_on_screen(page, "Branch #1 from token", STEP_TIMEOUT)
         assert " s" in done["text"], done
+        # the clicked alternative (now the fork's chosen token) is where it was: the chart kept its layout
+        after = rows.nth(clicked).evaluate(top)
+        assert abs(after - before) < 2 and "lv-chosen" in rows.nth(clicked).get_attribute("class"), (before, after)
         screen_shot(page, "one-screen-projector-dark-branched.png")
         nothing_cut(page, "projector-dark-branched")
 
@@ -255,3 +264,8 @@ def test_the_class_screen_says_one_thing(browser, lab_server):
         column_follows_the_sliders(page, at, ref)
         screen_shot(page, "one-screen-large-light-pinned.png")
         nothing_cut(page, "large-light-pinned")
+        set_theme(page, dark=True)
+        scroll_to_text(page)
+        screen_shot(page, "one-screen-large-dark-pinned.png")
+        nothing_cut(page, "large-dark-pinned")
+        set_theme(page, dark=False)
