@@ -120,7 +120,6 @@ export class ExplorerSide {
 
   slider(name, label, min, max, step) {
     const box = h("label", "lv-side-slider");
-    box.dataset.setting = name; // (explorer.css: each slider as wide as its steps need)
     const head = h("span", "lv-side-slider-head");
     const value = h("span", "lv-side-value");
     head.append(h("span", "lv-side-name", label), value);

@@ -7,8 +7,6 @@ test_one_screen_browser.py.
 - `TOUCHING_JS`: headings and labels on one line closer than `GAP` px to the next one (the texts'
   own extents, not their boxes: "MODELPROB" is two boxes whose texts meet).
 - `CHART_COLUMN_JS`: the pinned chart's second column, row by row ({token id: p, head, other}).
-- `SLIDER_STEPS_JS`: each slider's pixels per step, past its thumb (a person drags to each step only
-  where a step is more than a pixel or so).
 """
 
 from __future__ import annotations
@@ -105,11 +103,3 @@ CHART_COLUMN_JS = """chart => {
   return {head, rows, other: other ? other.textContent : null,
           note: (chart.querySelector('.lv-column-note') || {}).textContent || ''};
 }"""
-
-THUMB = 16  # px: a range input's thumb, the part of its width the thumb's centre cannot reach
-
-SLIDER_STEPS_JS = f"""app => [...app.querySelectorAll('.lv-side-range')].map((e) => {{
-  const steps = (Number(e.max) - Number(e.min)) / Number(e.step);
-  return {{setting: e.dataset.setting, width: Math.round(e.getBoundingClientRect().width),
-          steps: Math.round(steps), perStep: (e.getBoundingClientRect().width - {THUMB}) / steps}};
-}})"""

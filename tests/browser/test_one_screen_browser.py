@@ -8,7 +8,6 @@ file browser hidden) and at 1400x900 (light):
   has no such column: no 0 % rows and no "other 100 %" made from -inf / NaN.
 - No element holding a token's name, a column heading, a slider's label or a part of the legend
   wraps inside itself, overflows, or reaches past the box that clips it; no two labels on a line touch.
-- Each slider has more than 1.5 px per step past its thumb: a person drags it to any step.
 - A branch started by a click in the chart leaves the clicked row where it was, and says how it goes
   in the sticky column, where the click was, on screen while the text is scrolled into view, every
   line of it (not clipped).
@@ -35,7 +34,7 @@ from browser.lab import (
     wait_for_output,
     write_notebook,
 )
-from browser.one_screen import CHART_COLUMN_JS, NAMES_JS, SLIDER_STEPS_JS, TOUCHING_JS
+from browser.one_screen import CHART_COLUMN_JS, NAMES_JS, TOUCHING_JS
 
 pytestmark = pytest.mark.browser
 
@@ -43,7 +42,6 @@ PROMPT = "The largest planet in the solar system is"
 APP = ".jp-NotebookPanel:not(.lm-mod-hidden) .lv-explore"
 LARGE = {"width": 1400, "height": 900}
 STEP_TIMEOUT = 240  # s: one job after the model is loaded, on 2 shared cores
-STEP_PX = 1.5  # px a slider's step needs to be reached by dragging (the issue's 53 px temperature had 0.9)
 
 APP_CELL = """\
 import logprob_viz as lv
@@ -117,9 +115,7 @@ def nothing_cut(page, where: str) -> None:
         screen_shot(page, f"one-screen-cut-{where}.png")
     assert not bad, f"{where}: names or labels cut: {bad}"
     assert not close, f"{where}: labels that touch: {close}"
-    # each slider can be dragged to each of its steps: more than STEP_PX a step
-    sliders = app.evaluate(SLIDER_STEPS_JS)
-    assert len(sliders) == 3 and all(s["perStep"] >= STEP_PX for s in sliders), f"{where}: sliders {sliders}"
+
 
 
 def column_follows_the_sliders(page, at: int, ref: dict) -> dict:
