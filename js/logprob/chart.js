@@ -104,7 +104,7 @@ export function settingsWords(s) {
 
 /**
  * The chart's second column at token i, or null where there is none: `opts.column` when the caller
- * gives one (the explorer: its sliders' column for the pinned token, else null), otherwise the
+ * gives one (the explorer: its sliders' column for the pinned token; null: none), otherwise the
  * distribution token i was sampled from, only where it was sampled (not a prompt token, not one
  * chosen by hand, not greedy: there the trace holds NaN / -inf, which are no probabilities).
  * A column is {head, note, stat, chosen, valueOf(alt), otherOf(rows)}; values as `columnText`'s.

@@ -195,7 +195,8 @@ export class ExplorerSide {
   /**
    * The chart's column under the sliders at token i (chart.js `secondColumn`): the readout's numbers
    * for every row (the kernel's, exact or a range), only for the token the readout is about; null
-   * elsewhere, so no chart beside the sliders shows a p(sampled) that is not theirs.
+   * elsewhere (there the chart shows, headed "sampled from", what the token was sampled from, only
+   * where it was sampled): the token the sliders speak of has their numbers and no other.
    */
   columnFor(i, data) {
     const r = this.model.get("readout") || {};

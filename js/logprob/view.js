@@ -225,7 +225,8 @@ export class LogprobRender {
         branching: !!this.model.get("branching"),
         explored: (this.model.get("explored") ?? {})[String(i)] ?? null,
         forced: (this.data.meta.forced ?? []).includes(i),
-        column: this.side ? this.side.columnFor(i, this.data) : undefined, // (a plain view: the trace's own)
+        // the pinned token's column under the sliders; elsewhere the trace's own (where it was sampled)
+        column: (this.side && this.side.columnFor(i, this.data)) || undefined,
       }),
     });
     body.append(this.textEl, this.side ? this.side.hold(this.panel.el) : this.panel.el);

@@ -5,7 +5,8 @@ file browser hidden) and at 1400x900 (light):
   sliders") the very numbers of the readout and of the pinned table below (token by token), and the
   chosen token's is the one an independent float64 softmax of the default model gives at that
   temperature. A chart of a token that nothing sampled under these sliders (a hovered prompt token)
-  has no such column: no 0 % rows and no "other 100 %" made from -inf / NaN.
+  has no such column: no 0 % rows and no "other 100 %" made from -inf / NaN; a hovered generated
+  token's column is headed "sampled from" (what it was drawn from), never "at sliders".
 - No element holding a token's name, a column heading, a slider's label or a part of the legend
   wraps inside itself, overflows, or reaches past the box that clips it; no two labels on a line touch.
 - A branch started by a click in the chart leaves the clicked row where it was, and says how it goes
@@ -196,6 +197,14 @@ def test_the_class_screen_says_one_thing(browser, lab_server):
         assert chart_column(page, 2) is None
         screen_shot(page, "one-screen-projector-dark-prompt-hover.png")
         nothing_cut(page, "projector-dark-prompt-hover")
+        # A generated token, hovered (not the one the sliders speak of): what it was sampled from,
+        # headed so, not "at sliders".
+        app.locator(f".lv-token[data-index='{at - 1}']").hover()
+        shown = f"() => document.querySelector(\"{APP} .lv-side .lv-chart\")?.dataset.index === '{at - 1}'"
+        page.wait_for_function(shown)
+        hovered = chart_column(page, at - 1)
+        assert hovered is not None and "sampled from" in hovered["head"], hovered
+        assert "at sliders" not in hovered["head"], hovered
 
         # A branch from a click in the chart, the text scrolled into view: how it goes shows in the column,
         # on screen, while it runs (with its seconds) and when it is done.
