@@ -51,9 +51,10 @@ CLAIMS = {
     "02_sampling.ipynb": ["T=0.5:", "chosen", "min_p=0.05: p >=", "min_p=0.2: p >="],
     "03_what_it_almost_said.ipynb": ["' Neptune'", "' Jupiter'", "is Jupiter."],
     "04_inside_the_model.ipynb": ["token: ' Paris'", "layer 29"],
+    "05_comparing.ipynb": ["own continuation: {'tired': ", "shared part: {'tired': "],
     "07_why.ipynb": ["p(' Neptune')", "pushed towards Neptune", "rank agreement", "' Neptune' decided at layer"],
-    "08_guess.ipynb": ["token 8: 'She' is not it (guess 1)", "token 8: right, ' It' in 2 guesses", "class: ",
-                       "model: "],
+    "08_guess.ipynb": ["token 8: 'She' is not it (guess 1)", "token 8: right, ' It' in 2 guesses", "score over the",
+                       "(its ranks as guesses)", "too few tokens for a bound"],
 }
 
 

@@ -56,18 +56,34 @@ function bounds(lower, upper) {
   return known(lower) ? `${formatFixed(lower, 2)} to ${formatFixed(upper, 2)} bits/token` : `at most ${formatFixed(upper, 2)} bits/token`;
 }
 
-/** The totals under the results table: Shannon's bounds for the class and the model, over n tokens
- * (the words of Python's guess_chart.summary_line); plainly "too few" under 20 found tokens. */
+/** Who guessed better, by the score (fewer guesses, fewer bits). */
+function verdict(s) {
+  if (!known(s.class_score) || !known(s.model_score)) return "";
+  if (s.class_score === s.model_score) return ": as well as each other";
+  return s.class_score < s.model_score ? ": the class guessed better" : ": the model guessed better";
+}
+
+/**
+ * The totals under the results table (the words of Python's guess chart summary_line): the game's
+ * score for the class and the model, the mean of log2(guesses) per token (fewer guesses, less), and
+ * who did better; then Shannon's bounds on the text's entropy, named as such, and only with enough
+ * found tokens for a bound (under 20: "too few tokens for a bound").
+ */
 export function summaryText(stats) {
   const s = stats || {};
   const n = s.n ?? 0;
+  const bits = (x) => (known(x) ? `${formatFixed(x, 2)} bits` : "? bits");
+  const found = s.found ?? 0;
+  const scored = s.model_scored ?? found;
+  const ranks = scored === found ? "" : `, ${scored} of them with a rank`;
   let line =
-    `Shannon's bounds over ${n} tokens (${s.found ?? 0} found, ${s.revealed ?? 0} revealed): ` +
-    `class ${bounds(s.class_lower, s.class_upper)}, model ${bounds(s.model_lower, s.model_upper)} (its ranks as guesses`;
-  line += s.model_n === n ? ")" : `, ${s.model_n ?? 0} tokens with a rank)`;
+    `Score over the ${found} tokens found (${s.revealed ?? 0} revealed, not scored), the mean of log2(guesses) per token, ` +
+    `0 when every token takes 1 guess: class ${bits(s.class_score)}, model ${bits(s.model_score)} (its ranks as guesses${ranks})${verdict(s)}. ` +
+    `Shannon's bounds on the text's entropy over the ${n} tokens: `;
+  if (s.few) return `${line}too few tokens for a bound (${s.found ?? 0} found; play ${FEW_TOKENS} or more).`;
+  line += `class ${bounds(s.class_lower, s.class_upper)}, model ${bounds(s.model_lower, s.model_upper)}`;
   // Shannon's lower bound is an ideal guesser's: right most often at the first guess, then the second...
   if (!known(s.class_lower) || !known(s.model_lower)) line += "; a lower bound only where 1 guess was the most common, then 2, and so on";
-  if (s.few) line += `. Only ${s.found ?? 0} found tokens: too few for these bounds to mean much (play ${FEW_TOKENS} or more)`;
   return `${line}.`;
 }
 

@@ -1,7 +1,8 @@
 // The alternatives chart of one token: its top-K bars with the chosen token highlighted (also
 // when it is outside the top K: then a marked row with its rank), an "other" bar for the mass
-// outside the top K, token ids on request, and the sampled-from (processed) distribution in a
-// column of its own when the trace has one.
+// outside the top K, token ids on request, and a second column of probabilities where there is one
+// (`secondColumn`): in the explorer, the pinned token's p under the sliders, the readout's numbers; in
+// a plain view, the distribution a sampled token was sampled from, with the settings it was sampled at.
 //
 // A `Chart` is one set of elements updated in place for each token shown: hovering changes the
 // texts, widths and classes of the rows it has, and adds or removes rows only when the count
@@ -73,12 +74,71 @@ function setBar(el, p) {
   if (el.lvWidth !== width) el.firstChild.style.width = el.lvWidth = width;
 }
 
+/**
+ * A column's value as shown: [low, high] (equal when exact; "cut off" at 0), "\u2026" while it is
+ * being computed, "" where the column has none (the "other" row of a server's ranges).
+ */
+export function columnText(value) {
+  if (!Array.isArray(value)) return value ?? "\u2026";
+  const [low, high] = value;
+  if (high === 0) return "cut off";
+  return low === high ? formatPercent(low) : `${formatPercent(low)}\u2013${formatPercent(high)}`;
+}
+function setColumn(row, value) {
+  setBar(row.qbar, Array.isArray(value) ? value[0] : 0);
+  setText(row.qprob, columnText(value));
+  // the number itself, unrounded, where it is one (what a test compares with the readout's)
+  if (Array.isArray(value) && value[0] === value[1]) row.qprob.dataset.p = String(value[0]);
+  else delete row.qprob.dataset.p;
+}
+
+/** The sampling settings in words, as the explorer's readout says them (pinned_html.settings_words). */
+export function settingsWords(s) {
+  if (!(s.temperature > 0)) return "T = 0 (greedy)";
+  const words = [`T = ${s.temperature.toFixed(2)}`];
+  if (s.top_k > 0) words.push(`top-k ${s.top_k}`);
+  if (s.top_p != null && s.top_p < 1) words.push(`top-p ${s.top_p.toFixed(2)}`);
+  if (s.min_p > 0) words.push(`min-p ${s.min_p.toFixed(2)}`);
+  return words.join(", ");
+}
+
+/**
+ * The chart's second column at token i, or null where there is none: `opts.column` when the caller
+ * gives one (the explorer: its sliders' column for the pinned token; null: none), otherwise the
+ * distribution token i was sampled from, only where it was sampled (not a prompt token, not one
+ * chosen by hand, not greedy: there the trace holds NaN / -inf, which are no probabilities).
+ * A column is {head, note, stat, chosen, valueOf(alt), otherOf(rows)}; values as `columnText`'s.
+ */
+export function secondColumn(data, i, opts) {
+  if (opts.column !== undefined) return opts.column;
+  const q = data.processedLogprobs;
+  if (!q || i < opts.promptLen || opts.forced || !Number.isFinite(q[i])) return null;
+  const p = (lp) => (lp == null || Number.isNaN(lp) ? "" : [Math.exp(lp), Math.exp(lp)]);
+  const meta = data.meta || {};
+  const branch = meta.branch;
+  // (a branch's tokens before its fork were sampled by its parent, at the parent's settings)
+  const known = meta.do_sample && meta.temperature != null && (!branch || i >= branch.at);
+  return {
+    head: "sampled from",
+    note: `model: the distribution the model gave; sampled from: the one this token was drawn from${known ? `, at ${settingsWords(meta)}` : ""}`,
+    stat: "sampled p",
+    chosen: p(q[i]),
+    valueOf: (alt) => p(alt.processed),
+    otherOf: (rows) => {
+      const rest = residual(rows.map((r) => (r.processed == null ? NaN : r.processed)));
+      return [rest, rest];
+    },
+  };
+}
+
+const sameShape = (a, b) => a.k === b.k && a.ids === b.ids && (a.column ? a.column.head : null) === (b.column ? b.column.head : null);
+
 /** One row's elements (an alternative, the chosen token outside the top K, or "other"), in column order. */
 function makeRow(o, className) {
   const row = { el: h("div", className), token: h("span", "lv-alt-token"), bar: bar(), prob: h("span", "lv-alt-prob") };
   row.logprob = h("span", "lv-alt-logprob");
   row.el.append(row.token, row.bar, row.prob, row.logprob);
-  if (o.processed) {
+  if (o.column) {
     row.qbar = bar("lv-alt-bar-processed");
     row.qprob = h("span", "lv-alt-prob lv-alt-prob-processed");
     row.el.append(row.qbar, row.qprob);
@@ -95,6 +155,7 @@ function fillRow(row, alt, o, explored = null, branching = false) {
   const branch = explored && alt.rank == null ? explored[String(alt.id)] : undefined;
   setClass(row.el, `lv-alt-row${alt.chosen ? " lv-chosen" : ""}${alt.rank != null ? " lv-extra" : ""}${branch != null ? " lv-explored" : ""}`);
   setTokenText(row.token, alt.text);
+  if (row.el.dataset.tokenId !== String(alt.id)) row.el.dataset.tokenId = String(alt.id);
   if (row.token.title !== alt.text) row.token.title = alt.text; // a property: plain text
   const hint = branching && alt.rank == null ? branchHint(alt.text, branch) : "";
   if (row.el.title !== hint) row.el.title = hint;
@@ -104,11 +165,7 @@ function fillRow(row, alt, o, explored = null, branching = false) {
   setBar(row.bar, p);
   setText(row.prob, formatPercent(p));
   setText(row.logprob, formatLogprob(alt.logprob));
-  if (o.processed) {
-    const q = alt.processed == null ? NaN : Math.exp(alt.processed);
-    setBar(row.qbar, q);
-    setText(row.qprob, formatPercent(q));
-  }
+  if (o.column) setColumn(row, o.column.valueOf(alt));
   if (o.ids) setText(row.id, alt.id >= 0 ? String(alt.id) : "?");
 }
 
@@ -120,25 +177,22 @@ function otherRow(o) {
   return row;
 }
 
-function fillOther(row, rawP, processedP, o) {
+function fillOther(row, rawP, rows, o) {
   setBar(row.bar, rawP);
   setText(row.prob, formatPercent(rawP));
   setText(row.logprob, rawP > 0 ? formatLogprob(Math.log(rawP)) : "-inf");
-  if (o.processed) {
-    setBar(row.qbar, processedP);
-    setText(row.qprob, formatPercent(processedP));
-  }
+  if (o.column) setColumn(row, o.column.otherOf(rows));
 }
 
 /** The table of alternatives for one shape (K, processed column, ids column): its head, rows and "other". */
 class AltTable {
   constructor(o) {
     this.o = o;
-    this.el = h("div", `lv-alts${o.processed ? " lv-alts-processed" : ""}${o.ids ? " lv-alts-ids" : ""}`);
+    this.el = h("div", `lv-alts${o.column ? " lv-alts-processed" : ""}${o.ids ? " lv-alts-ids" : ""}`);
     this.head = h("div", "lv-alt-head");
     // top_logprobs=0: no alternatives were recorded, only the chosen token ("top 0" says nothing)
-    const labels = [o.k > 0 ? `top ${o.k}` : "chosen", o.processed ? "model" : "", "prob", "logprob"];
-    if (o.processed) labels.push("sampled from", "prob");
+    const labels = [o.k > 0 ? `top ${o.k}` : "chosen", o.column ? "model" : "", "prob", "logprob"];
+    if (o.column) labels.push(o.column.head, "prob");
     if (o.ids) labels.push("id");
     for (const label of labels) this.head.appendChild(h("span", null, label));
     this.rows = []; // the top-K rows made so far, reused for every token
@@ -162,8 +216,7 @@ class AltTable {
     }
     const raw = residual(rows.map((r) => r.logprob));
     if (raw != null) {
-      const proc = o.processed ? residual(rows.map((r) => (r.processed == null ? NaN : r.processed))) : null;
-      fillOther(this.other, raw, proc, o);
+      fillOther(this.other, raw, rows, o);
       wanted.push(this.other.el);
     }
     setChildren(this.el, wanted);
@@ -172,7 +225,6 @@ class AltTable {
 
 const PIN_NOTE = "pinned \u00b7 \u2190 \u2192 move \u00b7 Esc releases";
 const BRANCH_NOTE = "pinned \u00b7 click a bar to branch (b: the likeliest other) \u00b7 \u2190 \u2192 move \u00b7 Esc releases";
-const PROCESSED_NOTE = "model: the distribution the model gave; sampled from: after temperature / top-p / top-k";
 
 /** One chart, shown for token after token (`show`); `el` is its element. */
 export class Chart {
@@ -192,7 +244,7 @@ export class Chart {
     Object.assign(this.stat, { entropy: h("span", "lv-stat lv-entropy"), processed: h("span", "lv-stat lv-processed") });
     this.empty = h("div", "lv-chart-empty");
     this.table = null; // the AltTable of the current shape
-    this.processedNote = h("div", "lv-chart-note", PROCESSED_NOTE);
+    this.columnNote = h("div", "lv-chart-note lv-column-note");
     this.pinNote = h("div", "lv-chart-note lv-pin-note", PIN_NOTE);
   }
 
@@ -200,7 +252,8 @@ export class Chart {
    * Show token i. `opts`: promptLen, showIds, style (the token's colours or null), pinned (bool),
    * flags (what the source lost at this token, in words; optional); in the explorer also
    * branching (a click on a bar branches), explored ({token id: branch number} here), forced
-   * (the token was chosen by a person, not sampled).
+   * (the token was chosen by a person, not sampled), column (the sliders' column, or null: none;
+   * see `secondColumn`).
    */
   show(data, i, opts) {
     this.el.setAttribute("data-index", String(i));
@@ -221,26 +274,27 @@ export class Chart {
     }
     // What the source of this trace lost at this token (Trace.flags), in words: rare, made anew.
     for (const note of opts.flags || []) wanted.push(h("div", "lv-chart-flag", `\u26a0 ${note}`));
-    this.showStats(data, i);
+    const column = secondColumn(data, i, opts);
+    this.showStats(data, i, column);
     wanted.push(this.stats);
-    const processed = data.processedTopLogprobs != null;
     const { rows, extra } = alternatives(data, i);
     if (rows.length === 0 && !extra) {
       setText(this.empty, data.k === 0 ? "No alternatives were recorded (top_logprobs=0)." : "No alternatives for this token.");
       wanted.push(this.empty); // (and no pin note: nothing here to move through)
     } else {
-      const o = { k: data.k, processed, ids: !!opts.showIds };
-      if (!this.table || ["k", "processed", "ids"].some((key) => this.table.o[key] !== o[key])) this.table = new AltTable(o);
+      const o = { k: data.k, column, ids: !!opts.showIds };
+      if (!this.table || !sameShape(this.table.o, o)) this.table = new AltTable(o);
+      else this.table.o = o; // (the same columns; this token's numbers)
       this.table.fill(rows, extra, opts.explored, !!opts.branching);
       wanted.push(this.table.el);
-      if (processed) wanted.push(this.processedNote);
+      if (column) wanted.push(this.columnNote), setText(this.columnNote, column.note);
       if (opts.pinned) wanted.push(this.pinNote), setText(this.pinNote, opts.branching ? BRANCH_NOTE : PIN_NOTE);
     }
     setChildren(this.el, wanted);
     return this;
   }
 
-  showStats(data, i) {
+  showStats(data, i, column) {
     const { stat } = this;
     const lp = data.logprobs[i];
     setText(stat.p, `p ${formatPercent(Math.exp(lp))}`);
@@ -250,8 +304,7 @@ export class Chart {
     const wanted = [stat.p, stat.logprob, stat.rank];
     const ent = data.entropy[i];
     if (!Number.isNaN(ent)) wanted.push(stat.entropy), setText(stat.entropy, `entropy ${ent.toFixed(2)} nats`);
-    const q = data.processedLogprobs ? data.processedLogprobs[i] : NaN;
-    if (!Number.isNaN(q)) wanted.push(stat.processed), setText(stat.processed, `sampled p ${formatPercent(Math.exp(q))}`);
+    if (column) wanted.push(stat.processed), setText(stat.processed, `${column.stat} ${columnText(column.chosen)}`);
     setChildren(this.stats, wanted);
   }
 }

@@ -11,6 +11,7 @@
 
 import { h } from "../toolkit/dom.js";
 import { formatLogprob, formatPercent } from "../toolkit/format.js";
+import { residual } from "./chart.js";
 import { appendText } from "./text.js";
 
 // (trait, label, min, max, step): the sliders' ranges are the explorer's (records/sampling.py)
@@ -19,6 +20,73 @@ const SLIDERS = [
   ["top_p", "top-p", 0.05, 1, 0.05],
   ["min_p", "min-p", 0, 1, 0.01],
 ];
+
+const COLUMN_STATES = new Set(["exact", "ranges", "waiting"]); // the readout's states that have a column
+
+/**
+ * Next token's "other" row: the probability of every token not listed (1 − Σ p of the choices), so
+ * the chart adds up to 1, as the lesson teaches; not a choice (it is many tokens), so not clickable.
+ */
+function otherChoices(options) {
+  const rest = residual(options.map(([, , lp]) => lp));
+  const row = h("div", "lv-alt-other lv-next-other");
+  const name = h("span", "lv-alt-token", "other");
+  name.title = `all the tokens outside the top ${options.length}`;
+  const bar = h("span", "lv-alt-bar");
+  const fill = h("span", "lv-alt-fill");
+  fill.style.width = `${rest * 100}%`;
+  bar.appendChild(fill);
+  row.dataset.p = String(rest);
+  row.append(name, bar, h("span", "lv-alt-prob", formatPercent(rest)), h("span", "lv-alt-logprob", rest > 0 ? formatLogprob(Math.log(rest)) : "-inf"));
+  return row;
+}
+
+const DONE_SHOWN_MS = 8000; // a job that went well: its last word stays this long (an error stays)
+
+/**
+ * The status of the work a click started, in the column beside the text, where the click was (on a
+ * projector the app's status line is a screen above the text): the job that runs, with the seconds
+ * it has taken so far (something moves while a branch takes 26 s), then how it ended. Over the head
+ * of the chart's box (its title), so it moves nothing; every line of it shows (it scrolls rather than clips).
+ * A click on it puts it away. Only what changes after the view is made: not the "ready" line.
+ */
+class WorkStatus {
+  constructor(model) {
+    this.model = model;
+    this.el = h("div", "lv-side-status");
+    this.el.setAttribute("role", "status");
+    this.el.hidden = true;
+    this.el.title = "click to put this away (the status line above says it too)";
+    this.el.addEventListener("click", () => (this.el.hidden = true));
+    this.seen = JSON.stringify(model.get("work") || {}); // (what was said before this view: not news)
+    this.since = 0; // when the running job started (this page's clock)
+    this.job = null;
+    this.timer = 0;
+  }
+
+  show() {
+    const w = this.model.get("work") || {};
+    if (JSON.stringify(w) === this.seen || !w.message) return;
+    this.seen = null;
+    this.stop();
+    if (w.running && w.running !== this.job) this.since = Date.now();
+    this.job = w.running || null;
+    this.el.className = `lv-side-status lv-side-status-${w.kind || "info"}${w.running ? " lv-side-running" : ""}`;
+    const write = () => {
+      const seconds = w.running ? ` \u00b7 ${Math.round((Date.now() - this.since) / 1000)} s` : "";
+      this.el.textContent = `${w.message}${seconds}`;
+    };
+    write();
+    this.el.hidden = false;
+    if (w.running) this.timer = setInterval(write, 1000);
+    else if (w.kind !== "error") this.timer = setTimeout(() => (this.el.hidden = true), DONE_SHOWN_MS);
+  }
+
+  stop() {
+    clearInterval(this.timer);
+    clearTimeout(this.timer);
+  }
+}
 
 /** Whether `model` is an ExplorerView's (it has the sampling traits). */
 export const hasSide = (model) => model.get("sampling") != null;
@@ -43,6 +111,7 @@ export class ExplorerSide {
     this.slot = h("div", "lv-side-slot"); // the chart panel, and Next token's choices over it
     this.next = h("div", "lv-next");
     this.next.hidden = true;
+    this.work = new WorkStatus(this.model); // how the work a click started goes, over the chart's head
     this.controls.append(this.sliders, this.readout);
     this.el.append(this.slot);
     this.onSampling();
@@ -71,7 +140,7 @@ export class ExplorerSide {
 
   /** The panel of this build of the view goes into the slot (under Next token's choices). */
   hold(panelEl) {
-    this.slot.replaceChildren(panelEl, this.next);
+    this.slot.replaceChildren(panelEl, this.next, this.work.el);
     this.view.root.prepend(this.controls); // (above the header, legend and strip: built just before)
     this.markEmpty();
     return this.el;
@@ -123,6 +192,45 @@ export class ExplorerSide {
     this.readout.replaceChildren(line1, line2);
   }
 
+  /**
+   * The chart's column under the sliders at token i (chart.js `secondColumn`): the readout's numbers
+   * for every row (the kernel's, exact or a range), only for the token the readout is about; null
+   * elsewhere (there the chart shows, headed "sampled from", what the token was sampled from, only
+   * where it was sampled): the token the sliders speak of has their numbers and no other.
+   */
+  columnFor(i, data) {
+    const r = this.model.get("readout") || {};
+    if (r.at !== i || !COLUMN_STATES.has(r.state) || !data || data.tokens[i] !== r.token) return null;
+    const byId = new Map();
+    const byText = new Map();
+    for (const [id, text, low, high] of r.column || []) {
+      if (id >= 0) byId.set(id, [low, high]);
+      byText.set(text, [low, high]);
+    }
+    const valueOf = (alt) => (r.state === "waiting" ? "\u2026" : byId.get(alt.id) ?? byText.get(alt.text) ?? "\u2026");
+    const words = { exact: "p under", ranges: "the range its p certainly lies in under", waiting: "being computed under" };
+    return {
+      head: "at sliders",
+      note: `model: the distribution the model gave; at sliders: ${words[r.state]} ${r.label ?? ""} (the readout's numbers)`,
+      stat: "p at sliders",
+      chosen: r.state === "exact" ? [r.sampled, r.sampled] : r.state === "ranges" ? [r.low, r.high] : "\u2026",
+      valueOf,
+      otherOf: (rows) => {
+        if (r.state !== "exact") return r.state === "waiting" ? "\u2026" : "";
+        const values = rows.map(valueOf);
+        if (!values.every(Array.isArray)) return "\u2026";
+        const rest = residual(values.map(([p]) => Math.log(p)));
+        return [rest, rest];
+      },
+    };
+  }
+
+  /** The widest column the chart can hold (for measuring the panel's height before it shows one). */
+  static widestColumn() {
+    const note = `model: the distribution the model gave; at sliders: the range its p certainly lies in under T = 0.00, top-k 100, top-p 0.00, min-p 0.00 (the readout's numbers)`;
+    return { head: "at sliders", note, stat: "p at sliders", chosen: [0.999, 1], valueOf: () => [0.999, 1], otherOf: () => [0.999, 1] };
+  }
+
   /** Next token's choices, in the chart panel's place (hidden when the kernel sends none). */
   onNext() {
     const step = this.model.get("next_step") || {};
@@ -143,6 +251,7 @@ export class ExplorerSide {
     for (const label of [`top ${options.length}`, "", "prob", "logprob"]) head.appendChild(h("span", null, label));
     alts.appendChild(head);
     options.forEach(([id, text, lp], j) => alts.appendChild(this.choiceRow(id, text, lp, j, step.busy)));
+    alts.appendChild(otherChoices(options));
     const hint = h("div", "lv-chart-note", "click a row (or Tab to it, Enter) to append that token");
     chart.append(title, alts, hint, this.typedBox(step));
     this.next.replaceChildren(chart);
@@ -202,14 +311,16 @@ export class ExplorerSide {
   listen() {
     const traits = [
       ["change:sampling", () => this.onSampling()],
-      ["change:readout", () => this.onReadout()],
+      ["change:readout", () => (this.onReadout(), this.view.shown >= 0 && this.view.showChart(this.view.shown, true))],
       ["change:next_step", () => this.onNext()],
       ["change:next_typed", () => this.onNext()],
+      ["change:work", () => this.work.show()],
     ];
     for (const [name, fn] of traits) this.model.on(name, fn);
     this.onNext();
     return () => {
       for (const [name, fn] of traits) this.model.off(name, fn);
+      this.work.stop();
     };
   }
 }

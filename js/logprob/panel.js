@@ -97,9 +97,11 @@ export class ChartPanel {
    */
   size(data) {
     if (this.sized) return;
-    const chart = buildChart(data, tallest(data), { promptLen: data.promptLen, showIds: this.ask.showIds(), style: null, pinned: true });
+    // (in the explorer, with the widest column under the sliders it can show, and its note)
+    const column = this.ask.measureColumn ? this.ask.measureColumn() : undefined;
+    const chart = buildChart(data, tallest(data), { promptLen: data.promptLen, showIds: this.ask.showIds(), style: null, pinned: true, column });
     if (this.ask.decorate) this.ask.decorate(chart, tallest(data), true); // room for "why?" too
-    widest(chart, data);
+    widest(chart, data, column);
     chart.style.visibility = "hidden";
     const shownNow = [...this.el.childNodes];
     this.el.replaceChildren(chart);
@@ -125,7 +127,7 @@ export class ChartPanel {
  * the chart of a token far outside the top K (whose "rank 2345" wraps the statistics onto a
  * second line) lost its footer below the panel's edge.
  */
-function widest(chart, data) {
+function widest(chart, data, column) {
   let rank = 0;
   for (let i = 0; i < data.n; i++) rank = Math.max(rank, data.ranks[i]);
   const chip = chart.querySelector(".lv-chart-title .lv-chip");
@@ -142,6 +144,7 @@ function widest(chart, data) {
   const stats = chart.querySelector(".lv-chart-stats");
   if (!stats) return;
   const texts = ["p 100.0%", "logprob -99.999", `rank ${Math.max(rank, 1)}`, "entropy 9.99 nats"];
-  if (data.processedLogprobs) texts.push("sampled p 100.0%");
+  if (column) texts.push(`${column.stat} 99.9%\u2013100.0%`);
+  else if (data.processedLogprobs) texts.push("sampled p 100.0%");
   stats.replaceChildren(...texts.map((t) => h("span", "lv-stat", t)));
 }

@@ -222,10 +222,13 @@ export class LogprobRender {
       spanOf: (i) => this.spanOf(i),
       strip: this.strip,
       decorate: (chart, i, measuring) => this.why.decorate(chart, i, measuring),
+      measureColumn: this.side ? () => ExplorerSide.widestColumn() : null,
       explorer: (i) => ({
         branching: !!this.model.get("branching"),
         explored: (this.model.get("explored") ?? {})[String(i)] ?? null,
         forced: (this.data.meta.forced ?? []).includes(i),
+        // the pinned token's column under the sliders; elsewhere the trace's own (where it was sampled)
+        column: (this.side && this.side.columnFor(i, this.data)) || undefined,
       }),
     });
     body.append(this.textEl, this.side ? this.side.hold(this.panel.el) : this.panel.el);

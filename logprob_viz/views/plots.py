@@ -186,7 +186,7 @@ def plot_comparison(cmp, kind: str = "difference", *, a=0, b=1, widget: bool = F
         fig.update_yaxes(title=f"logprob {cmp.labels[ia]} − {cmp.labels[ib]} (nats)")
         default_title = f"per-span difference: {cmp.labels[ia]} − {cmp.labels[ib]}"
     elif kind == "bits_per_byte":
-        bpb = cmp.bits_per_byte()
+        bpb = cmp.bits_per_byte(over="aligned")  # (the axis says over which bytes)
         fig = go.Figure()
         fig.add_bar(
             x=list(bpb), y=list(bpb.values()), marker_color="#0072b2", name="bits per byte",

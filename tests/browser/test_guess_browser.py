@@ -5,7 +5,7 @@ plays one with ``game.submit``; the game ends. What the page shows is compared w
 the kernel wrote to guess.json (the model's alternatives, formatted here independently) and with
 Python's own state. No guess, reveal or button moves the box typed in, the buttons or the page by
 2 px or more (measured on the page). The finished game's table and totals are checked against the
-class's guesses and the model's ranks, Shannon's bounds computed here (`bounds`), not by the package.
+class's guesses and the model's ranks: the score (mean log2 guesses) computed here, not by the package.
 Screenshots (tests/artifacts/): the normal size, a 1280x720 screen at 150 % zoom (853x480 CSS pixels
 at device scale 1.5), the dark theme and the finished game.
 """
@@ -104,23 +104,6 @@ def assert_unmoved(root, before: dict, action: str) -> None:
         assert moved < 2, f"{action} moved the {name} by {moved:.1f} px"
     scrolled = after["scroll"] - before["scroll"]
     assert abs(scrolled) < 2, f"{action} scrolled the page by {scrolled:.1f} px"
-
-
-def bounds(outcomes: list[tuple[int, bool]]) -> tuple[float, float]:
-    """Shannon's (lower, upper) from (guesses, revealed) per token, written out: a revealed token took
-    more than its k wrong guesses (k + 1 in the lower bound, the outcome "> k" of its own in the upper)."""
-    n = len(outcomes)
-    labels = [f"> {k}" if revealed else str(k) for k, revealed in outcomes]
-    upper = -sum(labels.count(x) / n * math.log2(labels.count(x) / n) for x in set(labels))
-    numbers = [k + 1 if revealed else k for k, revealed in outcomes]
-    q = [numbers.count(i) / n for i in range(max(numbers) + 2)]
-    if any(q[i] < q[i + 1] for i in range(1, max(numbers) + 1)):
-        return math.nan, upper  # Shannon's lower bound needs q_1 >= q_2 >= ... (an ideal guesser)
-    return sum(i * (q[i] - q[i + 1]) * math.log2(i) for i in range(1, max(numbers) + 1)), upper
-
-
-def said(lower: float, upper: float) -> str:
-    return f"at most {upper:.2f} bits/token" if math.isnan(lower) else f"{lower:.2f} to {upper:.2f} bits/token"
 
 
 def guess_in_box(root, text: str) -> None:
@@ -228,13 +211,20 @@ def test_a_class_plays_wrong_right_reveal_and_a_button(page, lab_server, browser
         i = start + j
         assert row == [str(i + 1), tokens[i], f"> {k}" if revealed else str(k), str(trace["ranks"][i]),
                        expected_percent(float(trace["logprobs"][i]))], "numbered from 1, as the header and chart say"
-    class_lower, class_upper = bounds(outcomes)
-    model_lower, model_upper = bounds([(trace["ranks"][i], False) for i in range(start, len(tokens))])
+    # the score: the mean log2(guesses) over the tokens found (revealed ones are not scored), the
+    # model's ranks over the same tokens
+    found = [(start + j, k) for j, (k, revealed) in enumerate(outcomes) if not revealed]
+    class_score = sum(math.log2(k) for _, k in found) / len(found)
+    model_score = sum(math.log2(trace["ranks"][i]) for i, _ in found) / len(found)
     summary = root.locator(".lvg-summary").inner_text()
-    assert (f"over {len(outcomes)} tokens (3 found, {len(outcomes) - 3} revealed): "
-            f"class {said(class_lower, class_upper)}, model {said(model_lower, model_upper)} (its ranks as guesses)"
-            ) in summary
-    assert "too few for these bounds to mean much" in summary
+    assert (f"Score over the 3 tokens found ({len(outcomes) - 3} revealed, not scored), the mean of log2(guesses) "
+            f"per token, 0 when every token takes 1 guess: class {class_score:.2f} bits, model {model_score:.2f} bits "
+            "(its ranks as guesses)") in summary, summary
+    assert ("the class guessed better" if class_score < model_score else "the model guessed better") in summary
+    # 3 found tokens: Shannon's bounds (an estimate of the text's entropy) are not given, nor NaN
+    assert (f"Shannon's bounds on the text's entropy over the {len(outcomes)} tokens: too few tokens for a bound "
+            "(3 found; play 20 or more)") in summary
+    assert "nan" not in summary.lower()
     assert root.locator(".lvg-input").is_disabled()
     assert root.locator(".lvg-header").inner_text().startswith("Game over")
     save_screenshot(page, "guess-over.png", GAME)

@@ -347,6 +347,8 @@ v"""
 
 ALLOWED_ATTRS = {"class", "value", "width", "height", "data-index", "data-glyph", "style", "title", "tabindex"}
 ALLOWED_ATTRS |= {"type", "inputmode", "hidden"}  # (the legend's bounds: text fields with a decimal keypad)
+# (a chart row's token id and its second column's number: integers and floats the view writes, never text)
+ALLOWED_ATTRS |= {"data-token-id", "data-p"}
 
 
 def test_hostile_tokens_and_alternatives_never_run_and_show_as_literal_text(page, lab_server):

@@ -241,7 +241,8 @@ def next_token_chart(page) -> None:
     slot = page.locator(f"{APP} .lv-side-slot").first.bounding_box()
     where = page.locator(f"{APP} .lv-next").first.bounding_box()
     assert all(abs(where[k] - slot[k]) < 1 for k in ("x", "y", "width", "height")), (where, slot)
-    widths = chart.locator(".lv-alt-fill").evaluate_all("els => els.map(e => parseFloat(e.style.width))")
+    fills = chart.locator(".lv-next-choice .lv-alt-fill")  # (the choices' bars; "other" comes after them)
+    widths = fills.evaluate_all("els => els.map(e => parseFloat(e.style.width))")
     assert widths == sorted(widths, reverse=True) and widths[0] > 0
     picture(page, "next-token-chart.png")
     chart.locator(".lv-next-choice").nth(1).focus()

@@ -292,7 +292,9 @@ def test_two_branches_get_their_own_continuations_scored(runner):
     # the shared part: the bytes of the tokens before the fork (the same model, the same tokens)
     shared = sum(len(b) for b in root.token_bytes[:at])
     assert cmp.shared_bytes == shared and not cmp.same_text
-    aligned = cmp.bits_per_byte()
+    with pytest.warns(ComparisonWarning, match=rf"covers only the {shared} bytes every row shares.*over='own'"):
+        aligned = cmp.bits_per_byte()  # (the default says what it covers: issue 49, lesson 5)
+    assert aligned == cmp.bits_per_byte(over="aligned")
     assert aligned["#0"] == aligned["#1"]  # the shared prefix: the same number in both rows
     own, ppl, scored = cmp.bits_per_byte(over="own"), cmp.perplexity(over="own"), cmp.scored("own")
     for label, tr in zip(cmp.labels, (root, branch), strict=True):
@@ -314,7 +316,7 @@ def test_two_prompts_sharing_only_a_first_token_say_why_nothing_aligned(runner):
     cmp = compare([a, b], labels=["cat", "dog"])
     assert cmp.shared_bytes == len(b"The") and len(cmp) == 1  # one span: the first token, whose logprob is unknown
     with pytest.warns(ComparisonWarning, match=r"nothing aligned can be compared.*first 3 bytes \('The'\).*over='own'"):
-        aligned = cmp.bits_per_byte()
+        aligned = cmp.bits_per_byte(over="aligned")
     assert all(math.isnan(v) for v in aligned.values())
     with pytest.warns(ComparisonWarning, match="nothing aligned"):
         cmp.perplexity()

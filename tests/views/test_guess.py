@@ -18,7 +18,7 @@ import torch
 import logprob_viz as lv
 from logprob_viz.views import page
 from logprob_viz.views.codec import read_array
-from logprob_viz.views.guess.chart import GuessTable
+from logprob_viz.views.guess.chart import GuessTable, summary_line
 from logprob_viz.views.page import STATE_TYPE
 
 TEXT = "The cat sat on the mat. It was a sunny day, and the cat was happy.\nThe end."
@@ -203,6 +203,33 @@ def test_a_servers_trace_with_unknown_numbers_plays_too():
     assert s["model_lower"] == 1.0, "q_1 = q_2 = 1/2: 2 * (1/2) * log2 2"
 
 
+def test_the_score_puts_fewer_guesses_first_and_names_shannons_bounds_for_what_they_are():
+    """A class that needs exactly 3 guesses at every token has Shannon's upper bound 0 (its guess
+    numbers never vary): the score is the mean log2(guesses), which puts a 1-guess class first."""
+    words = ["The", " cat", " sat", " on", " the", " mat", "."]
+    trace = lv.Trace(tokens=words, logprobs=[np.nan, -1.0, -2.0, -0.5, -0.3, -1.5, -0.2], ranks=[0, 2, 4, 1, 1, 3, 1])
+    at_once, three_each = lv.guess(trace, start=1, choices=0), lv.guess(trace, start=1, choices=0)
+    for word in words[1:]:
+        assert at_once.submit(word).correct
+        assert not three_each.submit("wrong").correct and not three_each.submit("no").correct
+        assert three_each.submit(word).correct
+    best, worst = at_once.summary(), three_each.summary()
+    assert best["class_score"] == 0.0 and worst["class_score"] == pytest.approx(math.log2(3))
+    assert worst["class_upper"] == 0.0, "Shannon's upper bound: the guess numbers' entropy, 0 when they never vary"
+    ranks = [2, 4, 1, 1, 3, 1]  # the model's guesses: its ranks, the same for both games
+    assert best["model_score"] == pytest.approx(sum(math.log2(r) for r in ranks) / len(ranks))
+    line_best, line_worst = summary_line(best), summary_line(worst)
+    assert "the class guessed better" in line_best and "the model guessed better" in line_worst, (line_best, line_worst)
+    assert "too few tokens for a bound (6 found; play 20 or more)" in line_best and "nan" not in line_best
+    # a revealed token is not scored (at any count, revealing would pay): the rest are, for both
+    revealed = lv.guess(trace, start=1, choices=0)
+    revealed.reveal()
+    assert revealed.submit(" sat").correct
+    s = revealed.summary()
+    assert (s["class_score"], s["model_scored"]) == (0.0, 1) and s["model_score"] == pytest.approx(math.log2(4))
+    assert "Score over the 1 tokens found (1 revealed, not scored)" in summary_line(s)
+
+
 def test_svg_table_without_plotly_escapes_tokens():
     rows = [{"token": 3, "text": "<script>]]>&", "class_guesses": 2, "revealed": False, "model_guesses": 4},
             {"token": 4, "text": "\x07", "class_guesses": 1, "revealed": True, "model_guesses": 1}]
@@ -211,7 +238,7 @@ def test_svg_table_without_plotly_escapes_tokens():
     root = ET.fromstring(GuessTable(rows, summary)._repr_svg_())
     texts = [el.text for el in root.iter("{http://www.w3.org/2000/svg}text")]
     assert "<script>]]>&" in texts and "\\x07" in texts and "2" in texts and "> 1" in texts
-    assert any("too few for these bounds" in (t or "") for t in texts)
+    assert any("too few tokens for a bound" in (t or "") for t in texts)
 
 
 def test_a_missing_build_names_the_file_and_the_command(monkeypatch, tmp_path):

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { paletteColor, PALETTES } from "../../toolkit/colors.js";
-import { residual } from "../chart.js";
+import { columnText, residual, secondColumn } from "../chart.js";
 import { gradient, mode, rankBucket, scale, ticks, tokenStyle } from "../modes.js";
 import { leastConfident, stripBins, stripIndex } from "../stats.js";
 import { BlockWindow } from "../block_window.js";
@@ -122,4 +122,26 @@ test("the audit badge steps through its disagreeing tokens, wrapping", async () 
   assert.equal(badgeText(badge, 1), "3 tokens disagree \u00b7 2/3 \u25b8");
   assert.equal(nextStep([], -1), -1);
   assert.equal(badgeText({ label: "raw", positions: [] }, -1), "raw");
+});
+
+test("the sampled-from column is there only where the token was sampled, with finite numbers", () => {
+  const q = new Float32Array([NaN, Math.log(0.8), NaN, Math.log(0.25)]); // prompt, sampled, chosen by hand, sampled
+  const sampled = { processedLogprobs: q, meta: { do_sample: true, temperature: 0.8, top_p: 0.9 } };
+  assert.equal(secondColumn(sampled, 0, { promptLen: 1 }), null); // a prompt token: nothing was sampled
+  assert.equal(secondColumn(sampled, 2, { promptLen: 1 }), null); // NaN there (a branch's token chosen by hand)
+  assert.equal(secondColumn(sampled, 3, { promptLen: 1, forced: true }), null);
+  assert.equal(secondColumn({ processedLogprobs: null, meta: {} }, 1, { promptLen: 0 }), null); // greedy: none kept
+  const column = secondColumn(sampled, 1, { promptLen: 1 });
+  assert.match(column.note, /T = 0\.80, top-p 0\.90/); // says the settings it shows
+  assert.deepEqual(column.chosen.map((p) => Math.round(p * 1e6)), [800000, 800000]);
+  assert.equal(columnText(column.valueOf({ processed: -Infinity })), "cut off");
+  const rest = column.otherOf([{ processed: Math.log(0.5) }, { processed: Math.log(0.3) }]);
+  assert.ok(Math.abs(rest[0] - 0.2) < 1e-9);
+  // a branch's tokens before its fork were sampled at its parent's settings: not named
+  const branch = { ...sampled, meta: { ...sampled.meta, branch: { at: 3 } } };
+  assert.doesNotMatch(secondColumn(branch, 1, { promptLen: 1 }).note, /T =/);
+  // the explorer gives its own column (or null: none), whatever the trace holds
+  assert.equal(secondColumn(sampled, 1, { promptLen: 1, column: null }), null);
+  assert.equal(columnText([0.1, 0.2]), "10.0%\u201320.0%");
+  assert.equal(columnText("\u2026"), "\u2026");
 });

@@ -214,13 +214,21 @@ class Comparison(Viewable):
                           stacklevel=3)
         return {label: getattr(s, name) for label, s in scored.items()}
 
-    def bits_per_byte(self, over: str = "aligned") -> dict[str, float]:
+    def bits_per_byte(self, over: str | None = None) -> dict[str, float]:
         """Per label: −Σ log2 p / bytes over one part of the texts (see `scored`; default the aligned spans).
 
-        Over ``"aligned"`` every trace pays for the same bytes: fair across tokenizers. Where a
-        number cannot be computed it is NaN and a `ComparisonWarning` says why and what to do.
+        Over ``"aligned"`` every trace pays for the same bytes: fair across tokenizers. Where the
+        texts differ (two prompts, two branches) that is only the part they share, the same number
+        for one model in every row: with no ``over`` given a `ComparisonWarning` then says what the
+        numbers cover and how to ask for each row's own continuation (``over="own"``); naming
+        ``over="aligned"`` asks for the shared part without it. Where a number cannot be computed
+        it is NaN and a `ComparisonWarning` says why and what to do.
         """
-        return self._numbers(over, "bits_per_byte")
+        if over is None and not self.same_text:
+            warnings.warn(f"bits_per_byte() covers only the {self.shared_bytes} bytes every row shares (the texts "
+                          "differ after them): over='own' gives each row's own continuation, over='aligned' names "
+                          "the shared part", ComparisonWarning, stacklevel=2)
+        return self._numbers("aligned" if over is None else over, "bits_per_byte")
 
     def perplexity(self, over: str = "aligned") -> dict[str, float]:
         """Per label: exp(−mean token logprob) over its tokens in one part of the texts (see `scored`).

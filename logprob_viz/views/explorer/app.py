@@ -36,7 +36,7 @@ from .panels import NextTokenPanel, TemperatureReadout
 from .sampling_settings import Settings, default_runner
 from .state import ExplorerState
 from .tree_edits import MANUAL_ENDED, TreeEdits
-from .view import ExplorerView, empty_view
+from .view import ExplorerView, empty_view, follow_work
 from .worker import Worker, ending_of, start_warm_up
 
 __all__ = ["Explorer", "ExplorerView", "explore"]
@@ -63,6 +63,7 @@ class Explorer(HtmlFallback):
         self.controls = Controls(prompt or "", settings, self.runner, self.state)  # its limits are the runner's
         self._make_panels()
         self.worker = Worker(self.state, self.runner)
+        follow_work(self.state, self.view)  # the status, in the column where the click was, too
         link_sampling(self.controls, self.view)  # the view's sliders are these controls' values
         self.actions = action_table(self)
         self._wire()
@@ -324,7 +325,7 @@ class Explorer(HtmlFallback):
         self.branch_here.show(self.state.on_show if self.state.current is not None else None, self.state.pinned)
 
     def _show_outline(self, shown: bool) -> None:
-        self.branches.outline.layout.display = None if shown else "none"  # Compare takes its place
+        self.branches.outline.layout.visibility = None if shown else "hidden"  # Compare over it: its room kept
 
     # -- internals ------------------------------------------------------------------------
 

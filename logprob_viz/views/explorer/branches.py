@@ -29,7 +29,8 @@ class BranchList:
     took, its perplexity and first words; a click shows it), with rename, delete, undo, the earlier
     trees, the shared prefix and the keys. Its height never changes, so the view below stays put.
 
-    ``beside_outline``: a widget drawn after the outline, in the same panel (Compare, in its place).
+    ``beside_outline``: a widget drawn over the outline, in the same panel (Compare, in its place: an
+    anchor of no height holds it, so it opens over what is below and moves none of it).
     """
 
     def __init__(self, beside_outline=None) -> None:
@@ -57,8 +58,10 @@ class BranchList:
         # Below the view, shown once the tree has a branch (appearing there moves nothing above it);
         # Compare opens in the outline's place, under the same title row, so its button stays put.
         self.header = w.HBox([self.title, self.compare_button], layout=w.Layout(align_items="center", width="100%"))
-        beside = [] if beside_outline is None else [beside_outline]
-        self.box = w.VBox([self.header, self.outline, *beside, self.prefix],
+        beside = [] if beside_outline is None else [w.Box([beside_outline])]
+        for anchor in beside:
+            anchor.add_class("lv-compare-anchor")  # (layout.py: no height; what it holds lies over the rest)
+        self.box = w.VBox([self.header, *beside, self.outline, self.prefix],
                           layout=w.Layout(width="100%", display="none"))
         self.box.add_class("lv-tree-panel")
         self.box.add_class("lv-explore-tools")

@@ -46,7 +46,7 @@ STYLE = """<style>
 .lv-explore .lv-explore-statusbox { flex: 1 1 0; min-width: 0; height: 2.8em; overflow: hidden; margin: 0 6px;
   align-self: center; }
 .lv-explore .lv-explore-statusbox .widget-html-content { height: auto; line-height: 1.4em; white-space: normal; }
-.lv-explore .lv-explore-status { font-size: 13px; line-height: 1.4em; max-height: 2.8em; overflow: hidden;
+.lv-explore .lv-explore-status { font-size: 13px; line-height: 1.4em; max-height: 2.8em; overflow-y: auto;
   overflow-wrap: anywhere; }
 .lv-explore .lv-explore-pop { position: absolute; top: 100%; right: 0; z-index: 30; width: min(680px, 100%);
   flex-wrap: wrap; gap: 4px; padding: 8px 10px; background: var(--jp-layout-color1, #fff);
@@ -68,4 +68,11 @@ STYLE = """<style>
 .lv-explore .lv-explore-prefix { overflow-wrap: anywhere; }
 .lv-explore .lv-tree-title { flex: 1 1 auto; min-width: 0; padding: 0 0.5em; }
 .lv-explore .lv-explore-tools { margin-top: 6px; }
+.lv-explore .lv-tree-panel, .lv-explore .lv-compare-anchor { overflow: visible !important; }
+.lv-explore .lv-compare-anchor { position: relative; height: 0; z-index: 20; }
+.lv-explore .lv-compare-anchor > .lv-explore-compare { position: absolute; top: 0; left: 0; right: 0;
+  max-height: min(70vh, 640px); overflow: auto; box-sizing: border-box; padding: 4px 6px;
+  background: var(--jp-layout-color1, #fff); border: 1px solid var(--jp-border-color1, #bbb); border-radius: 6px;
+  box-shadow: 0 4px 16px rgba(0, 0, 0, 0.3); }
+.lv-explore .lv-explore-compare > * { flex-shrink: 0; }
 </style>"""

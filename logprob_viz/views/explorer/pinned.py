@@ -167,20 +167,24 @@ class PinnedPanel:
 
 def readout_of(trace: Trace, at: int, state: str, numbers: dict | None, settings: Settings | None) -> dict:
     """The two lines in the view's column, as data: the pinned token's p as the model gave it and under
-    the settings (exact, a range, or being computed), and what else to know."""
+    the settings (exact, a range, or being computed), and what else to know. ``column`` holds the same
+    numbers for every row of the token's chart, ``[id, text, low, high]`` (low == high when exact), so
+    that the chart's column under the sliders shows what the readout and the table below show."""
     chosen_p = float(np.exp(trace.logprobs[at])) if np.isfinite(trace.logprobs[at]) else None
     out = {"at": int(at), "token": trace.tokens[at], "model": chosen_p,
            "label": settings_words(settings) if settings is not None else "(a setting is out of range)"}
     if numbers is not None and "kept" in numbers:
         row = next(r for r in numbers["rows"] if r["chosen"])
         note = f"rank {numbers['rank']} · {numbers['kept']:,} of {numbers['vocab']:,} tokens kept · exact (table below)"
-        return {**out, "state": "exact", "model": row["model"], "sampled": row["new"], "note": note}
+        column = [[r["id"], r["text"], r["new"], r["new"]] for r in numbers["rows"]]
+        return {**out, "state": "exact", "model": row["model"], "sampled": row["new"], "note": note, "column": column}
     if numbers is not None:
         row = next((r for r in numbers["rows"] if r["chosen"]), None)
         note = "a range: the server lists only the top K; the table below says why"
         if row is None:
             return {**out, "state": "unavailable", "note": "not among the tokens the server listed: no range for it"}
-        return {**out, "state": "ranges", "low": row["low"], "high": row["high"], "note": note}
+        column = [[-1, r["text"], r["low"], r["high"]] for r in numbers["rows"]]
+        return {**out, "state": "ranges", "low": row["low"], "high": row["high"], "note": note, "column": column}
     if state == "waiting":
         return {**out, "state": "waiting", "note": "computing its exact numbers (one forward pass)…"}
     return {**out, "state": "unavailable", "note": "no numbers under the settings here: see the panel below"}

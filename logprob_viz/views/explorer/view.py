@@ -7,7 +7,7 @@ import traitlets as t
 from ...records.trace import Trace
 from ..logprob.view import LogprobView
 
-__all__ = ["ExplorerView", "empty_view"]
+__all__ = ["ExplorerView", "empty_view", "follow_work"]
 
 
 class ExplorerView(LogprobView):
@@ -23,9 +23,13 @@ class ExplorerView(LogprobView):
     # The column beside the text (js/logprob/explorer_side.js): the sliders above the chart, the pinned
     # token's p under them, Next token's choices in the chart's place. Data from the app, drawn as text.
     sampling = t.Dict({"temperature": 0.0, "top_p": 1.0, "min_p": 0.0, "min_p_off": ""}).tag(sync=True)
-    readout = t.Dict().tag(sync=True)  # the pinned token: {state, at, token, model, sampled | low, high, label, note}
+    # the pinned token: {state, at, token, model, sampled | low, high, label, note, column: [[id, text, low, high]]}
+    readout = t.Dict().tag(sync=True)
     next_step = t.Dict().tag(sync=True)  # Next token: {after, entropy, busy, options: [[id, text, logprob], ...]}
     next_typed = t.Dict().tag(sync=True)  # the typed token's p there: {after, text, token, p, rank, note | error}
+    # how the work a click started goes, in the column beside the text (where the click was): the
+    # status line's {kind, message} and the job that runs ("Branch", ...; None: none)
+    work = t.Dict().tag(sync=True)
 
 
 def empty_view() -> ExplorerView:
@@ -35,3 +39,14 @@ def empty_view() -> ExplorerView:
         # Views that cannot show zero tokens: a hidden one-token placeholder until the first trace.
         view = ExplorerView(Trace(tokens=[" "], top_tokens=[[" "]], top_logprobs=[[0.0]]))
     return view  # shown from the start: its column holds the sliders, which a person sets before Generate
+
+
+def follow_work(state, view: ExplorerView) -> None:
+    """`view.work` follows the app's status line and running job (`state.py`): on a projector the
+    status line is far above the text a class has scrolled to, the column beside it is on screen."""
+
+    def show(_change=None) -> None:
+        kind, message = state.status
+        view.work = {"kind": kind, "message": message, "running": state.running}
+
+    state.observe(show, names=["status", "running"])

@@ -41,23 +41,38 @@ def _known(x) -> bool:
     return x is not None and math.isfinite(x)
 
 
+def _verdict(s: dict) -> str:
+    """Who guessed better, by the score (fewer guesses, fewer bits)."""
+    if not (_known(s.get("class_score")) and _known(s.get("model_score"))):
+        return ""
+    if s["class_score"] == s["model_score"]:
+        return ": as well as each other"
+    return ": the class guessed better" if s["class_score"] < s["model_score"] else ": the model guessed better"
+
+
 def summary_line(s: dict) -> str:
-    """Shannon's bounds for the class and for the model, over how many tokens; plain words where a
-    bound is not given and when there are few tokens (the words of the widget's summaryText)."""
+    """The game's score for the class and the model (mean log2 guesses per token: fewer guesses,
+    less) and who did better; then Shannon's bounds on the text's entropy, named as such, only
+    where there are enough tokens for a bound (the words of the widget's summaryText)."""
+    def bits(x):
+        return f"{x:.2f} bits" if _known(x) else "? bits"
+
     def bounds(lower, upper):
         if not _known(upper):
             return "? bits/token"
         return f"{lower:.2f} to {upper:.2f} bits/token" if _known(lower) else f"at most {upper:.2f} bits/token"
 
-    line = (f"Shannon's bounds over {s['n']} tokens ({s['found']} found, {s['revealed']} revealed): "
-            f"class {bounds(s['class_lower'], s['class_upper'])}, "
-            f"model {bounds(s['model_lower'], s['model_upper'])} (its ranks as guesses")
-    line += ")" if s["model_n"] == s["n"] else f", {s['model_n']} tokens with a rank)"
+    scored = s.get("model_scored", s["found"])
+    ranks = "" if scored == s["found"] else f", {scored} of them with a rank"
+    line = (f"Score over the {s['found']} tokens found ({s['revealed']} revealed, not scored), the mean of "
+            f"log2(guesses) per token, 0 when every token takes 1 guess: class {bits(s.get('class_score'))}, "
+            f"model {bits(s.get('model_score'))} (its ranks as guesses{ranks}){_verdict(s)}. "
+            f"Shannon's bounds on the text's entropy over the {s['n']} tokens: ")
+    if s["few"]:
+        return line + f"too few tokens for a bound ({s['found']} found; play {FEW_TOKENS} or more)."
+    line += f"class {bounds(s['class_lower'], s['class_upper'])}, model {bounds(s['model_lower'], s['model_upper'])}"
     if not (_known(s["class_lower"]) and _known(s["model_lower"])):
         line += "; a lower bound only where 1 guess was the most common, then 2, and so on"
-    if s["few"]:
-        line += (f". Only {s['found']} found tokens: too few for these bounds to mean much "
-                 f"(play {FEW_TOKENS} or more)")
     return line + "."
 
 
@@ -78,9 +93,12 @@ def chart(rows: list[dict], summary: dict):
                 name="model: its rank of the token", text=[_model_cell(r) for r in rows], textposition="outside",
                 customdata=[r["model_prob"] for r in rows],
                 hovertemplate="%{x}<br>rank %{y}, p %{customdata:.1%}<extra></extra>")
-    fig.update_layout(barmode="group", title=dict(text=summary_line(summary), font_size=12),
+    # the title in lines that fit a notebook's width (one line ran off the right edge at 1400x900);
+    # its words hold numbers only, no token text, so the <br> are the only markup in it
+    title = "<br>".join(textwrap.wrap(summary_line(summary), 95))
+    fig.update_layout(barmode="group", title=dict(text=title, font_size=12),
                       yaxis=dict(title="guesses", type="log", rangemode="tozero"), xaxis_title="token",
-                      height=380, margin=dict(t=70, b=40, l=50, r=20))
+                      height=420, margin=dict(t=110, b=40, l=50, r=20))
     return fig
 
 

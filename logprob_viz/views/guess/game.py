@@ -33,7 +33,7 @@ from ..bundled import Bundled
 from ..codec import encode_trace
 from ..page import fallback_html
 from .chart import chart
-from .scoring import FEW_TOKENS, matches, normalise, shannon_bounds
+from .scoring import FEW_TOKENS, guessing_bits, matches, normalise, shannon_bounds
 
 __all__ = ["guess", "GuessGame", "Outcome"]
 
@@ -298,7 +298,11 @@ class GuessGame(Bundled, bundle="guess"):
 
     def summary(self) -> dict:
         """The game's totals: tokens played (``n``), found, revealed, found at the first guess, to play;
-        Shannon's bounds in bits per token from the class's guess numbers (``class_lower`` /
+        its score over the tokens found, the mean log2(guesses) per token in bits (``class_score``;
+        0: every token at the first guess, fewer guesses is less; revealed tokens are not scored) and
+        the model's over the same tokens, its rank as its guesses (``model_score``, over the
+        ``model_scored`` of them with a rank); Shannon's
+        bounds on the text's entropy in bits per token from the class's guess numbers (``class_lower`` /
         ``class_upper``, over all ``n`` tokens played, a revealed one as "more than k guesses") and
         from the model's ranks over the same tokens (``model_lower`` / ``model_upper``, over the
         ``model_n`` of them with a known rank); the model's mean -log2 p over them (``model_bits``);
@@ -308,6 +312,7 @@ class GuessGame(Bundled, bundle="guess"):
         revealed_after = [r["class_guesses"] for r in rows if r["revealed"]]
         class_lower, class_upper = shannon_bounds(found, revealed_after)
         ranks = [r["model_guesses"] for r in rows if r["model_guesses"] > 0]
+        found_ranks = [r["model_guesses"] for r in rows if r["model_guesses"] > 0 and not r["revealed"]]
         model_lower, model_upper = shannon_bounds(ranks)
         bits = [r["model_bits"] for r in rows if not math.isnan(r["model_bits"])]
         return {
@@ -316,6 +321,9 @@ class GuessGame(Bundled, bundle="guess"):
             "revealed": len(revealed_after),
             "first_guess": found.count(1),
             "to_play": self.n_tokens - self.position,
+            "class_score": guessing_bits(found),
+            "model_score": guessing_bits(found_ranks),
+            "model_scored": len(found_ranks),
             "class_lower": class_lower,
             "class_upper": class_upper,
             "model_n": len(ranks),

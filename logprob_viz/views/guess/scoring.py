@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-__all__ = ["normalise", "matches", "shannon_bounds", "FEW_TOKENS"]
+__all__ = ["normalise", "matches", "shannon_bounds", "guessing_bits", "FEW_TOKENS"]
 
 FEW_TOKENS = 20  # under this many found tokens the bounds are said to mean little
 
@@ -80,3 +80,12 @@ def shannon_bounds(numbers: list[int], revealed_after: list[int] = ()) -> tuple[
     lower = _lower([*numbers, *(k + 1 for k in revealed_after)])
     upper = _entropy([*numbers, *((">", k) for k in revealed_after)])
     return lower, upper
+
+
+def guessing_bits(numbers: list[int]) -> float:
+    """What a game scores: the mean of log2(guesses) per token found, in bits. 0 when every token took
+    one guess, 1 when each took two; fewer guesses is always less (Shannon's bounds are not a score: a
+    class needing exactly 3 guesses at every token has an upper bound of 0 bits). Revealed tokens are
+    not scored (counted at any number of guesses, revealing would pay); the caller says how many
+    there were. NaN for no tokens."""
+    return sum(math.log2(g) for g in numbers) / len(numbers) if numbers else math.nan

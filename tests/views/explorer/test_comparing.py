@@ -55,8 +55,10 @@ def test_compare_opens_in_sight_and_follows_the_branches(runner):
     # in the tree panel, below the view (appearing there moves nothing above), in the outline's place
     panel = list(app.branches.box.children)
     assert children.index(app.branches.box) > children.index(app.view)
-    assert panel.index(app.comparing.box) == panel.index(app.branches.outline) + 1
-    assert app.comparing.box.layout.display == "flex" and app.branches.outline.layout.display == "none"
+    # over the outline: held by an anchor of no height just above it, the outline's room kept
+    (anchor,) = [c for c in panel if app.comparing.box in getattr(c, "children", ())]
+    assert "lv-compare-anchor" in anchor._dom_classes and panel.index(anchor) + 1 == panel.index(app.branches.outline)
+    assert app.comparing.box.layout.display == "flex" and app.branches.outline.layout.visibility == "hidden"
     assert app.comparing.view.labels == ["#0", "#1"]
     for k in range(1, 5):  # branches #2-#5, made while the comparison is open
         branch(app, k)

@@ -48,7 +48,8 @@ def test_the_panel_shows_the_pinned_token_exactly_and_follows_the_sliders(runner
     import time
 
     started = time.monotonic()
-    while app.readout.numbers is None and time.monotonic() - started < deadline:
+    while (app.readout.numbers is None or app.view.readout.get("state") != "exact") and \
+            time.monotonic() - started < deadline:
         time.sleep(0.05)  # (the forward pass runs in the panel's thread)
     numbers = app.readout.numbers
     assert numbers is not None, app.readout.html.value
@@ -62,6 +63,10 @@ def test_the_panel_shows_the_pinned_token_exactly_and_follows_the_sliders(runner
         assert abs(row["model"] - model[token_id]) < 2e-6
         assert f"{row['new']:.1%}" in app.readout.html.value or row["new"] == 0
     assert numbers["kept"] == int(np.count_nonzero(expected > 0))
+    # the view's column gets the same numbers for every row of the chart (issue 49: one p per token)
+    column = {token_id: (low, high) for token_id, _text, low, high in app.view.readout["column"]}
+    assert set(column) == set(shown)
+    assert all(low == high and abs(low - expected[i]) < 2e-6 for i, (low, high) in column.items())
     # a slider moved afterwards: numpy only, at once, still exact
     app.controls.min_p.value = 0.1
     expected = warped(reference_model, ids, 1.5, 0, 0.9, 0.1)
