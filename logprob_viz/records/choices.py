@@ -5,8 +5,10 @@ scored teacher-forced after the prompt; the record keeps each option's trace and
 tokens' logprobs, and derives the rest: ``probs`` is a softmax over the options of the sums
 (``length="sum"``: the probability of the whole option, renormalised over the options given) or
 of the length-normalised scores (``"per_token"``: the sum over the option's token count;
-``"per_byte"``: over its UTF-8 bytes, leading whitespace not counted, which is lm-eval's
-``acc_norm`` for ASCII options). With ``gold`` (the right option of each prompt) it knows which
+``"per_char"``: over its characters, lm-eval's ``acc_norm``; ``"per_byte"``: over its UTF-8
+bytes, lm-eval's ``acc_bytes``; both without the option's leading whitespace, the separator
+lm-eval's ``target_delimiter`` adds and does not count). The two differ for non-ASCII options
+("Kraków" is 6 characters, 7 bytes). With ``gold`` (the right option of each prompt) it knows which
 rows were answered right, and `calibration` bins the confidence against that.
 """
 
@@ -20,22 +22,30 @@ from .trace import Trace
 from .trace_fields import is_int
 from .viewable import Viewable, show
 
-__all__ = ["Choices", "LENGTHS", "check_length", "option_bytes"]
+__all__ = ["Choices", "LENGTHS", "check_length", "option_bytes", "option_chars"]
 
 # how options of different lengths are compared (the `length=` of runner.choose)
-LENGTHS = ("sum", "per_token", "per_byte")
+LENGTHS = ("sum", "per_token", "per_char", "per_byte")
 
 
 def check_length(length) -> str:
     if length not in LENGTHS:
         raise ValueError(f"length must be one of {', '.join(map(repr, LENGTHS))} (how options of different lengths "
-                         f"compare: the whole option's logprob, per token, per byte), got {length!r}")
+                         "compare: the whole option's logprob, per token, per character as lm-eval's acc_norm, per "
+                         f"UTF-8 byte as its acc_bytes), got {length!r}")
     return length
 
 
+def option_chars(option: str) -> int:
+    """The characters `per_char` divides by: the option's characters (code points, Python's ``len``)
+    without its leading whitespace, as lm-eval 0.4.13's acc_norm divides by ``len(choice)``, the choice
+    without the ``target_delimiter`` (a space) put before it; at least 1."""
+    return max(len(option.lstrip()), 1)
+
+
 def option_bytes(option: str) -> int:
-    """The bytes `per_byte` divides by: the option's UTF-8 bytes without its leading whitespace
-    (the separator before an answer, which lm-eval's acc_norm does not count either); at least 1."""
+    """The bytes `per_byte` divides by: the option's UTF-8 bytes without its leading whitespace, as
+    lm-eval 0.4.13's acc_bytes divides by ``len(choice.encode("utf-8"))``; at least 1."""
     return max(len(option.lstrip().encode("utf-8")), 1)
 
 
@@ -53,7 +63,7 @@ class Choices(Viewable):
     prompts : list of str
         Each prompt's text (the chat-templated text for ``messages``).
     length : str
-        What ``probs`` normalised: ``"sum"``, ``"per_token"`` or ``"per_byte"``.
+        What ``probs`` normalised: ``"sum"``, ``"per_token"``, ``"per_char"`` or ``"per_byte"``.
     gold : numpy int array [R] or None
         The index of each prompt's right option, when given.
     meta : dict
@@ -84,11 +94,12 @@ class Choices(Viewable):
 
     @property
     def scores(self) -> np.ndarray:
-        """(R, N) what ``probs`` is a softmax of: the sums, or the sums per token / per byte."""
+        """(R, N) what ``probs`` is a softmax of: the sums, or the sums per token / character / byte."""
         if self.length == "per_token":
             return self._sums / self.n_tokens
-        if self.length == "per_byte":
-            return self._sums / np.array([option_bytes(o) for o in self.options], dtype=np.float64)
+        if self.length in ("per_char", "per_byte"):
+            count = option_chars if self.length == "per_char" else option_bytes
+            return self._sums / np.array([count(o) for o in self.options], dtype=np.float64)
         return self._sums
 
     @property

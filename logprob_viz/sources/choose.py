@@ -87,14 +87,14 @@ def check_options(options) -> list[str]:
 def warn_whitespace(options) -> None:
     """A warning, not an error, for options that are only whitespace: ``["\\n", " "]`` is a fair question
     (what does the model write next?), but ``[" ", "  "]`` is more often answers lost on the way (a
-    stripped or blank column), and ``per_byte`` counts such an option as 1 byte."""
+    stripped or blank column), and ``per_char`` / ``per_byte`` count such an option as 1."""
     blank = [i for i, option in enumerate(options) if not option.strip()]
     if blank:
         listed = ", ".join(f"{i} ({options[i]!r})" for i in blank)
         warnings.warn(f"option{'s' if len(blank) > 1 else ''} {listed} {'are' if len(blank) > 1 else 'is'} only "
                       "whitespace: scored as the whitespace the model writes next, not as an answer "
-                      "(length='per_byte' counts each as 1 byte); if the options stand for answers, give their "
-                      "text (e.g. ' yes')", UserWarning, stacklevel=user_stacklevel())
+                      "(length='per_char' or 'per_byte' counts each as 1); if the options stand for answers, give "
+                      "their text (e.g. ' yes')", UserWarning, stacklevel=user_stacklevel())
 
 
 def choice_inputs(prompt, messages, options) -> tuple[list[ChoiceInput], list[str], bool]:

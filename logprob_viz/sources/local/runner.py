@@ -78,8 +78,9 @@ class TransformersRunner(Runner):
 
         Every option (one token or several) is scored teacher-forced after the prompt, tokenized as
         lm-eval does (`logprob_viz.sources.choose`); ``probs`` is a softmax over the options of their
-        logprob sums (``length="sum"``), or of the sums per token (``"per_token"``) or per byte
-        (``"per_byte"``, lm-eval's acc_norm). A list of prompts (or of ``messages`` lists) gives a row
+        logprob sums (``length="sum"``), or of the sums per token (``"per_token"``), per character
+        (``"per_char"``, lm-eval's acc_norm) or per UTF-8 byte (``"per_byte"``, lm-eval's acc_bytes).
+        A list of prompts (or of ``messages`` lists) gives a row
         per prompt; ``gold`` (an option's text or index per prompt) marks the right answers, for
         ``choices.calibration()``. The prompt goes through the model once for all its options
         (`local.choose`: one packed row per prompt, in batches of at most ``batch_tokens`` tokens).
