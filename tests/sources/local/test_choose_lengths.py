@@ -71,3 +71,68 @@ def test_lm_eval_own_process_results_predicts_as_per_char_and_per_byte(runner):
     # and where the two rules disagree (the sums of the test above), lm-eval disagrees the same way
     picks = _lm_eval_picks(QUESTION, ["Kraków", "Paris"], [-13.0, -10.5])
     assert picks == {"acc_norm": 1, "acc_bytes": 0}
+
+
+def test_with_length_re_ranks_from_the_stored_sums_without_a_forward_pass(runner, reference_model):
+    ch = runner.choose(QUESTION, OPTIONS, gold=" Kraków", progress=False)
+    sums = [independent_sum(reference_model, runner.tokenizer, QUESTION, o) for o in OPTIONS]  # (sum, n_tokens, ids)
+    calls = []
+    hook = runner.model.register_forward_hook(lambda *_: calls.append(1))
+    try:
+        rules = {rule: ch.with_length(rule) for rule in ("sum", "per_token", "per_char", "per_byte")}
+    finally:
+        hook.remove()
+    assert calls == []  # no forward pass
+    counts = {"sum": [1] * len(OPTIONS), "per_token": [n for _, n, _ in sums], "per_char": [len(c) for c in CHOICES],
+              "per_byte": [len(c.encode()) for c in CHOICES]}
+    for rule, other in rules.items():
+        expected = softmax([total / n for (total, _, _), n in zip(sums, counts[rule], strict=True)])
+        np.testing.assert_allclose(list(other.probs.values()), expected, atol=TOL)
+        assert other.length == rule and other.gold.tolist() == [0] and other.traces == ch.traces
+        assert other.correct == (int(np.argmax(expected)) == 0)
+    assert ch.length == "sum"  # the original is unchanged
+    with pytest.raises(ValueError, match="length must be one of 'sum', 'per_token', 'per_char', 'per_byte'"):
+        ch.with_length("per_word")
+
+
+PER_PROMPT = [
+    ("Question: Which city is in Poland?\nAnswer:", [" Kraków", " Paris", " Zürich"], " Kraków"),
+    ("Question: What colour is snow?\nAnswer:", [" white", " green", " black"], 0),
+]
+
+
+def test_each_prompt_its_own_options_scored_and_tabled_wide(runner, reference_model):
+    prompts, options, gold = (list(x) for x in zip(*PER_PROMPT, strict=True))
+    ch = runner.choose(prompts, options=options, gold=gold, length="per_char", progress=False)
+    assert ch.per_prompt and ch.options == options and ch.prob_table.shape == (2, 3)
+    for r, (prompt, row, _) in enumerate(PER_PROMPT):
+        sums = [independent_sum(reference_model, runner.tokenizer, prompt, o)[0] for o in row]
+        np.testing.assert_allclose(ch.logprob_table[r], sums, atol=TOL)
+        np.testing.assert_allclose(ch.prob_table[r], softmax([s / len(o.lstrip()) for s, o in zip(sums, row,
+                                                                                                  strict=True)]),
+                                   atol=TOL)
+        assert [t.meta["option"] for t in ch.traces[r]] == row and ch.traces[r][0].text == prompt + row[0]
+        assert ch.probs[r] == {o: ch.prob_table[r, j] for j, o in enumerate(row)}  # a dict per prompt
+        assert ch[r].options == row and ch[r].probs == ch.probs[r]
+    frame = ch.to_pandas()
+    assert list(frame.columns) == ["prompt", "option_0", "p_0", "option_1", "p_1", "option_2", "p_2", "predicted",
+                                   "confidence", "gold", "correct"]
+    assert frame["option_0"].tolist() == [" Kraków", " white"] and frame["gold"].tolist() == [" Kraków", " white"]
+    np.testing.assert_allclose(frame["p_1"].to_numpy(), ch.prob_table[:, 1])
+    assert frame["predicted"].tolist() == [row[j] for row, j in zip(options, ch.prob_table.argmax(axis=1),
+                                                                    strict=True)]
+    assert ch.with_length("per_byte").options == options and ch.to_corpus().metadata[1]["gold"] == " white"
+    assert ch.view().bars._payload["per_prompt"] is True
+
+
+def test_per_prompt_options_that_do_not_fit_say_what_to_give(runner):
+    prompts = [p for p, _, _ in PER_PROMPT]
+    with pytest.raises(ValueError, match=r"options is a list of 1 lists .* got 2"):
+        runner.choose(prompts, options=[[" a", " b"]])
+    with pytest.raises(ValueError, match="give every prompt the same number of options .* 2 for prompt 0, 3 for "
+                                         "prompt 1"):
+        runner.choose(prompts, options=[[" a", " b"], [" a", " b", " c"]])
+    with pytest.raises(TypeError, match="prompt 1's options: options must be a non-empty list of strings"):
+        runner.choose(prompts, options=[[" a", " b"], []])
+    with pytest.raises(ValueError, match=r"gold answer 1 is ' a', which is not one of the options \[' c', ' d'\]"):
+        runner.choose(prompts, options=[[" a", " b"], [" c", " d"]], gold=[" a", " a"])
