@@ -107,6 +107,10 @@ class Choices(Viewable):
     def scores(self) -> np.ndarray:
         """(R, N) what ``probs`` is a softmax of: the sums, or the sums per token / character / byte."""
         if self.length == "per_token":
+            if self.meta.get("tokens") is False:  # (lv.read_lm_eval: lm-eval keeps no tokens)
+                raise ValueError(f"length='per_token' needs each option's tokens, which {self.meta.get('source')} "
+                                 "did not record; use 'sum', 'per_char' or 'per_byte', or score the options again "
+                                 "with runner.choose")
             return self._sums / self.n_tokens
         if self.length in ("per_char", "per_byte"):
             count = option_chars if self.length == "per_char" else option_bytes
