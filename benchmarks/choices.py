@@ -7,7 +7,7 @@ Prints Markdown tables:
    run by lm-eval 0.4.13's own pipeline (`simple_evaluate` on a `ConfigurableTask` whose
    dataset is these items, `output_type: multiple_choice`, metrics acc and acc_norm) with its
    `hf` model (`HFLM`) on the default model's local folder, and by `runner.choose(question,
-   [" " + answer ...])` with ``length="sum"`` (acc) and ``length="per_byte"`` (acc_norm): the
+   [" " + answer ...])` with ``length="sum"`` (acc) and ``length="per_char"`` (acc_norm): the
    largest difference between the per-option loglikelihoods, and both accuracies.
 2. speed: choose over P prompts x 4 options of 1-3 tokens vs the floor, ONE padded batched
    forward pass of the P prompts each followed by its options' tokens (logits only: no
@@ -128,7 +128,7 @@ def ours(runner):
     for question, answers, gold in ITEMS:
         options = [" " + a for a in answers]
         plain = runner.choose(question, options, gold=gold, progress=False)
-        normed = runner.choose(question, options, gold=gold, length="per_byte", progress=False)
+        normed = runner.choose(question, options, gold=gold, length="per_char", progress=False)
         sums.append([plain.logprobs[o] for o in options])
         right.append(plain.correct)
         right_norm.append(normed.correct)
@@ -146,14 +146,14 @@ def lmeval_table(runner) -> str:
     diff = float(np.max(np.abs(lls - lls_ref)))
     rows = [
         ["lm-eval 0.4.13 `hf` (simple_evaluate)", f"{acc_ref:.4f}", f"{norm_ref:.4f}", "—", f"{seconds_ref:.2f}"],
-        ["runner.choose (sum; per_byte)", f"{acc:.4f}", f"{norm:.4f}", f"{diff:.2e}", f"{seconds:.2f}"],
+        ["runner.choose (sum; per_char)", f"{acc:.4f}", f"{norm:.4f}", f"{diff:.2e}", f"{seconds:.2f}"],
     ]
     same = "the same" if (acc, norm) == (acc_ref, norm_ref) and diff < 1e-4 else "NOT the same"
     return (f"{len(ITEMS)} questions x 4 answers, default model (fp32, CPU): {same} acc and acc_norm, per-option "
             f"loglikelihoods within {diff:.1e} (target 1e-4).\n\n"
             + table(["route", "acc", "acc_norm", "max |loglikelihood diff|", "seconds"], rows)
             + "\n\n(lm-eval's time includes its request building and metric aggregation; ours is two choose calls "
-            "per question, sum and per_byte. Time is not the point of this table.)")
+            "per question, sum and per_char. Time is not the point of this table.)")
 
 
 def speed_prompts(n: int) -> list[str]:

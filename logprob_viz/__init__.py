@@ -55,6 +55,7 @@ _LAZY = {
     "connect": ".sources.remote",
     "read": ".sources.readers",
     "from_openai": ".sources.readers",
+    "read_lm_eval": ".sources.readers.lm_eval",
     "LogprobFormatError": ".sources.errors",
     "ServerError": ".sources.errors",
     "CorpusIncomplete": ".sources.remote.corpus",

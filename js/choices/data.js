@@ -4,7 +4,8 @@
 import { readArray, readTexts } from "../toolkit/codec.js";
 import { formatLogprob, formatPercent } from "../toolkit/format.js";
 
-/** The payload (views/choices/view.py `encode_choices`) as plain arrays: rows x options. */
+/** The payload (views/choices/view.py `encode_choices`) as plain arrays: rows x options. `option(r, j)`
+ * is row r's option j: the same N texts for every row, or each row's own (`per_prompt`: R x N texts). */
 export function decodeChoices(payload) {
   const nRows = payload.n_rows;
   const nOptions = payload.n_options;
@@ -13,12 +14,15 @@ export function decodeChoices(payload) {
   const nTokens = readArray(payload.n_tokens, "n_tokens");
   const flagged = readArray(payload.flagged, "flagged");
   const at = (arr, r, j) => arr[r * nOptions + j];
+  const options = readTexts(payload.options, "options");
   return {
     nRows,
     nOptions,
     length: payload.length,
     prompts: readTexts(payload.prompts, "prompts"),
-    options: readTexts(payload.options, "options"),
+    options,
+    perPrompt: Boolean(payload.per_prompt),
+    option: payload.per_prompt ? (r, j) => at(options, r, j) : (_r, j) => options[j],
     gold: readArray(payload.gold, "gold"),
     prob: (r, j) => at(probs, r, j),
     logprob: (r, j) => at(logprobs, r, j),

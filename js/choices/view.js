@@ -18,7 +18,7 @@ function optionBar(data, r, j, onPick) {
   bar.dataset.row = String(r);
   bar.dataset.option = String(j);
   bar.title = words.title;
-  const label = h("span", "lvch-option", visible(data.options[j]));
+  const label = h("span", "lvch-option", visible(data.option(r, j)));
   const track = h("span", "lvch-track");
   const fill = h("span", "lvch-fill");
   const p = data.prob(r, j);

@@ -5,9 +5,15 @@ scored teacher-forced after the prompt; the record keeps each option's trace and
 tokens' logprobs, and derives the rest: ``probs`` is a softmax over the options of the sums
 (``length="sum"``: the probability of the whole option, renormalised over the options given) or
 of the length-normalised scores (``"per_token"``: the sum over the option's token count;
-``"per_byte"``: over its UTF-8 bytes, leading whitespace not counted, which is lm-eval's
-``acc_norm`` for ASCII options). With ``gold`` (the right option of each prompt) it knows which
+``"per_char"``: over its characters, lm-eval's ``acc_norm``; ``"per_byte"``: over its UTF-8
+bytes, lm-eval's ``acc_bytes``; both without the option's leading whitespace, the separator
+lm-eval's ``target_delimiter`` adds and does not count). The two differ for non-ASCII options
+("Kraków" is 6 characters, 7 bytes). With ``gold`` (the right option of each prompt) it knows which
 rows were answered right, and `calibration` bins the confidence against that.
+
+The options are the same for every prompt (a list of texts), or each prompt's own (a list of lists,
+as many options for each prompt). ``with_length`` changes the rule from the stored sums and
+lengths, without scoring anything again.
 """
 
 from __future__ import annotations
@@ -20,22 +26,30 @@ from .trace import Trace
 from .trace_fields import is_int
 from .viewable import Viewable, show
 
-__all__ = ["Choices", "LENGTHS", "check_length", "option_bytes"]
+__all__ = ["Choices", "LENGTHS", "check_length", "option_bytes", "option_chars"]
 
 # how options of different lengths are compared (the `length=` of runner.choose)
-LENGTHS = ("sum", "per_token", "per_byte")
+LENGTHS = ("sum", "per_token", "per_char", "per_byte")
 
 
 def check_length(length) -> str:
     if length not in LENGTHS:
         raise ValueError(f"length must be one of {', '.join(map(repr, LENGTHS))} (how options of different lengths "
-                         f"compare: the whole option's logprob, per token, per byte), got {length!r}")
+                         "compare: the whole option's logprob, per token, per character as lm-eval's acc_norm, per "
+                         f"UTF-8 byte as its acc_bytes), got {length!r}")
     return length
 
 
+def option_chars(option: str) -> int:
+    """The characters `per_char` divides by: the option's characters (code points, Python's ``len``)
+    without its leading whitespace, as lm-eval 0.4.13's acc_norm divides by ``len(choice)``, the choice
+    without the ``target_delimiter`` (a space) put before it; at least 1."""
+    return max(len(option.lstrip()), 1)
+
+
 def option_bytes(option: str) -> int:
-    """The bytes `per_byte` divides by: the option's UTF-8 bytes without its leading whitespace
-    (the separator before an answer, which lm-eval's acc_norm does not count either); at least 1."""
+    """The bytes `per_byte` divides by: the option's UTF-8 bytes without its leading whitespace, as
+    lm-eval 0.4.13's acc_bytes divides by ``len(choice.encode("utf-8"))``; at least 1."""
     return max(len(option.lstrip().encode("utf-8")), 1)
 
 
@@ -45,15 +59,20 @@ class Choices(Viewable):
     Made by ``runner.choose(prompt, options)``. For one prompt, ``logprobs`` and ``probs`` are
     dicts option -> float and ``traces`` a list (one trace per option); for a list of prompts, the
     dicts hold an array per option (one value per prompt), ``traces`` a list per prompt, and
-    ``choices[i]`` is prompt ``i``'s own `Choices`.
+    ``choices[i]`` is prompt ``i``'s own `Choices`. With each prompt's own options
+    (``choose(prompts, options=[[...], [...]])``), ``logprobs`` and ``probs`` are a list of dicts, one
+    per prompt; ``logprob_table`` and ``prob_table`` are (R, N) either way.
 
     Attributes
     ----------
-    options : list of str
+    options : list of str, or list of lists of str
+        The options as given: one list for every prompt, or a list per prompt (``per_prompt``).
+    option_rows : list of lists of str
+        Each prompt's options ([R][N]), whichever way they were given.
     prompts : list of str
         Each prompt's text (the chat-templated text for ``messages``).
     length : str
-        What ``probs`` normalised: ``"sum"``, ``"per_token"`` or ``"per_byte"``.
+        What ``probs`` normalised: ``"sum"``, ``"per_token"``, ``"per_char"`` or ``"per_byte"``.
     gold : numpy int array [R] or None
         The index of each prompt's right option, when given.
     meta : dict
@@ -63,15 +82,17 @@ class Choices(Viewable):
     def __init__(self, prompts, options, traces, sums, *, length: str = "sum", gold=None, single: bool = False,
                  meta: dict | None = None):
         self.prompts = [str(p) for p in prompts]
-        self.options = [str(o) for o in options]
+        self.option_rows = option_rows_of(options, len(self.prompts))  # [R][N] each prompt's options
+        self.per_prompt = not (options and all(isinstance(o, str) for o in options))
         self.trace_rows = [list(row) for row in traces]  # [R][N]
-        self._sums = np.asarray(sums, dtype=np.float64).reshape(len(self.prompts), len(self.options))  # (R, N)
-        if any(len(row) != len(self.options) for row in self.trace_rows) or len(self.trace_rows) != len(self.prompts):
+        n = len(self.option_rows[0]) if self.option_rows else 0
+        self._sums = np.asarray(sums, dtype=np.float64).reshape(len(self.prompts), n)  # (R, N)
+        if any(len(row) != n for row in self.trace_rows) or len(self.trace_rows) != len(self.prompts):
             raise ValueError("give one trace per prompt and option")
         if any(not isinstance(t, Trace) for row in self.trace_rows for t in row):
             raise TypeError("Choices holds Traces, one per prompt and option")
         self.length = check_length(length)
-        self.gold = None if gold is None else check_gold(gold, self.options, len(self.prompts))
+        self.gold = None if gold is None else check_gold(gold, self.option_rows, len(self.prompts))
         self._single = bool(single) and len(self.prompts) == 1
         self.meta = dict(meta or {})
 
@@ -84,12 +105,32 @@ class Choices(Viewable):
 
     @property
     def scores(self) -> np.ndarray:
-        """(R, N) what ``probs`` is a softmax of: the sums, or the sums per token / per byte."""
+        """(R, N) what ``probs`` is a softmax of: the sums, or the sums per token / character / byte."""
         if self.length == "per_token":
+            if self.meta.get("tokens") is False:  # (lv.read_lm_eval: lm-eval keeps no tokens)
+                raise ValueError(f"length='per_token' needs each option's tokens, which {self.meta.get('source')} "
+                                 "did not record; use 'sum', 'per_char' or 'per_byte', or score the options again "
+                                 "with runner.choose")
             return self._sums / self.n_tokens
-        if self.length == "per_byte":
-            return self._sums / np.array([option_bytes(o) for o in self.options], dtype=np.float64)
+        if self.length in ("per_char", "per_byte"):
+            count = option_chars if self.length == "per_char" else option_bytes
+            return self._sums / np.array([[count(o) for o in row] for row in self.option_rows], dtype=np.float64)
         return self._sums
+
+    @property
+    def options(self) -> list:
+        """The options as given: a list of texts, or a list of texts per prompt (`per_prompt`)."""
+        if self.per_prompt and not self._single:
+            return [list(row) for row in self.option_rows]
+        return list(self.option_rows[0]) if self.option_rows else []
+
+    def with_length(self, length: str) -> Choices:
+        """The same choices with probabilities by another `length` rule (``"sum"``, ``"per_token"``,
+        ``"per_char"``, ``"per_byte"``): from the stored sums, token counts and option texts, with no
+        forward pass (the traces are shared, not copied)."""
+        return Choices(self.prompts, self.option_rows if self.per_prompt else self.option_rows[0], self.trace_rows,
+                       self._sums, length=check_length(length), gold=self.gold, single=self._single,
+                       meta=self.meta)
 
     @property
     def prob_table(self) -> np.ndarray:
@@ -105,18 +146,20 @@ class Choices(Viewable):
 
     @property
     def logprobs(self) -> dict:
-        """option -> the sum of its tokens' logprobs (a float; an array over the prompts for a list)."""
+        """option -> the sum of its tokens' logprobs (a float; an array over the prompts for a list; a list
+        of dicts, one per prompt, where each prompt has its own options)."""
         return self._by_option(self._sums)
 
     @property
     def probs(self) -> dict:
-        """option -> its probability normalised over the options (a float, or an array over the prompts)."""
+        """option -> its probability normalised over the options (a float, or an array over the prompts; a
+        list of dicts, one per prompt, where each prompt has its own options)."""
         return self._by_option(self.prob_table)
 
     @property
     def predicted(self):
         """The most likely option (per prompt for a list)."""
-        best = [self.options[j] for j in self.prob_table.argmax(axis=1)]
+        best = [row[j] for row, j in zip(self.option_rows, self.prob_table.argmax(axis=1), strict=True)]
         return best[0] if self._single else best
 
     @property
@@ -138,10 +181,12 @@ class Choices(Viewable):
         """One trace per option (prompt + option, ``prompt_len`` marks the prompt); a list per prompt for a list."""
         return list(self.trace_rows[0]) if self._single else [list(row) for row in self.trace_rows]
 
-    def _by_option(self, table: np.ndarray) -> dict:
+    def _by_option(self, table: np.ndarray):
         if self._single:
-            return {o: float(table[0, j]) for j, o in enumerate(self.options)}
-        return {o: table[:, j].copy() for j, o in enumerate(self.options)}
+            return {o: float(table[0, j]) for j, o in enumerate(self.option_rows[0])}
+        if self.per_prompt:
+            return [{o: float(table[r, j]) for j, o in enumerate(row)} for r, row in enumerate(self.option_rows)]
+        return {o: table[:, j].copy() for j, o in enumerate(self.option_rows[0])}
 
     def calibration(self, bins: int = 10):
         """The reliability of the confidence against the gold answers (`lv.calibration`); needs ``gold``."""
@@ -163,23 +208,34 @@ class Choices(Viewable):
         else:
             rows = list(range(len(self))[i]) if isinstance(i, slice) else [int(r) for r in i]
             single = False
-        return Choices([self.prompts[r] for r in rows], self.options, [self.trace_rows[r] for r in rows],
-                       self._sums[rows], length=self.length, single=single, meta=self.meta,
-                       gold=None if self.gold is None else self.gold[rows])
+        # a prompt's own options, or the options shared by all (one prompt's row is a plain list)
+        if not self.per_prompt:
+            options = self.option_rows[0]
+        else:
+            options = self.option_rows[rows[0]] if single else [self.option_rows[r] for r in rows]
+        return Choices([self.prompts[r] for r in rows], options,
+                       [self.trace_rows[r] for r in rows], self._sums[rows], length=self.length, single=single,
+                       meta=self.meta, gold=None if self.gold is None else self.gold[rows])
 
     def to_pandas(self):
         """One row per prompt: prompt, a probability column per option (named by its text),
-        predicted, confidence, and gold and correct when gold was given."""
+        predicted, confidence, and gold and correct when gold was given. Where each prompt has its own
+        options, the options are numbered: ``option_0``, ``p_0``, ``option_1``, ``p_1``, ... (each
+        option's text, then its probability), then predicted, confidence, gold and correct as texts."""
         import pandas as pd  # optional dependency: only the table needs it
 
         table = self.prob_table
         columns = {"prompt": self.prompts}
-        for j, option in enumerate(self.options):
-            columns[option] = table[:, j]
-        columns["predicted"] = [self.options[j] for j in table.argmax(axis=1)]
+        for j in range(table.shape[1]):
+            if self.per_prompt:
+                columns[f"option_{j}"] = [row[j] for row in self.option_rows]
+                columns[f"p_{j}"] = table[:, j]
+            else:
+                columns[self.option_rows[0][j]] = table[:, j]
+        columns["predicted"] = [row[j] for row, j in zip(self.option_rows, table.argmax(axis=1), strict=True)]
         columns["confidence"] = table.max(axis=1)
         if self.gold is not None:
-            columns["gold"] = [self.options[g] for g in self.gold]
+            columns["gold"] = [row[g] for row, g in zip(self.option_rows, self.gold, strict=True)]
             columns["correct"] = table.argmax(axis=1) == self.gold
         return pd.DataFrame(columns).rename_axis("item")
 
@@ -191,9 +247,10 @@ class Choices(Viewable):
         best = table.argmax(axis=1)
         metadata = []
         for r in range(len(self)):
-            row = {"index": r, "predicted": self.options[best[r]], "confidence": float(table[r, best[r]])}
+            options = self.option_rows[r]
+            row = {"index": r, "predicted": options[best[r]], "confidence": float(table[r, best[r]])}
             if self.gold is not None:
-                row.update(gold=self.options[self.gold[r]], correct=bool(best[r] == self.gold[r]))
+                row.update(gold=options[self.gold[r]], correct=bool(best[r] == self.gold[r]))
             metadata.append(row)
         labels = [m.get("gold", m["predicted"]) for m in metadata]
         return Corpus([self.trace_rows[r][best[r]] for r in range(len(self))], labels=labels, metadata=metadata,
@@ -210,16 +267,33 @@ class Choices(Viewable):
             shown = ", ".join(f"{o!r}: {p:.3f}" for o, p in self.probs.items())
             return f"<Choices {{{shown}}} length={self.length}>"
         right = "" if self.gold is None else f", accuracy={float(np.mean(self.correct)):.3f}"
-        return f"<Choices of {len(self)} prompts x {len(self.options)} options, length={self.length}{right}>"
+        own = " (each prompt its own)" if self.per_prompt else ""
+        return (f"<Choices of {len(self)} prompts x {self._sums.shape[1]} options{own}, "
+                f"length={self.length}{right}>")
 
 
-def check_gold(gold, options: list[str], n: int) -> np.ndarray:
+def option_rows_of(options, n: int) -> list[list[str]]:
+    """Each of the `n` prompts' options: the same list for every prompt, or a list per prompt (as many
+    options each)."""
+    options = list(options)
+    if not options or all(isinstance(o, str) for o in options):
+        return [[str(o) for o in options] for _ in range(n)]
+    rows = [[str(o) for o in row] for row in options]
+    if len(rows) != n:
+        raise ValueError(f"give one list of options per prompt: {n} prompts, {len(rows)} lists of options")
+    if len({len(row) for row in rows}) > 1:
+        raise ValueError("give every prompt the same number of options (the table has one column per option); "
+                         f"the prompts have {sorted({len(row) for row in rows})} options")
+    return rows
+
+
+def check_gold(gold, option_rows: list[list[str]], n: int) -> np.ndarray:
     """Gold answers as option indices: an option's text or index per prompt (one value for one prompt)."""
     values = [gold] if isinstance(gold, (str, int, np.integer)) else list(gold)
     if len(values) != n:
         raise ValueError(f"give one gold answer per prompt: {n} prompts, {len(values)} gold answers")
     out = []
-    for i, g in enumerate(values):
+    for i, (g, options) in enumerate(zip(values, option_rows, strict=True)):
         if isinstance(g, str):
             if g not in options:
                 raise ValueError(f"gold answer {i} is {g!r}, which is not one of the options {options!r}; "

@@ -48,6 +48,7 @@ class ChoiceInput:
     """One prompt of a choose call: its text (chat-templated for messages) and each option's pair."""
 
     item: dict  # {"text": ...} or {"messages": [...]}
+    options: list[str] = field(default_factory=list)  # this prompt's options
     text: str = ""
     pairs: list[Pair] = field(default_factory=list)
 
@@ -87,25 +88,46 @@ def check_options(options) -> list[str]:
 def warn_whitespace(options) -> None:
     """A warning, not an error, for options that are only whitespace: ``["\\n", " "]`` is a fair question
     (what does the model write next?), but ``[" ", "  "]`` is more often answers lost on the way (a
-    stripped or blank column), and ``per_byte`` counts such an option as 1 byte."""
+    stripped or blank column), and ``per_char`` / ``per_byte`` count such an option as 1."""
     blank = [i for i, option in enumerate(options) if not option.strip()]
     if blank:
         listed = ", ".join(f"{i} ({options[i]!r})" for i in blank)
         warnings.warn(f"option{'s' if len(blank) > 1 else ''} {listed} {'are' if len(blank) > 1 else 'is'} only "
                       "whitespace: scored as the whitespace the model writes next, not as an answer "
-                      "(length='per_byte' counts each as 1 byte); if the options stand for answers, give their "
-                      "text (e.g. ' yes')", UserWarning, stacklevel=user_stacklevel())
+                      "(length='per_char' or 'per_byte' counts each as 1); if the options stand for answers, give "
+                      "their text (e.g. ' yes')", UserWarning, stacklevel=user_stacklevel())
 
 
-def choice_inputs(prompt, messages, options) -> tuple[list[ChoiceInput], list[str], bool]:
-    """(one ChoiceInput per prompt, the options, whether one prompt was given rather than a list)."""
-    options = check_options(options)
+def _per_prompt(options) -> bool:
+    """Whether `options` is a list of lists (each prompt's own options) rather than one list of texts."""
+    return isinstance(options, (list, tuple)) and bool(options) and all(isinstance(o, (list, tuple))
+                                                                        for o in options)
+
+
+def choice_inputs(prompt, messages, options) -> tuple[list[ChoiceInput], list, bool]:
+    """(one ChoiceInput per prompt, the options as given (checked: a list, or a list per prompt), whether
+    one prompt was given rather than a list)."""
     items = batch_items(prompt, messages, None)
     single = items is None
     if single:
         check_input(prompt, messages, None)
         items = [{"text": prompt} if messages is None else {"messages": messages}]
-    return [ChoiceInput(item) for item in items], options, single
+    if not _per_prompt(options):
+        options = check_options(options)
+        return [ChoiceInput(item, options) for item in items], options, single
+    if single or len(options) != len(items):
+        raise ValueError(f"options is a list of {len(options)} lists (each prompt's own options): give as many "
+                         f"prompts as lists, a list of prompts; got {'one prompt' if single else len(items)}")
+    rows = []
+    for i, row in enumerate(options):
+        try:
+            rows.append(check_options(row))
+        except (TypeError, ValueError) as error:
+            raise type(error)(f"prompt {i}'s options: {error}") from None
+    if len({len(row) for row in rows}) > 1:
+        raise ValueError("give every prompt the same number of options (the table has a column per option); got "
+                         + ", ".join(f"{len(row)} for prompt {i}" for i, row in enumerate(rows)))
+    return [ChoiceInput(item, row) for item, row in zip(items, rows, strict=True)], rows, single
 
 
 def split_pair(encode, context: str, option: str, where: str = "") -> Pair:
@@ -125,8 +147,8 @@ def split_pair(encode, context: str, option: str, where: str = "") -> Pair:
     return Pair(context_ids, option_ids, whole[: len(context_ids)] != context_ids)
 
 
-def fill_pairs(item: ChoiceInput, options: list[str], encode, where: str = "") -> None:
-    """Each option's pair after ``item.text`` (already set), encoding the prompt once."""
+def fill_pairs(item: ChoiceInput, encode, where: str = "") -> None:
+    """Each of ``item.options``' pairs after ``item.text`` (already set), encoding the prompt once."""
     cache: dict[str, list[int]] = {}
 
     def encode_once(s: str) -> list[int]:
@@ -134,7 +156,7 @@ def fill_pairs(item: ChoiceInput, options: list[str], encode, where: str = "") -
             cache[s] = list(encode(s))
         return cache[s]
 
-    item.pairs = [split_pair(encode_once, item.text, option, where) for option in options]
+    item.pairs = [split_pair(encode_once, item.text, option, where) for option in item.options]
 
 
 def input_meta(item: ChoiceInput) -> dict:
@@ -172,7 +194,7 @@ def straddle_note(trace, prompt: str, option: str) -> str | None:
     return None
 
 
-def _same_text_notes(row: list, options: list[str]) -> list[tuple[list[int], str]]:
+def _same_text_notes(row: list, options: list[str]) -> list[tuple[list[int], str]]:  # (a prompt's options)
     """(the options, a sentence) for each group of a prompt's options scored as the same tokens."""
     groups: dict[tuple, list[int]] = {}
     for j, trace in enumerate(row):
@@ -188,28 +210,28 @@ def _same_text_notes(row: list, options: list[str]) -> list[tuple[list[int], str
     return notes
 
 
-def straddle_notes(inputs: list[ChoiceInput], options: list[str], traces: list[list], single: bool) -> list[str]:
+def straddle_notes(inputs: list[ChoiceInput], traces: list[list], single: bool) -> list[str]:
     """The sentences of every option scored other than as written (`straddle_note`) or scored as the
     same text as another option of its prompt; each also goes into its traces' ``meta["warnings"]``."""
     notes = []
     for r, (item, row) in enumerate(zip(inputs, traces, strict=True)):
         where = "" if single else f"prompt {r}: "
-        found = [(j, straddle_note(t, item.text, o)) for j, (t, o) in enumerate(zip(row, options, strict=True))]
-        for same, note in [([j], n) for j, n in found if n] + _same_text_notes(row, options):
+        found = [(j, straddle_note(t, item.text, o)) for j, (t, o) in enumerate(zip(row, item.options, strict=True))]
+        for same, note in [([j], n) for j, n in found if n] + _same_text_notes(row, item.options):
             for j in same:
                 row[j].meta["warnings"] = [*row[j].meta.get("warnings", ()), note]
             notes.append(where + note)
     return notes
 
 
-def choices_of(inputs: list[ChoiceInput], options: list[str], traces: list[list], *, length: str, gold, single: bool,
+def choices_of(inputs: list[ChoiceInput], options: list, traces: list[list], *, length: str, gold, single: bool,
                meta: dict, strict: bool = False) -> Choices:
     """The `lv.Choices` of the traces (one row per prompt, one trace per option): each option's logprob
     is the sum of its trace's logprobs after the prompt (float64). An option scored other than as
     written (`straddle_notes`) gives a warning, or with ``strict`` a ValueError whose ``choices``
     holds the result all the same."""
     sums = [[float(np.sum(t.logprobs[t.prompt_len:], dtype=np.float64)) for t in row] for row in traces]
-    notes = straddle_notes(inputs, options, traces, single)
+    notes = straddle_notes(inputs, traces, single)
     choices = Choices([c.text for c in inputs], options, traces, sums, length=length, gold=gold, single=single,
                       meta=meta)
     if notes:

@@ -4,6 +4,7 @@ and compared with runner.score of the same list; an actor killed by its pid mid-
 its batch: every text once); an interrupted run's parts readable; `import logprob_viz` without ray."""
 
 import json
+import logging
 import os
 import shutil
 import signal
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 
 import numpy as np
 import psutil
@@ -92,6 +94,9 @@ def test_score_equals_the_runner(cluster, scored):
     got = by_index(corpus)
     assert sorted(got) == list(range(len(TEXTS)))
     assert all(m == {"index": i, "source": "test"} for i, (_, m) in got.items())
+    ids = pq_column(out, "id")  # every output row names its input: here the "index" column
+    assert sorted(ids) == list(range(len(TEXTS)))
+    assert [corpus.metadata[i]["index"] for i in range(len(corpus))] == ids
     assert_as_scored(got, scored)
     assert sorted(corpus.labels) == sorted(map(str, range(len(TEXTS))))  # the "index" column labels the rows
     from logprob_viz.records.corpus.stats import stored_summaries
@@ -100,6 +105,54 @@ def test_score_equals_the_runner(cluster, scored):
     assert stored is not None
     np.testing.assert_allclose(stored["mean_logprob"], [np.nanmean(np.asarray(corpus[i].logprobs, np.float64))
                                                         for i in range(len(corpus))], rtol=1e-12)
+
+
+def pq_column(folder_path, name):
+    """One column of every part under a folder, in read_parquet's order (parts sorted by path)."""
+    import pyarrow.parquet as pq
+
+    return [v for part in sorted(folder_path.glob("*.parquet")) for v in pq.read_table(part, columns=[name])[name]
+            .to_pylist()]
+
+
+class _Records(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.lines = []
+
+    def emit(self, record):
+        self.lines.append(record.getMessage())
+
+
+def test_every_row_carries_its_input_id_and_ray_is_passed_nothing_deprecated(cluster, scored):
+    # issue 48 item 9: map_batches gets compute=ActorPoolStrategy (no "concurrency is deprecated" line from
+    # Ray's loggers, no DeprecationWarning from our code), and every output row names its input: a list's
+    # position ("index"), or a user column (id_column=)
+    texts = TEXTS[:6][::-1]
+    heard = _Records()
+    ray_logger = logging.getLogger("ray")  # Ray's loggers do not propagate to the root: listen on theirs
+    ray_logger.addHandler(heard)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            rows = lv.ray.score(texts, top_logprobs=5, batch_size=2, concurrency=2).take_all()
+    finally:
+        ray_logger.removeHandler(heard)
+    assert not [line for line in heard.lines if "deprecated" in line], heard.lines
+    ours = [str(w.message) for w in caught if "logprob_viz" in w.filename]
+    assert not ours, ours
+    assert sorted(row["id"] for row in rows) == list(range(len(texts)))
+    for row in rows:
+        assert row["text"] == texts[row["id"]]  # the id names the input row whose text was scored
+        want = scored[TEXTS.index(texts[row["id"]])]
+        np.testing.assert_allclose(row["logprobs"], want.logprobs, atol=1e-4, equal_nan=True)
+    keyed = lv.ray.score(ray.data.from_items([{"text": t, "key": f"k{i}"} for i, t in enumerate(texts[:2])]),
+                         top_logprobs=5, id_column="key").take_all()
+    assert sorted((row["id"], row["text"]) for row in keyed) == [("k0", texts[0]), ("k1", texts[1])]
+    with pytest.raises(ValueError, match=r"id_column='nope' is not a column of the dataset \(it has text, key\)"):
+        lv.ray.score(ray.data.from_items([{"text": "a", "key": 1}]), id_column="nope")
+    with pytest.raises(ValueError, match=r"no 'id' or 'index' column \(it has text, key\); pass id_column="):
+        lv.ray.score(ray.data.from_items([{"text": "a", "key": 1}]))
 
 
 def _workers():

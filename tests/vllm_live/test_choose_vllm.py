@@ -56,7 +56,7 @@ def test_one_prompt_logprobs_equal_independent_sums(vllm_url, runner, reference,
     assert ch.meta["source"] == "vllm" and ch.meta["base_url"] == vllm_url
 
 
-def test_per_byte_normalises_as_lm_eval_acc_norm(vllm_url, reference):
+def test_per_byte_normalises_as_lm_eval_acc_bytes(vllm_url, reference):
     ch = lv.connect(vllm_url).choose(PROMPT, OPTIONS, length="per_byte", progress=False)
     scores = [reference(PROMPT, o)[0] / len(o.lstrip().encode()) for o in OPTIONS]
     np.testing.assert_allclose(list(ch.probs.values()), softmax(scores), atol=2 * TOL)

@@ -27,6 +27,14 @@ test("the payload decodes to rows x options", () => {
   assert.deepEqual([...data.gold], [0, -1]);
 });
 
+test("each row's own options (per_prompt): R x N texts, one row after the other", () => {
+  const data = decodeChoices({ ...payload, per_prompt: true, options: texts([" a", " b", " c", " Kraków", " Łódź", " x"]) });
+  assert.equal(data.perPrompt, true);
+  assert.equal(data.option(0, 2), " c");
+  assert.equal(data.option(1, 0), " Kraków");
+  assert.equal(decodeChoices(payload).option(1, 2), " 🤖"); // shared options: the same for every row
+});
+
 test("the predicted option is the most likely one, and a bar says its numbers", () => {
   const data = decodeChoices(payload);
   assert.equal(predictedOption(data, 0), 1);

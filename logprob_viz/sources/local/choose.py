@@ -35,14 +35,14 @@ def choose(engine: ModelEngine, prompt=None, options=None, *, messages=None, top
     length = check_length(length)
     inputs, options, single = choice_inputs(prompt, messages, options)
     for i, item in enumerate(inputs):
-        _tokenize(engine, item, options, "" if single else f"prompt {i} of the list: ")
+        _tokenize(engine, item, "" if single else f"prompt {i} of the list: ")
     lengths = [len(c.pairs[0].context) + sum(len(p.option) for p in c.pairs) for c in inputs]
     started = time.perf_counter()
     traces: list = [None] * len(inputs)
     bar = Progress(bool(progress), len(inputs), unit="prompt", desc="choosing")
     try:
         for batch in length_batches(lengths, check_budget(engine, batch_tokens)):
-            for r, row in zip(batch, _score_packed(engine, [inputs[r] for r in batch], options, k), strict=True):
+            for r, row in zip(batch, _score_packed(engine, [inputs[r] for r in batch], k), strict=True):
                 traces[r] = row
             bar.update_to(sum(t is not None for t in traces))
     finally:
@@ -51,7 +51,7 @@ def choose(engine: ModelEngine, prompt=None, options=None, *, messages=None, top
     return choices_of(inputs, options, traces, length=length, gold=gold, single=single, meta=meta, strict=strict)
 
 
-def _tokenize(engine: ModelEngine, item: ChoiceInput, options: list[str], where: str) -> None:
+def _tokenize(engine: ModelEngine, item: ChoiceInput, where: str) -> None:
     """Fill `item`'s text and pairs with the model's tokenizer (the chat template for messages)."""
     tokenizer = engine.tokenizer
     if "messages" in item.item:
@@ -66,7 +66,7 @@ def _tokenize(engine: ModelEngine, item: ChoiceInput, options: list[str], where:
 
         def encode(s):
             return tokenizer(s)["input_ids"]  # as runner.score encodes a text
-    fill_pairs(item, options, encode, where)
+    fill_pairs(item, encode, where)
     longest = len(item.pairs[0].context) + max(len(p.option) for p in item.pairs)
     limit = getattr(engine.model.config, "max_position_embeddings", None)
     if limit is not None and longest > limit:
@@ -98,7 +98,7 @@ def _packed_rows(inputs: list[ChoiceInput], device, pad: int):
     return input_ids, position_ids, allowed
 
 
-def _score_packed(engine: ModelEngine, inputs: list[ChoiceInput], options: list[str], k: int) -> list[list]:
+def _score_packed(engine: ModelEngine, inputs: list[ChoiceInput], k: int) -> list[list]:
     """The traces (one per option) of each prompt of one batch, from one forward pass."""
     device = engine.device
     input_ids, position_ids, allowed = _packed_rows(inputs, device, pad_id(engine))
@@ -134,7 +134,7 @@ def _score_packed(engine: ModelEngine, inputs: list[ChoiceInput], options: list[
     for item in inputs:
         prompt_rows = next(pieces)
         row = []
-        for option, pair in zip(options, item.pairs, strict=True):
+        for option, pair in zip(item.options, item.pairs, strict=True):
             # prompt_len is the prompt's: the option's tokens are the trace's completion
             record = Recorder(engine, pair.context, k, len(pair.context) + len(pair.option), processed=False)
             record.add(prompt_rows)

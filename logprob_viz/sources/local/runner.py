@@ -78,11 +78,14 @@ class TransformersRunner(Runner):
 
         Every option (one token or several) is scored teacher-forced after the prompt, tokenized as
         lm-eval does (`logprob_viz.sources.choose`); ``probs`` is a softmax over the options of their
-        logprob sums (``length="sum"``), or of the sums per token (``"per_token"``) or per byte
-        (``"per_byte"``, lm-eval's acc_norm). A list of prompts (or of ``messages`` lists) gives a row
-        per prompt; ``gold`` (an option's text or index per prompt) marks the right answers, for
-        ``choices.calibration()``. The prompt goes through the model once for all its options
-        (`local.choose`: one packed row per prompt, in batches of at most ``batch_tokens`` tokens).
+        logprob sums (``length="sum"``), or of the sums per token (``"per_token"``), per character
+        (``"per_char"``, lm-eval's acc_norm) or per UTF-8 byte (``"per_byte"``, lm-eval's acc_bytes);
+        ``choices.with_length(rule)`` gives another rule's probabilities without a forward pass.
+        A list of prompts (or of ``messages`` lists) gives a row per prompt, with the same options or,
+        for ``options=[[...], [...]]``, each prompt's own (as many for each); ``gold`` (an option's
+        text or index per prompt) marks the right answers, for ``choices.calibration()``. The prompt
+        goes through the model once for all its options (`local.choose`: one packed row per prompt, in
+        batches of at most ``batch_tokens`` tokens).
         Where the tokenizer merges an option's start into the prompt's last token, part of the option
         goes unscored (as in lm-eval): a warning names the bytes and the scored text, and two options
         scored as the same text; ``strict=True`` raises a ValueError instead (its ``.choices`` the result).

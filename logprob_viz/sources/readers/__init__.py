@@ -24,6 +24,7 @@ at once), and one assembler (`assemble.build_trace`) that builds the trace:
 - ``numbers``            ``meta["numbers"]``: raw or processed, where the server documents which
 - ``corpus``             `lv.Corpus.from_responses`, ``from_pandas``, ``read_jsonl``: each item through `read`
 - ``vllm_rows``          the rows of a ``ray.data.llm`` vLLM processor as corpus rows (`lv.ray.from_vllm_rows`)
+- ``lm_eval``            `lv.read_lm_eval`: lm-eval's ``--log_samples`` file of a multiple-choice task as Choices
 """
 
 from __future__ import annotations

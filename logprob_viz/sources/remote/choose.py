@@ -38,8 +38,8 @@ def choose(engine: ServerEngine, prompt=None, options=None, *, messages=None, to
         where = "" if single else f"prompt {i} of the list: "
         item = inputs[i]
         item.text, encode = engine.choice_encoder(item.item, where)
-        fill_pairs(item, options, encode, where)
-        return _score_options(engine, item, options, k)
+        fill_pairs(item, encode, where)
+        return _score_options(engine, item, k)
 
     traces: list = [None] * len(inputs)
     bar = Progress(bool(progress), len(inputs), unit="prompt", desc="choosing")
@@ -61,12 +61,12 @@ def choose(engine: ServerEngine, prompt=None, options=None, *, messages=None, to
     return choices_of(inputs, options, traces, length=length, gold=gold, single=single, meta=meta, strict=strict)
 
 
-def _score_options(engine, item: ChoiceInput, options: list[str], k: int) -> list:
+def _score_options(engine, item: ChoiceInput, k: int) -> list:
     """One request for all of a prompt's options: one trace per option, its prompt_len the prompt's."""
     rows = [pair.context + pair.option for pair in item.pairs]
     scored = engine.score_ids(rows, k)
     out = []
-    for option, pair, trace, ids in zip(options, item.pairs, scored, rows, strict=True):
+    for option, pair, trace, ids in zip(item.options, item.pairs, scored, rows, strict=True):
         if trace.token_ids.tolist() != ids:
             raise engine.unexpected(f"scored other tokens than the ones sent for the option {option!r} "
                                      f"({trace.token_ids.tolist()[:8]}... for {ids[:8]}...)")

@@ -80,7 +80,8 @@ class RemoteRunner(Runner):
     def choose(self, prompt=None, options=None, *, messages=None, top_logprobs: int = 5, length: str = "sum",
                gold=None, concurrency: int | None = None, progress: bool = True, strict: bool = False):
         """The probability of each given option after the prompt: an `lv.Choices`, as the local
-        runner's ``choose`` gives it (``length``, ``gold``, ``strict``, a list of prompts: a row per prompt).
+        runner's ``choose`` gives it (``length``, ``gold``, ``strict``, a list of prompts: a row per prompt,
+        ``options=[[...], [...]]``: each prompt's own options).
 
         The server scores each prompt + option given as token ids (split as lm-eval does, with the
         server's tokenizer), one request per prompt for all its options, at most ``concurrency``

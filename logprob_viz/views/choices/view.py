@@ -28,15 +28,18 @@ __all__ = ["ChoicesView", "ChoicesBars", "encode_choices"]
 
 
 def encode_choices(choices) -> dict:
-    """The bars' ``_payload``: prompts and options as texts, [R, N] probabilities and logprobs."""
+    """The bars' ``_payload``: prompts and options as texts (N options for all rows, or R x N where each
+    prompt has its own: ``per_prompt``), [R, N] probabilities and logprobs."""
     gold = choices.gold if choices.gold is not None else np.full(len(choices), -1)
     return {
         "version": 1,
         "n_rows": len(choices),
-        "n_options": len(choices.options),
+        "n_options": int(choices.prob_table.shape[1]),
         "length": choices.length,
         "prompts": texts("prompts", choices.prompts),
-        "options": texts("options", choices.options),
+        "per_prompt": bool(choices.per_prompt),
+        "options": texts("options", [o for row in choices.option_rows for o in row] if choices.per_prompt
+                         else choices.option_rows[0]),
         "probs": array("probs", choices.prob_table, "float32"),  # (R, N)
         "logprobs": array("logprobs", choices.logprob_table, "float32"),  # (R, N)
         "n_tokens": array("n_tokens", choices.n_tokens, "int32"),  # (R, N)
@@ -103,7 +106,7 @@ class ChoicesView(PanelOverTrace):
             self.bars.selected_row, self.bars.selected_option = int(row), int(option)
 
     def _check(self, row, option) -> None:
-        rows, options = len(self._choices), len(self._choices.options)
+        rows, options = self._choices.prob_table.shape
         if not (0 <= int(row) < rows and 0 <= int(option) < options):
             raise ValueError(f"row must be between 0 and {rows - 1} and option between 0 and {options - 1}, "
                              f"got row {row}, option {option}")
@@ -113,7 +116,7 @@ class ChoicesView(PanelOverTrace):
 
     def _show(self, _change=None) -> None:
         row, option = self.bars.selected_row, self.bars.selected_option
-        if not (0 <= row < len(self._choices) and 0 <= option < len(self._choices.options)):
+        if not (0 <= row < len(self._choices) and 0 <= option < self._choices.prob_table.shape[1]):
             return
         trace = self._trace(row, option)
         self.show(trace, trace.prompt_len)  # pinned at the option's first token

@@ -77,14 +77,15 @@ def test_a_list_of_prompts_gives_a_row_per_prompt(runner, reference_model, batch
     assert abs(cal.brier - np.mean((np.array(confidence) - frame["correct"].to_numpy()) ** 2)) < TOL
 
 
-@pytest.mark.parametrize("length", ["per_token", "per_byte"])
+@pytest.mark.parametrize("length", ["per_token", "per_char", "per_byte"])
 def test_length_normalised_probabilities(runner, reference_model, length):
     ch = runner.choose(PROMPT, OPTIONS, length=length)
     scores = []
     for option in OPTIONS:
         total, n_tokens, _ = independent_sum(reference_model, runner.tokenizer, PROMPT, option)
-        # per byte: the option's bytes without its leading space, as lm-eval's acc_norm counts the answer
-        scores.append(total / (n_tokens if length == "per_token" else len(option.lstrip().encode())))
+        # per character / byte: the option without its leading space, as lm-eval's acc_norm / acc_bytes count it
+        count = {"per_token": n_tokens, "per_char": len(option.lstrip()), "per_byte": len(option.lstrip().encode())}
+        scores.append(total / count[length])
     for option, p in zip(OPTIONS, softmax(scores), strict=True):
         assert abs(ch.probs[option] - p) < TOL
     assert ch.length == length
@@ -169,7 +170,7 @@ def test_whitespace_only_options_are_scored_with_a_warning(runner):
         ch = runner.choose(PROMPT, [" ", "  ", " positive"], progress=False)
     assert [str(w.message) for w in caught] == [
         "options 0 (' '), 1 ('  ') are only whitespace: scored as the whitespace the model writes next, not as an "
-        "answer (length='per_byte' counts each as 1 byte); if the options stand for answers, give their text "
+        "answer (length='per_char' or 'per_byte' counts each as 1); if the options stand for answers, give their text "
         "(e.g. ' yes')"]
     assert caught[0].filename == __file__  # the user's line, not the package's
     assert abs(sum(ch.probs.values()) - 1) < 1e-12 and ch.traces[0].text == PROMPT + " "
