@@ -44,15 +44,8 @@ if [ ! -d "$INSEQ_PATH/inseq" ]; then
     matplotlib pillow pyparsing kiwisolver contourpy fonttools cycler treescope 2> >(grep -v "is ignored" >&2)
 fi
 export INSEQ_PATH
-# The choices benchmark's peer, lm-eval 0.4.13, the same way (its requirements pull torch, peft, scikit-learn...;
-# these are what its simple_evaluate and hf model import; found through LMEVAL_PATH, see benchmarks/choices.py).
+# The choices benchmark's peer, lm-eval 0.4.13: installed by scripts/setup.sh (the tests check against it too).
 LMEVAL_PATH="${LOGPROB_VIZ_CACHE:-$HOME/.cache/logprob_viz}/bench-peers/lm-eval-0.4.13"
-if [ ! -d "$LMEVAL_PATH/lm_eval" ]; then
-  .venv/bin/pip install -q --no-deps --target "$LMEVAL_PATH" lm-eval==0.4.13 datasets==5.2.0 dill==0.4.1 \
-    multiprocess==0.70.19 xxhash==4.1.0 sqlitedict==2.1.0 word2number==1.1 more_itertools==11.2.1 pytablewriter==1.2.1 \
-    evaluate==0.4.6 sacrebleu==2.6.0 portalocker==4.4.2 tabulate==0.10.0 colorama==0.4.6 lxml==6.1.3 \
-    2> >(grep -v "is ignored" >&2)
-fi
 export LMEVAL_PATH
 export OMP_NUM_THREADS=1
 

