@@ -42,6 +42,7 @@ host-voila-dark.png        host-voila-dark.png      tests/browser/hosts/test_voi
 host-marimo.png            host-marimo.png          tests/browser/hosts/test_marimo.py::test_the_view_and_the_explorer_in_marimo
 host-marimo-dark.png       host-marimo-dark.png     tests/browser/hosts/test_marimo.py::test_the_view_and_the_explorer_in_marimo
 divergence_hover.png       divergence.png           tests/browser/test_divergence_browser.py::test_hover_next_flip_and_pictures
+badge_mismatch.png         badge_mismatch.png       tests/browser/test_badge_browser.py::test_the_badge_steps_through_the_disagreeing_tokens
 "
 
 tests=()
