@@ -161,11 +161,30 @@ def test_a_list_of_prompts_chooses_a_row_each(server, runner):
     assert remote.to_pandas().shape == local.to_pandas().shape
 
 
+def test_choose_with_messages_uses_the_servers_chat_template(server, runner):
+    messages = [{"role": "user", "content": "Is the sky blue on a clear day? Answer yes or no."}]
+    remote = server.choose(messages=messages, options=["yes", "no", "banana"], progress=False)
+    local = runner.choose(messages=messages, options=["yes", "no", "banana"], progress=False)
+    assert remote.prompts == local.prompts  # the server's template gives the local runner's text
+    for r_trace, l_trace in zip(remote.trace_rows[0], local.trace_rows[0], strict=True):
+        assert r_trace.token_ids.tolist() == l_trace.token_ids.tolist()
+    for got, want in zip(remote.logprobs.values(), local.logprobs.values(), strict=True):
+        assert abs(got - want) <= TOL_MAX
+
+
+def test_score_messages_through_the_servers_chat_template(server, runner):
+    messages = [{"role": "user", "content": "What is the capital of France?"}]
+    t, local = server.score(messages=messages, top_logprobs=3), runner.score(messages=messages, top_logprobs=3)
+    assert t.token_ids.tolist() == local.token_ids.tolist() and t.meta["messages"] == messages
+    d = np.abs(t.logprobs[1:] - local.logprobs[1:])
+    assert np.median(d) <= TOL_MEDIAN and d.max() <= TOL_MAX
+
+
 def test_refusals_say_what_and_why(server):
     with pytest.raises(ValueError, match=r"more than the context of the server .* \(2048 tokens"):
         server.score("word " * 2100)
-    with pytest.raises(ValueError, match="messages on llama.cpp is not supported"):
-        server.score(messages=[{"role": "user", "content": "Hi"}])
+    with pytest.raises(ValueError, match="end with the assistant's answer is not supported on llama.cpp"):
+        server.score(messages=[{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}])
     # the server's own refusal (a prompt longer than its context), with its words and what was asked
     with pytest.raises(lv.ServerError) as err:
         force(server.engine, [28] * 2100, [28], 1)

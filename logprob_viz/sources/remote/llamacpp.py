@@ -31,9 +31,12 @@ from .openai import OpenAIEngine, OpenAIRunner
 
 __all__ = ["LlamaCppRunner", "LlamaCppEngine", "is_llamacpp_listing"]
 
-NO_MESSAGES = ("scoring chat messages on llama.cpp is not supported yet (its chat template would have to be applied "
-               "as the local runner applies it); give the conversation's text, or score with lv.load(...) or a "
-               "vLLM server")
+# llama.cpp's chat template continues a last assistant message (a prefill, without its end-of-turn),
+# where the local runner scores the whole turn, its end included: not the same tokens.
+NO_ANSWER = ("scoring messages that end with the assistant's answer is not supported on llama.cpp: its chat template "
+             "leaves that turn open (a prefill, no end-of-turn token), so the tokens would not be the local runner's; "
+             "give the conversation's text (the model's tokenizer: apply_chat_template(messages, tokenize=False)), or "
+             "score with lv.load(...) or a vLLM server")
 
 
 def is_llamacpp_listing(listed: list) -> bool:
@@ -94,8 +97,11 @@ class LlamaCppEngine(OpenAIEngine):
         if not req.scoring:
             return
         if req.messages is not None:
-            raise ValueError(f"{NO_MESSAGES} (the server at {self.base_url})")
-        if req.prompt_ids is None:
+            last = req.messages[-1] if req.messages else None
+            if isinstance(last, dict) and last.get("role") == "assistant":
+                raise ValueError(f"{NO_ANSWER} (the server at {self.base_url})")
+            tokens = self.tokenize(self.chat_text(req.messages), add_special=False)
+        elif req.prompt_ids is None:
             tokens = self.tokenize(req.text, add_special=True)  # as /completion would tokenize the text
             if not tokens:
                 raise ValueError("the text makes no tokens on this server: give some text to score")
@@ -131,10 +137,19 @@ class LlamaCppEngine(OpenAIEngine):
         pass  # the options are forced by a grammar of token ids, their logprobs read before the samplers
 
     def choice_encoder(self, item: dict, where: str):
-        """(the prompt's text, how to encode a text) with the server's /tokenize, as /completion encodes a text."""
-        if "messages" in item:
-            raise ValueError(f"{where}choose with messages on llama.cpp: {NO_MESSAGES}")
-        return item["text"], lambda s: [t.id for t in self.tokenize(s, add_special=True)]
+        """(the prompt's text, how to encode a text) with the server's /tokenize: a text as /completion
+        encodes it; messages through the server's chat template (/apply-template, with the generation
+        prompt, as the local runner's choose), then without special tokens added."""
+        if "messages" not in item:
+            return item["text"], lambda s: [t.id for t in self.tokenize(s, add_special=True)]
+        return self.chat_text(item["messages"]), lambda s: [t.id for t in self.tokenize(s, add_special=False)]
+
+    def chat_text(self, messages: list[dict]) -> str:
+        """The messages through the server's own chat template, with the generation prompt (/apply-template)."""
+        text = self._request("POST", "/apply-template", {"messages": messages}, root=True).get("prompt")
+        if not isinstance(text, str):
+            raise self.unexpected(f"answered /apply-template without the prompt's text ({text!r:.80})")
+        return text
 
     def score_ids(self, rows: list[list[int]], k: int, scored_from: list[int] | None = None) -> list[Trace]:
         """Each row's ids from ``scored_from[i]`` on (default: after the first) forced after the ones before."""

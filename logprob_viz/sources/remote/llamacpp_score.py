@@ -152,9 +152,9 @@ def force(engine, context: list[int], given: list[int], k: int, seen: Callable[[
         else:
             part, broke = _force_once(engine, context + given[:done], given[done:], k,
                                       lambda n, at=done: tell(at + n))
-            if broke:  # the next token is one the grammar cannot force: one request forces it
-                head = [] if part is None else [part]
-                at = done + sum(len(h) for h in head)
+            head = [] if part is None else [part]
+            at = done + sum(len(h) for h in head)
+            if broke and at < len(given):  # the next token is one the grammar cannot force: one request forces it
                 part = Trace.concat(*head, _force_one(engine, context + given[:at], given[at], k))
                 requests += 1
         requests += 1
