@@ -135,8 +135,9 @@ class ServerEngine(Engine, Protocol):
     def choice_encoder(self, item: dict, where: str) -> tuple:
         """(the prompt's text, a function text -> token ids) with the server's own tokenizer."""
 
-    def score_ids(self, rows: list[list[int]], k: int) -> list:
-        """One request that scores each row of token ids teacher-forced: a Trace per row."""
+    def score_ids(self, rows: list[list[int]], k: int, scored_from: list[int] | None = None) -> list:
+        """Each row of token ids scored teacher-forced: a Trace per row. ``scored_from[i]``: the
+        tokens of row i before it (a choose's prompt) may stay unscored (llama.cpp pays per scored token)."""
 
     def unexpected(self, what: str) -> Exception:
         """The error for an answer this server should not have given (naming the server)."""

@@ -161,14 +161,6 @@ def test_a_branch_forces_the_alternative_with_the_logprob_it_had(llamacpp_url, s
     assert int(by_text.token_ids[at]) == int(greedy.top_ids[at][2])
 
 
-def test_score_says_why_it_cannot_and_what_to_use(server):
-    with pytest.raises(ValueError) as err:
-        server.score("A robot may not injure a human being")
-    message = str(err.value)
-    assert "llama.cpp" in message and "no logprobs for prompt tokens" in message
-    assert "lv.load" in message and "vLLM" in message and server.base_url in message
-
-
 def test_chat_messages_still_go_through_the_openai_route(server):
     chat = server.generate(messages=recordings.HI_CHAT, max_new_tokens=6, top_logprobs=2)
     assert chat[chat.prompt_len :].text.startswith("Hello") and chat.meta["server"] == "llama.cpp"

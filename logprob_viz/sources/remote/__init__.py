@@ -7,6 +7,7 @@
     openai.py      `OpenAIRunner` over `OpenAIEngine`: the OpenAI API (OpenAI and any compatible server)
     vllm.py        `VLLMRunner` over `VLLMEngine`: plus prompt logprobs, token ids, tokens as ids, score
     llamacpp.py    `LlamaCppRunner` over `LlamaCppEngine`: llama-server through its native /completion
+    llamacpp_score.py  score and choose on llama-server (no echo): the given tokens forced by a token-id grammar
     corpus.py      a list of inputs as concurrent requests (at most `concurrency`): an lv.Corpus
     choose.py      `choose`: given options scored after each prompt by the server (vLLM's prompt_logprobs)
     http.py        JSON requests, SSE streams and error bodies, standard library only

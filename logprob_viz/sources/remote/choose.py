@@ -5,8 +5,10 @@ server's own tokenizer (its ``/tokenize``, or ``connect(tokenizer=)``); then one
 prompt scores all its options: a ``/completions`` request whose ``prompt`` is the list of
 prompt + option token ids, with ``echo``, ``max_tokens`` 0 and ``prompt_logprobs`` (vLLM). The
 server batches the options of a request together, and prompts go out concurrently (at most
-``concurrency`` requests at once). A server that returns no logprobs for the prompt (the OpenAI
-API, llama.cpp, Ollama, ...) cannot score a given answer: its runner refuses with what to use instead.
+``concurrency`` requests at once). llama.cpp has no prompt logprobs: its engine forces each option
+after the prompt instead (`llamacpp_score`: the prompt's tokens stay unscored, its KV cache is
+reused by every option). A server that returns no logprobs for given tokens at all (the OpenAI API,
+Ollama, ...) cannot score a given answer: its runner refuses with what to use instead.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ def choose(engine: ServerEngine, prompt=None, options=None, *, messages=None, to
 def _score_options(engine, item: ChoiceInput, k: int) -> list:
     """One request for all of a prompt's options: one trace per option, its prompt_len the prompt's."""
     rows = [pair.context + pair.option for pair in item.pairs]
-    scored = engine.score_ids(rows, k)
+    scored = engine.score_ids(rows, k, [len(pair.context) for pair in item.pairs])
     out = []
     for option, pair, trace, ids in zip(item.options, item.pairs, scored, rows, strict=True):
         if trace.token_ids.tolist() != ids:

@@ -5,7 +5,7 @@
     runner.generate(messages=[{"role": "user", "content": "Hi"}], temperature=0.7, seed=0)
     for t in runner.stream("Once upon a time", max_new_tokens=64): ...   # the server's SSE stream
     runner.generate(prompt_ids=[1, 2, 3])                     # token ids as the prompt (vLLM, llama.cpp)
-    runner.score("Text to score, token by token.")            # vLLM's prompt_logprobs
+    runner.score("Text to score, token by token.")            # vLLM: prompt_logprobs; llama.cpp: forced
 """
 
 from __future__ import annotations

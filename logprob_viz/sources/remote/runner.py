@@ -85,9 +85,10 @@ class RemoteRunner(Runner):
 
         The server scores each prompt + option given as token ids (split as lm-eval does, with the
         server's tokenizer), one request per prompt for all its options, at most ``concurrency``
-        (default 8) requests at once (`remote.choose`). It needs the prompt's logprobs: vLLM has
-        them (``prompt_logprobs``); on a server without them (the OpenAI API, llama.cpp, Ollama)
-        this raises a ValueError that says so and what to use instead.
+        (default 8) requests at once (`remote.choose`). It needs logprobs of given tokens: vLLM has
+        them (``prompt_logprobs``); llama.cpp generates each option forced by a grammar of token ids
+        and reports its logprobs from before the samplers (`remote.llamacpp_score`); on a server
+        without either (the OpenAI API, Ollama) this raises a ValueError that says so and what to use instead.
         """
         return jobs_of(self).call("runner.choose", lambda: choose(
             self.engine, prompt, options, messages=messages, top_logprobs=top_logprobs, length=length, gold=gold,

@@ -132,8 +132,9 @@ class VLLMEngine(OpenAIEngine):
             return text, lambda s: self.tokenizer(s, add_special_tokens=special)["input_ids"]
         return text, lambda s: self._server_ids({"prompt": s, "add_special_tokens": special})
 
-    def score_ids(self, rows: list[list[int]], k: int) -> list[Trace]:
-        """Each row of token ids scored by one /completions request (a list of prompts, echoed)."""
+    def score_ids(self, rows: list[list[int]], k: int, scored_from: list[int] | None = None) -> list[Trace]:
+        """Each row of token ids scored by one /completions request (a list of prompts, echoed; every
+        token is scored, whatever ``scored_from`` says: one pass scores them all)."""
         ids = {"return_tokens_as_token_ids": True} if self.tokenizer is not None else {}
         body = {"model": self.model, "prompt": rows, "max_tokens": 0, "echo": True, "logprobs": 0,
                 "prompt_logprobs": k, "return_token_ids": True, **ids}
