@@ -33,6 +33,7 @@ __all__ = [
     "detect_encoding",
     "token_bytes_table",
     "VocabTexts",
+    "UsedVocabTexts",
 ]
 
 SP_SPACE = "\u2581"  # SentencePiece's "▁"
@@ -241,3 +242,30 @@ class VocabTexts:
 
     def __len__(self) -> int:
         return len(self._table)
+
+
+class UsedVocabTexts(VocabTexts):
+    """A vocabulary table that holds only the ids a Parquet file used (its alternatives' ids): the
+    file stores those, not the whole table (a 49k-token table is ~860 KB, a short text's ids ~2 KB).
+
+    ``len`` is the whole vocabulary's size; an id the file never used reads ``"<id N>"``, as one
+    past the table does.
+    """
+
+    __slots__ = ("_size",)
+
+    def __init__(self, size: int, table: dict[int, bytes]) -> None:
+        super().__init__(table)  # type: ignore[arg-type]  (a dict by id, read through bytes_of)
+        self._size = size
+
+    def byte_table(self) -> list[bytes]:
+        raise TypeError("this vocabulary table holds only the ids its file used, not every id; read a token's "
+                        "bytes with bytes_of(id), or take the whole table from the tokenizer (lv.load)")
+
+    def bytes_of(self, token_id: int) -> bytes:
+        found = self._table.get(token_id)
+        return found if found is not None else f"<id {token_id}>".encode()
+
+    def __len__(self) -> int:
+        return self._size
+

@@ -2,6 +2,7 @@
 as columns (no Trace built until asked), its tables equal to the in-memory corpus's, a folder of
 parts, and the faults: a truncated, a corrupted and a foreign part, raised or skipped."""
 
+import json
 import math
 import warnings
 
@@ -99,6 +100,58 @@ def test_the_file_keeps_the_vocabulary_once(corpus, out):
     # the nested alternatives, read with pyarrow alone: row i, token j, alternative a
     assert table.column("top_logprobs")[0].as_py()[1] == pytest.approx(corpus[0].top_logprobs[1].tolist())
     assert table.column("text").to_pylist()[:3] == TEXTS
+
+
+def test_the_file_stores_only_the_vocabulary_ids_its_rows_use(corpus, out):
+    path = corpus.to_parquet(out / "used.parquet")
+    (entry,) = json.loads(pq.ParquetFile(path).metadata.metadata[b"logprob_viz.vocabs"])
+    whole = corpus[0].vocab.byte_table()  # the tokenizer's table, every id
+    used = sorted({i for t in corpus.traces[:3] for i in t.top_ids.reshape(-1).tolist() if i >= 0})
+    assert entry["ids"] == used and entry["size"] == len(whole) and len(used) < len(whole) / 20
+    assert [bytes.fromhex(h) for h in entry["bytes_hex"]] == [whole[i] for i in used]
+    back = lv.Corpus.read_parquet(path)
+    assert len(back[0].vocab) == len(whole) and back[0].vocab.bytes_of(used[-1]) == whole[used[-1]]
+    # written again from what was read (a table of the used ids only), then read: the same traces
+    again = lv.Corpus.read_parquet(back.to_parquet(out / "used-again.parquet"))
+    for i in range(len(corpus)):
+        assert_same_trace(again[i], corpus[i])
+    assert json.loads(pq.ParquetFile(out / "used-again.parquet").metadata.metadata[b"logprob_viz.vocabs"]) == [entry]
+
+
+def test_a_vocabulary_of_texts_keeps_its_used_texts(out):
+    vocab = [f"w{i}" for i in range(1000)]
+    trace = lv.Trace(tokens=["a", "b"], token_bytes=[b"a", b"b"], logprobs=[np.nan, -1.0],
+                     top_ids=[[7, 999], [3, -1]], top_logprobs=[[-0.5, -2.0], [-0.1, -np.inf]], vocab=vocab)
+    path = lv.Corpus([trace]).to_parquet(out / "texts.parquet")
+    (entry,) = json.loads(pq.ParquetFile(path).metadata.metadata[b"logprob_viz.vocabs"])
+    assert entry == {"size": 1000, "ids": [3, 7, 999], "texts": ["w3", "w7", "w999"]}
+    back = lv.Corpus.read_parquet(path)[0]
+    assert [list(r) for r in back.top_tokens] == [["w7", "w999"], ["w3"]] and len(back.vocab) == 1000
+
+
+def test_a_one_text_file_is_smaller_than_its_jsonl(runner, out):
+    one = runner.score([TEXTS[1]], top_logprobs=5, progress=False)
+    parquet = one.to_parquet(out / "one-text.parquet").stat().st_size
+    jsonl = one.save(out / "one-text.jsonl").stat().st_size
+    whole_table = sum(2 * len(b) + 4 for b in one[0].vocab.byte_table())  # hex in JSON, as the old files stored it
+    assert parquet < jsonl, (parquet, jsonl)
+    assert parquet < whole_table / 20  # the whole table alone was ~860 KB
+    assert_same_trace(lv.Corpus.read_parquet(out / "one-text.parquet")[0], one[0])
+
+
+def test_a_file_written_with_the_whole_vocabulary_still_reads(corpus, out):
+    """The layout before issue 48: the whole table as {"bytes_hex": [...]}, snappy, the Arrow schema kept."""
+    table = pq.read_table(corpus.to_parquet(out / "new-layout.parquet"))
+    whole = corpus[0].vocab.byte_table()
+    metadata = {b"logprob_viz.corpus": json.dumps({"version": 1, "meta": corpus.meta, "items": len(corpus)}),
+                b"logprob_viz.vocabs": json.dumps([{"bytes_hex": [b.hex() for b in whole]}])}
+    old = out / "old-layout.parquet"
+    pq.write_table(table.replace_schema_metadata(metadata), old, write_page_checksum=True)
+    assert old.stat().st_size > 800_000  # the whole table is there
+    back = lv.Corpus.read_parquet(old)
+    for i in range(len(corpus)):
+        assert_same_trace(back[i], corpus[i])
+    assert back[0].vocab.byte_table() == whole
 
 
 def test_tables_come_from_the_columns(corpus, out):

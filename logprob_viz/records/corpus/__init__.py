@@ -7,6 +7,7 @@
     compare.py  two models over the same texts (`lv.compare_corpora`, `Corpus.compare`)
     columns.py  a corpus backed by Arrow columns: items built only when asked for
     parquet.py  the Parquet schema: writing, reading parts (`Corpus.to_parquet`, `Corpus.read_parquet`)
+    layout.py   a Parquet file's encodings, its columns left out, the vocabulary ids its rows use
     scan.py     the surprise index streamed from Parquet parts, never loaded whole
     arrow.py    what columns.py, parquet.py and scan.py share: `ParquetPartError`, token texts numbered by Arrow
 

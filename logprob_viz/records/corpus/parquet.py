@@ -3,9 +3,10 @@
 
 The round trip is exact: numbers go in their own dtypes (float32 bits, NaN and -inf included),
 token bytes as binary, meta and metadata as JSON text. A local trace reads its alternatives'
-texts from the tokenizer's vocabulary (`Trace(vocab=...)`): the file keeps that table once, in
-its key-value metadata, and the rows only the ids (``vocab`` names the table; ``top_tokens`` is
-null). Rows from elsewhere (Ray, vLLM rows) carry ``top_tokens`` themselves.
+texts from the tokenizer's vocabulary (`Trace(vocab=...)`): the file keeps the part of that table
+its rows use (the alternatives' ids and their bytes) once, in its key-value metadata, and the rows
+only the ids (``vocab`` names the table; ``top_tokens`` is null); a file written with the whole
+table (before issue 48) reads as before. Rows from elsewhere (Ray, vLLM rows) carry ``top_tokens`` themselves.
 
 Reading keeps the columns (`columns`): nothing per trace is built until asked. A folder is
 read part by part (``*.parquet`` files, sorted by name); a part that is truncated, corrupted or
@@ -24,9 +25,9 @@ from pathlib import Path
 import numpy as np
 
 from ..run_stats import SUMMARIES, summaries
-from ..tokens import VocabTexts
 from .arrow import ParquetPartError, file_stamp, unreadable_part
 from .columns import Block, JsonColumn, TextColumn, TraceColumns
+from .layout import note_used_ids, null_everywhere, vocab_entry, vocab_of, write_options
 
 __all__ = ["SCHEMA_KEY", "trace_table", "corpus_table", "write_parquet", "read_parquet", "ParquetColumns",
            "parquet_parts", "read_part", "column_token_table"]
@@ -68,27 +69,23 @@ def _nested(pa, lengths, ks, values, kind, mask=None):
     return _lists(pa, np.concatenate([[0], np.cumsum(lengths)]), inner, mask)
 
 
-def _vocab_entry(vocab) -> dict:
-    if isinstance(vocab, VocabTexts):  # the exact bytes of every id
-        return {"bytes_hex": [b.hex() for b in vocab.byte_table()]}
-    return {"texts": [str(vocab[i]) for i in range(len(vocab))]}
-
-
 def trace_table(traces, labels, metadata, vocabs: dict | None = None):
     """A pyarrow Table of traces in the corpus schema.
 
-    ``vocabs`` ({id(vocab): (number, vocab)}, filled here; the writer stores them in the file's
-    metadata): a trace with a vocabulary then names it in ``vocab`` instead of writing its
-    alternatives' texts. None (rows that travel without the file's metadata, as a Ray block does):
-    every trace writes ``top_tokens``.
+    ``vocabs`` ({id(vocab): (number, vocab, [arrays of the ids used])}, filled here; the writer stores
+    the used part of each in the file's metadata): a trace with a vocabulary then names it in ``vocab``
+    instead of writing its alternatives' texts. None (rows that travel without the file's metadata, as
+    a Ray block does): every trace writes ``top_tokens``.
     """
     pa = _pa()
     traces = list(traces)
     lengths = np.array([len(t) for t in traces], dtype=np.int64)
     ks = np.array([t.k for t in traces], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)])
-    vocab_of = [-1 if t.vocab is None or vocabs is None else vocabs.setdefault(id(t.vocab), (len(vocabs), t.vocab))[0]
-                for t in traces]
+    vocab_of = [-1 if t.vocab is None or vocabs is None
+                else vocabs.setdefault(id(t.vocab), (len(vocabs), t.vocab, []))[0] for t in traces]
+    if vocabs:
+        note_used_ids(traces, vocab_of, vocabs)
     processed = np.array([t.processed_logprobs is not None for t in traces], dtype=bool)
 
     def flat(name, dtype, which=None):
@@ -158,18 +155,21 @@ def write_parquet(corpus, path, *, row_group_size: int = ROW_GROUP) -> Path:
     path = Path(path)
     vocabs: dict = {}
     writer = None
+    empty = null_everywhere(corpus.traces)
     try:
         for i in range(0, max(len(corpus), 1), row_group_size):
             part = slice(i, i + row_group_size)
             table = trace_table(corpus.traces[part], corpus.labels[part], corpus.metadata[part], vocabs)
+            table = table.drop_columns(empty if writer is None else [n for n in empty if n in table.column_names])
             if writer is None:
-                writer = pq.ParquetWriter(path, table.schema, write_page_checksum=True)  # corruption is detected
+                writer = pq.ParquetWriter(path, table.schema, **write_options(table.schema))
             writer.write_table(table, row_group_size=row_group_size)
     finally:
         if writer is not None:
             writer.add_key_value_metadata({
                 SCHEMA_KEY: json.dumps({"version": VERSION, "meta": corpus.meta, "items": len(corpus)}),
-                VOCABS_KEY: json.dumps([_vocab_entry(v) for _, v in sorted(vocabs.values(), key=lambda e: e[0])]),
+                VOCABS_KEY: json.dumps([vocab_entry(v, used) for _, v, used in sorted(vocabs.values(),
+                                                                                    key=lambda e: e[0])]),
             })
             writer.close()
     return path
@@ -190,12 +190,6 @@ def parquet_parts(path) -> list[Path]:
     if not path.exists():
         raise FileNotFoundError(f"no file or folder {path}")
     return [path]
-
-
-def _vocab_of(entry: dict):
-    if "bytes_hex" in entry:
-        return VocabTexts([bytes.fromhex(h) for h in entry["bytes_hex"]])
-    return list(entry["texts"])
 
 
 def read_part(path: Path, columns=None):
@@ -221,7 +215,7 @@ def read_part(path: Path, columns=None):
     _check_lengths(path, table)
     try:
         header = json.loads(meta.get(SCHEMA_KEY, b"{}"))
-        vocabs = [_vocab_of(e) for e in json.loads(meta.get(VOCABS_KEY, b"[]"))]
+        vocabs = [vocab_of(e) for e in json.loads(meta.get(VOCABS_KEY, b"[]"))]
     except (ValueError, KeyError, TypeError) as error:
         raise ParquetPartError(f"{path}: its logprob_viz metadata is not readable JSON ({error})") from None
     if header.get("version", VERSION) > VERSION:
