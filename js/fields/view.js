@@ -11,7 +11,10 @@ import { h } from "../toolkit/dom.js";
 import { formatPercent } from "../toolkit/format.js";
 import { visible } from "../toolkit/whitespace.js";
 import { onDark, watchTheme } from "../logprob/theme_watch.js";
-import { alternativesTitle, describeRow, elseOver, elseTitle, groupOf, probStyle, rowOrder, tokenLabel } from "./data.js";
+import {
+  alternativesTitle, describeRow, elseOver, elseTitle, groupOf, P_LEGEND, P_MEANING, probStyle, probTitle, rowOrder,
+  tokenLabel,
+} from "./data.js";
 
 
 function chip(text, style, className = "lvf-chip") {
@@ -86,6 +89,10 @@ class FieldsRender {
     } else {
       this.head.appendChild(h("span", "lvf-muted", "no values"));
     }
+    // what every p in the list is, named once (the detail shows the p with the opening quote beside it)
+    const legend = h("span", "lvf-legend", P_LEGEND);
+    legend.title = P_MEANING;
+    this.head.appendChild(legend);
     const order = h("button", "lvf-order");
     order.type = "button";
     order.title = "the order of the values: as the JSON is written, or the least confident first";
@@ -113,7 +120,9 @@ class FieldsRender {
       line.setAttribute("role", "option");
       const value = chip(r.value, this.style(r.prob), "lvf-chip lvf-value");
       value.tabIndex = 0;
-      line.append(h("span", "lvf-path", r.path), value, h("span", "lvf-p", formatPercent(r.prob)));
+      const p = h("span", "lvf-p", formatPercent(r.prob));
+      p.title = probTitle(r);
+      line.append(h("span", "lvf-path", r.path), value, p);
       if (i === least) line.appendChild(h("span", "lvf-badge", "least confident"));
       line.addEventListener("click", () => this.select(i));
       value.addEventListener("keydown", (e) => {
@@ -148,6 +157,7 @@ class FieldsRender {
     const sel = this.model.get("selected");
     const r = this.payload.rows[sel];
     this.detail.replaceChildren();
+    this.detail.scrollTop = 0; // new content is read from its top (a kept scroll would cut its first lines)
     if (!r) {
       this.detail.appendChild(h("div", "lvf-muted", "Click a value: its tokens, and what else the model weighed there."));
       return;

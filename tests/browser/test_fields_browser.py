@@ -6,7 +6,9 @@ begins and its probability (the product over the tokens that cover it) from thos
 checks what the panel shows. Clicking a value pins its first content token in the LogprobView
 below, Python sees it, and nothing on the page moves (< 2 px). "What else?" lists the values the
 model would have written after each alternative. A value holding markup stays text. Screenshots:
-normal size, a 1280x720 screen at 150 %, the dark theme (tests/artifacts/fields-*.png).
+normal size, a 1280x720 screen at 150 % (light and dark), the dark theme (tests/artifacts/fields[-_]*.png).
+Each p is the value's own (from its first character), the same number "What else?" lists; a string whose
+opening quote is a token of its own shows its p with the quote in the tooltip and the detail.
 """
 
 from __future__ import annotations
@@ -68,8 +70,10 @@ def expected_values(trace: dict) -> list[dict]:
         first = int(np.searchsorted(ends, b0, side="right"))
         last = int(np.searchsorted(ends, b1 - 1, side="right"))
         at = int(np.searchsorted(ends, b0 + (1 if isinstance(value, str) else 0), side="right"))
-        out.append({"path": key, "value": text.decode(), "at": at,
-                    "logprob": math.fsum(logprobs[first:last + 1])})
+        # p: the value from its first content token to its last (what "What else?" lists); with the
+        # opening quote: from the token holding the quote
+        out.append({"path": key, "value": text.decode(), "at": at, "first": first, "last": last,
+                    "logprob": math.fsum(logprobs[at:last + 1]), "with_quote": math.fsum(logprobs[first:last + 1])})
         pos = b1
     return out
 
@@ -113,6 +117,16 @@ def test_values_coloured_by_probability_click_pins_the_first_token_without_movin
     least = min(range(len(want)), key=lambda i: want[i]["logprob"])
     assert rows == [[w["path"], w["value"], expected_percent(w["logprob"]), i == least] for i, w in enumerate(want)]
     assert root.locator(".lvf-least .lvf-path").text_content() == want[least]["path"]
+    # the head names what p is; a string whose opening quote is a token of its own shows p with the quote too
+    assert root.locator(".lvf-legend").text_content() == "p: the value from its first character"
+    titles = root.locator(".lvf-row .lvf-p").evaluate_all("els => els.map(e => e.title)")
+    quoted = [i for i, w in enumerate(want) if w["at"] > w["first"]]
+    assert quoted, want  # the default model writes ' "' as a token of its own before "John Smith"
+    for i, (w, title) in enumerate(zip(want, titles, strict=True)):
+        n = w["last"] - w["at"] + 1
+        over = f"token {w['at'] + 1}" if n == 1 else f"tokens {w['at'] + 1}\u2013{w['last'] + 1} ({n})"
+        assert title.startswith(f"p of the value: the product over {over}, from its first character"), title
+        assert title.endswith(f"(token {w['first'] + 1}): {expected_percent(w['with_quote'])}") == (i in quoted)
     # each chip is coloured (a background from the palette), its text readable on it
     colours = root.locator(".lvf-value").evaluate_all("els => els.map(e => getComputedStyle(e).backgroundColor)")
     assert all(c.startswith("rgb(") for c in colours) and len(set(colours)) > 1
@@ -146,6 +160,22 @@ def test_values_coloured_by_probability_click_pins_the_first_token_without_movin
     with dark_theme(page, root):
         save_screenshot(page, "fields-dark.png", BOX)
 
+    # A string with its quote apart: the detail shows both p, and "What else?" lists the same p as the list.
+    name = quoted[0]
+    root.locator(f".lvf-row[data-row='{name}'] .lvf-value").click()
+    root.locator(f".lvf-row.lvf-selected[data-row='{name}']").wait_for(timeout=30_000)
+    lines = root.locator(".lvf-detail .lvf-line").all_text_contents()
+    assert lines[0].startswith(f"p\u00a0{expected_percent(want[name]['logprob'])} ")  # (no line break inside)
+    assert lines[2] == (f"with its opening quote (token {want[name]['first'] + 1}): "
+                        f"p\u00a0{expected_percent(want[name]['with_quote'])}")
+    root.locator(".lvf-what-else").click()
+    root.locator(".lvf-else-row").first.wait_for(timeout=MODEL_TIMEOUT * 1000)
+    chosen = root.locator(".lvf-else-row.lvf-chosen")
+    assert chosen.locator(".lvf-chip").text_content() == want[name]["value"]
+    listed = root.locator(f".lvf-row[data-row='{name}'] .lvf-p").text_content()
+    assert chosen.locator(".lvf-p").text_content() == listed == expected_percent(want[name]["logprob"])
+    save_screenshot(page, "fields_quote.png", BOX)
+
     # A value that holds markup is text in the page, never run.
     run_cell(page, 2)
     wait_for_output(page, lab_server, 2, ".lvf-root .lvf-row", 120)
@@ -158,4 +188,6 @@ def test_values_coloured_by_probability_click_pins_the_first_token_without_movin
         small.locator(ROOT).locator(".lvf-row").first.wait_for(timeout=60_000)
         small.locator(ROOT).scroll_into_view_if_needed()
         screen_shot(small, "fields-150.png")
+        with dark_theme(small, small.locator(ROOT)):
+            screen_shot(small, "fields_853x480_dark.png")
     assert not page.page_errors, page.page_errors

@@ -46,12 +46,26 @@ def _check_span(trace, row):
 
 
 def _check_logprob(trace, row):
-    expected = math.fsum(float(x) for x in trace.logprobs[row.first:row.last + 1])
+    """prob: the trace's logprobs over at..last (the value from its first character); prob_with_quote:
+    over first..last (the opening quote's token too); the weakest among the tokens of prob."""
+    expected = math.fsum(float(x) for x in trace.logprobs[row.at:row.last + 1])
     assert row.logprob == pytest.approx(expected, abs=1e-9)
     assert row.prob == pytest.approx(math.exp(expected), rel=1e-9)
-    lps = [float(x) for x in trace.logprobs[row.first:row.last + 1]]
-    assert row.weakest == row.first + lps.index(min(lps))
+    with_quote = math.fsum(float(x) for x in trace.logprobs[row.first:row.last + 1])
+    assert row.logprob_with_quote == pytest.approx(with_quote, abs=1e-9)
+    assert row.prob_with_quote == pytest.approx(math.exp(with_quote), rel=1e-9)
+    lps = [float(x) for x in trace.logprobs[row.at:row.last + 1]]
+    assert row.weakest == row.at + lps.index(min(lps))
     assert row.weakest_prob == pytest.approx(math.exp(min(lps)), rel=1e-6)
+
+
+def _model_logprobs(reference_model, ids) -> list[float]:
+    """log p of each token given the tokens before it, in float64 from plain transformers' logits (NaN first)."""
+    import torch
+
+    with torch.inference_mode():
+        logp = torch.log_softmax(reference_model(input_ids=torch.tensor([ids])).logits[0].double(), dim=-1)
+    return [math.nan] + [float(logp[i - 1, ids[i]]) for i in range(1, len(ids))]
 
 
 @pytest.fixture(scope="module")
@@ -59,8 +73,12 @@ def person(runner):
     return runner.generate(messages=PERSON, max_new_tokens=60, top_logprobs=5, progress=False)
 
 
-def test_generated_json_rows_cover_the_values_bytes_and_sum_their_logprobs(person):
+def test_generated_json_rows_cover_the_values_bytes_and_sum_their_logprobs(person, reference_model):
     fields = person.fields()
+    model = _model_logprobs(reference_model, person.token_ids.tolist())
+    for row in fields:  # against the model itself: p over at..last, with the quote over first..last
+        assert row.logprob == pytest.approx(math.fsum(model[row.at:row.last + 1]), abs=2e-4)
+        assert row.logprob_with_quote == pytest.approx(math.fsum(model[row.first:row.last + 1]), abs=2e-4)
     text = person.completion.text
     parsed = json.loads(text[text.index("{"):text.rindex("}") + 1])
     expected = dict(_leaves(parsed))
@@ -169,6 +187,7 @@ def test_what_else_branches_each_alternative_to_the_end_of_the_value(person, run
     assert sorted(i["token"] for i in items) == sorted(alternatives)
     chosen = next(i for i in items if i["chosen"])
     assert chosen["value"] == row.value and chosen["tokens"] == [row.at, row.last]
+    assert chosen["logprob"] == row.logprob and chosen["prob"] == row.prob  # the row's p, the list's p
     prefix = person.token_ids[:row.at].tolist()
     for item in items:
         assert item["tokens"][0] == row.at and str(row.at) in result["over"]
@@ -180,6 +199,29 @@ def test_what_else_branches_each_alternative_to_the_end_of_the_value(person, run
             logp = torch.log_softmax(reference_model(input_ids=ids).logits[0].double(), dim=-1)
         expected = math.fsum(float(logp[len(prefix) + j - 1, t]) for j, t in enumerate(item["token_ids"]))
         assert item["logprob"] == pytest.approx(expected, abs=2e-4)
+
+
+def test_prob_is_the_value_from_its_first_character_and_what_else_lists_the_same(runner, reference_model):
+    # issue 48 item 5: f["name"].prob was over the quote's token too (0.550) while what_else listed the
+    # same "Maria Lopez" from its first character (0.648). Now prob is the one what_else lists, and the
+    # quote's token is in prob_with_quote, both checked against the model's own logits in float64.
+    trace = runner.score(json.dumps({"name": "Maria Lopez", "age": 34}), top_logprobs=5, progress=False)
+    fields = trace.fields()
+    lp = _model_logprobs(reference_model, trace.token_ids.tolist())
+    name, age = fields["name"], fields["age"]
+    # the default model's tokens of the string: its quote ' "' on its own, then Maria, Lopez, and '",'
+    assert [trace.tokens[i] for i in name.tokens] == [' "', "Maria", " Lopez", '",']
+    assert (name.at, name.last) == (name.first + 1, name.first + 3)
+    assert name.logprob == pytest.approx(math.fsum(lp[name.first + 1:name.first + 4]), abs=1e-4)  # Maria Lopez ",
+    assert name.logprob_with_quote == pytest.approx(math.fsum(lp[name.first:name.first + 4]), abs=1e-4)  # ' "' too
+    assert name.prob_with_quote < name.prob  # the quote's token is no certainty
+    assert [trace.tokens[i] for i in age.tokens] == ["3", "4"] and age.at == age.first  # a number has no quote
+    assert age.logprob == age.logprob_with_quote == pytest.approx(math.fsum(lp[age.first:age.last + 1]), abs=1e-4)
+    listed = fields.what_else("name", runner, k=3)
+    chosen = next(item for item in listed["items"] if item["chosen"])
+    assert chosen["value"] == name.value == '"Maria Lopez"'
+    assert (chosen["logprob"], chosen["prob"]) == (name.logprob, name.prob)  # the same sum, bit for bit
+    assert fields.least_confident() is name and fields.to_pandas().set_index("path").loc["name", "prob"] == name.prob
 
 
 def test_import_json_inside_records_is_the_standard_library():

@@ -3,6 +3,7 @@ message, and the offline page (token text escaped). The real default model; numb
 
 from __future__ import annotations
 
+import html
 import json
 import math
 
@@ -10,6 +11,7 @@ import pytest
 
 import logprob_viz as lv
 from browser.cells import HOSTILE_IMG
+from logprob_viz.views.toolkit import percent
 
 DOC = {"name": "Ann", "age": 34, "tags": ["a", "b"]}
 
@@ -19,14 +21,33 @@ def fields(runner):
     return runner.score(json.dumps(DOC), progress=False).fields()
 
 
-def test_the_payload_holds_each_value_and_the_least_confident(fields):
+def _model_logprobs(reference_model, ids) -> list[float]:
+    """log p of each token given the tokens before it, in float64 from plain transformers' logits (NaN first)."""
+    import torch
+
+    with torch.inference_mode():
+        logp = torch.log_softmax(reference_model(input_ids=torch.tensor([ids])).logits[0].double(), dim=-1)
+    return [math.nan] + [float(logp[i - 1, ids[i]]) for i in range(1, len(ids))]
+
+
+def test_the_payload_holds_each_value_and_the_least_confident(fields, reference_model):
     view = lv.FieldsView(fields)
     payload = view.panel._payload
     assert [r["path"] for r in payload["rows"]] == ["name", "age", "tags[0]", "tags[1]"]
     trace = fields.trace
+    model = _model_logprobs(reference_model, trace.token_ids.tolist())
     for shown, row in zip(payload["rows"], fields.rows, strict=True):
-        assert shown["logprob"] == pytest.approx(math.fsum(float(x) for x in trace.logprobs[row.first:row.last + 1]))
+        # p: the value from its first content token (at) to its last; with the quote: from its first token
+        assert shown["logprob"] == pytest.approx(math.fsum(model[row.at:row.last + 1]), abs=1e-4)
+        assert shown["prob"] == pytest.approx(math.exp(math.fsum(model[row.at:row.last + 1])), rel=1e-4)
+        assert shown["logprob_with_quote"] == pytest.approx(math.fsum(model[row.first:row.last + 1]), abs=1e-4)
         assert shown["at_token"] == trace.tokens[row.at]
+    # "Ann" and "a", "b": the quote ' "' (or ' ["') a token of its own before the content; 34 none
+    assert [trace.tokens[r.first] for r in fields.rows if r.at > r.first] == [' "', ' ["', ' "']
+    assert fields["age"].at == fields["age"].first
+    page = fields.to_html()
+    shown = [html.escape(percent(fields["name"].prob)), html.escape(percent(fields["name"].prob_with_quote))]
+    assert f"<code>&quot;Ann&quot;</code> p = {shown[0]}, with its opening quote {shown[1]} (least" in page
     probs = [r["prob"] for r in payload["rows"]]
     assert payload["least"] == probs.index(min(probs))
     assert [probs[i] for i in payload["order"]] == sorted(probs)

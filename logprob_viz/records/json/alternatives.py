@@ -9,7 +9,8 @@ greedily until the value closes (its closing quote, the end of its number, ...; 
 ``max_new_tokens``). Each value's probability is the product over the tokens from ``row.at`` to
 the token that closes it, given the text before ``row.at``: P(this value | the prefix). The
 value the model wrote is listed with the same measure (over ``row.at .. row.last``), so the list
-compares like with like. A token that closes the value may hold more (``",``): it is counted, as
+compares like with like, and its p is the row's own ``prob`` (``row.prob_with_quote`` adds the
+opening quote's token before ``row.at``). A token that closes the value may hold more (``",``): it is counted, as
 in `Trace.fields`.
 """
 

@@ -1,9 +1,19 @@
 """Confidence per JSON field: `Trace.fields` gives a row per leaf value of the JSON a model wrote.
 
     f = trace.fields()          # an `lv.Fields`
-    f.to_pandas()               # path, value, first, last, logprob, prob, the weakest token, alternatives
+    f.to_pandas()               # path, value, first, last, logprob, prob, prob_with_quote, the weakest, alternatives
     f.least_confident()         # the row with the lowest prob
     f                           # the fields view (views/fields/view.py)
+
+One value, two probabilities, never mixed: ``prob`` is the product over the tokens ``at..last``,
+from the token where the value's content begins (a string's first character, past its opening
+quote) to the token that closes it (a string's closing quote, often ``",``), given the text
+before ``at``: P(this value | a value of its kind has begun), the measure ``what_else`` lists
+its alternatives with, so the two agree on the written value. ``prob_with_quote`` is over
+``first..last``: the opening quote's own token(s) ``first..at-1`` too, i.e. also the chance that a
+string begins there at all. They differ only for a string whose opening quote is a token of its
+own (``' "'``, p often near 1 but not always); for numbers, literals and ``{}``/``[]`` ``at`` is
+``first`` and they are equal.
 
 Where the JSON is: the first complete object or array in the completion (the tokens after
 ``prompt_len``), or in the whole text when the trace has no completion (a scored text). A
@@ -46,10 +56,12 @@ class FieldRow:
     first: int  # the first token covering the value's bytes (its opening quote for a string)
     last: int  # the last token covering them
     straddles: str  # "", "start", "end" or "both": which of first / last also holds bytes outside the value
-    logprob: float  # the sum of the trace's logprobs over tokens first..last (NaN when one is unknown)
-    prob: float  # exp(logprob)
+    logprob: float  # the sum of the trace's logprobs over tokens at..last: the value itself (NaN when one is unknown)
+    prob: float  # exp(logprob): P(this value | the text before `at`), the measure `what_else` lists
+    logprob_with_quote: float  # the sum over first..last: the opening quote's own token(s) first..at-1 too
+    prob_with_quote: float  # exp(logprob_with_quote); equals prob when at == first (numbers, literals, ...)
     at: int  # the token where the value's content begins (a string's first character, past its quote)
-    weakest: int  # the least likely token of first..last
+    weakest: int  # the least likely token of at..last (the tokens of `prob`)
     weakest_token: str
     weakest_prob: float
     alternatives: tuple  # ((token text, p), ...) at `at`, most likely first: what else it weighed there
@@ -162,6 +174,10 @@ def _token_at(offsets: np.ndarray, byte: int) -> int:
     return int(np.searchsorted(offsets, byte, side="right")) - 1
 
 
+def _exp(logprob: float) -> float:
+    return math.nan if math.isnan(logprob) else math.exp(logprob)
+
+
 def _content_start(data: bytes, span: Span) -> int:
     """Where a value's content begins: past a string's opening quote (its closing quote if empty)."""
     return span.start + 1 if data[span.start:span.start + 1] == b'"' else span.start
@@ -173,16 +189,20 @@ def _row(trace, offsets, data: bytes, base: int, span: Span, path: str, call=Non
     at = _token_at(offsets, base + _content_start(data, span))
     straddles = {(False, False): "", (True, False): "start", (False, True): "end", (True, True): "both"}[
         (bool(offsets[first] < b0), bool(offsets[last + 1] > b1))]
-    lps = trace.logprobs[first:last + 1].astype(np.float64)
+    # prob is over at..last, summed exactly as `what_else` sums its values (so the two agree bit for bit);
+    # the opening quote's token(s) first..at-1 only say that a string begins: they go in prob_with_quote
+    lps = trace.logprobs[at:last + 1].astype(np.float64)
     logprob = float(lps.sum())
+    with_quote = float(trace.logprobs[first:last + 1].astype(np.float64).sum())
     known = ~np.isnan(lps)
-    weakest = first + int(np.argmin(np.where(known, lps, np.inf))) if known.any() else first
+    weakest = at + int(np.argmin(np.where(known, lps, np.inf))) if known.any() else at
     k_row = trace.top_logprobs[at]
     alternatives = tuple((str(tok), float(np.exp(lp))) for tok, lp in zip(trace.top_tokens[at], k_row, strict=False)
                          if np.isfinite(lp))
     return FieldRow(
         path=path, value=display_token(data[span.start:span.end]), first=first, last=last, straddles=straddles,
-        logprob=logprob, prob=math.exp(logprob) if not math.isnan(logprob) else math.nan, at=at,
+        logprob=logprob, prob=_exp(logprob), logprob_with_quote=with_quote, prob_with_quote=_exp(with_quote),
+        at=at,
         weakest=weakest, weakest_token=trace.tokens[weakest], weakest_prob=float(np.exp(trace.logprobs[weakest])),
         alternatives=alternatives, call=call, function=function, start=b0, end=b1)
 

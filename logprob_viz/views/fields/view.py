@@ -4,7 +4,10 @@
 (`FieldsPanel`, an anywidget; bundle ``js/fields/`` in ``views/static/fields.js``) and ONE
 `LogprobView` of the fields' trace. The panel lists each leaf value by its path, its chip
 coloured by its probability in the LogprobView's palette (the probability mode's scale), the
-least confident value first and marked. Clicking a value selects it (``selected``) and pins the
+least confident value first and marked. Each p is the row's ``prob`` (the value from its first
+character, ``row.at``, to its end: the p "What else?" lists), named in the head; the detail shows
+``prob_with_quote`` beside it where a string's opening quote is a token of its own. Clicking a
+value selects it (``selected``) and pins the
 token where its content begins (``row.at``) in the LogprobView; clicking a token of a value in
 the LogprobView selects that value. The selected value's detail (its tokens, weakest token,
 alternatives at ``row.at``) sits beside the list in a box of fixed height, so nothing moves.
@@ -42,6 +45,7 @@ def fields_payload(fields: Fields, can_branch: bool) -> dict:
     for r in fields.rows:
         rows.append({
             "path": r.path, "value": r.value, "prob": _finite(r.prob), "logprob": _finite(r.logprob),
+            "prob_with_quote": _finite(r.prob_with_quote), "logprob_with_quote": _finite(r.logprob_with_quote),
             "first": r.first, "last": r.last, "at": r.at, "straddles": r.straddles, "weakest": r.weakest,
             "weakest_token": r.weakest_token, "weakest_prob": _finite(r.weakest_prob),
             "at_token": fields.trace.tokens[r.at],
@@ -185,12 +189,15 @@ def _static_list(fields: Fields) -> str:
     least = fields.least_confident()
     items = []
     for r in fields.rows:
-        p = percent(r.prob)
+        p = html.escape(percent(r.prob))  # "<0.1%" is text, not a tag
+        quote = f", with its opening quote {html.escape(percent(r.prob_with_quote))}" if r.at > r.first else ""
         mark = " (least confident)" if r is least else ""
         items.append(f"<li><code>{html.escape(r.path)}</code>: <code>{html.escape(r.value)}</code> "
-                     f"p = {p}{mark}</li>")
+                     f"p = {p}{quote}{mark}</li>")
     note = f"<p>{html.escape(str(fields.error))}</p>" if fields.error else ""
-    return f'<div class="lvf-static"><ul>{"".join(items)}</ul>{note}</div>'
+    legend = ("<p>p: the value from its first character to its end (a string's opening quote apart), "
+              "the p that <code>what_else</code> lists</p>")
+    return f'<div class="lvf-static">{legend}<ul>{"".join(items)}</ul>{note}</div>'
 
 
 def _static_body(fields: Fields, selected: int = -1) -> str:
