@@ -41,7 +41,7 @@ def engine_dropdown(state) -> w.Dropdown:
                         description="sampled as in", style={"description_width": "initial"},
                         tooltip="whose order of temperature, top-k, top-p and min-p the numbers below follow "
                                 "(the local runner samples in transformers' order)",
-                        layout=w.Layout(width="auto"))
+                        layout=w.Layout(width="20em"))
     choice.add_class("lv-explore-engine")
     w.link((choice, "value"), (state, "engine"))
     return choice
