@@ -48,7 +48,10 @@ def test_quickstart_runs():
 # What a lesson's prose claims about its own outputs, held to it.
 CLAIMS = {
     "01_next_token.ipynb": ["chosen: ' Paris'", "greedy : perplexity"],
-    "02_sampling.ipynb": ["T=0.5:", "chosen", "min_p=0.05: p >=", "min_p=0.2: p >="],
+    "02_sampling.ipynb": ["T=0.5:", "chosen", "min_p=0.05: p >=", "min_p=0.2: p >=",
+                          "top_p=0.8, min_p=0.1: transformers", "differs from transformers: vllm\n",
+                          "temperature=1.5, min_p=0.1: transformers", "differs from transformers: llama.cpp\n",
+                          "top_k=10, top_p=0.7: transformers", "differs from transformers: sglang\n"],
     "03_what_it_almost_said.ipynb": ["' Neptune'", "' Jupiter'", "is Jupiter."],
     "04_inside_the_model.ipynb": ["token: ' Paris'", "layer 29"],
     "05_comparing.ipynb": ["own continuation: {'tired': ", "shared part: {'tired': "],

@@ -48,7 +48,7 @@ import numpy as np
 from .sampling import min_p_removes, top_k_removes, top_p_removes
 from .sampling import sampled_from as transformers_sampled_from
 
-__all__ = ["sampled_from", "ENGINES"]
+__all__ = ["sampled_from", "kept_count", "ENGINES"]
 
 ENGINES = ("transformers", "vllm", "llama.cpp", "sglang", "ollama")
 
@@ -194,4 +194,21 @@ def _ollama(desc, t, top_k, top_p, min_p, _batch) -> int:
     return n if min_p >= 1.0 else _min_p_probs(scores, n, min_p)  # minP(ts, 1.0) returns ts unchanged
 
 
-_KEPT = {"vllm": _vllm, "llama.cpp": _llamacpp, "sglang": _sglang, "ollama": _ollama}
+def _transformers(desc, t, top_k, top_p, min_p, _batch) -> int:
+    scores = desc / t  # the comparisons of records.sampling, in its order (min-p in logits, as there)
+    n = _top_k_ties(scores, len(scores), top_k)
+    n = _top_p_suffix(scores, n, top_p)
+    return _min_p_logits(scores, n, min_p)
+
+
+def kept_count(desc: np.ndarray, *, temperature: float, top_k: int, top_p: float, min_p: float,
+               engine: str = "transformers", batch_has_min_p: bool = False) -> int:
+    """How many of the tokens `engine` keeps, given the logprobs sorted most likely first (`desc`):
+    `sampled_from`'s cut without the sort, for callers that sweep one setting over a range (the
+    explorer's bands). Arguments are not checked here; `sampled_from` checks them."""
+    if temperature <= 0:
+        return 1
+    return _KEPT[engine](np.asarray(desc, dtype=np.float64), temperature, top_k, top_p, min_p, batch_has_min_p)
+
+
+_KEPT = {"transformers": _transformers, "vllm": _vllm, "llama.cpp": _llamacpp, "sglang": _sglang, "ollama": _ollama}

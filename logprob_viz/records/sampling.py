@@ -117,8 +117,12 @@ class Band:
     rank: int
 
 
-def band_of(logprobs: np.ndarray, token_id: int, settings: SamplingSettings, points: int = 81) -> dict[str, Band]:
+def band_of(logprobs: np.ndarray, token_id: int, settings: SamplingSettings, points: int = 81,
+            kept_count=None) -> dict[str, Band]:
     """The token's band over temperature, top-p and min-p (each swept with the others held).
+
+    ``kept_count``: another order's cut, ``(desc, temperature, top_k, top_p, min_p) -> how many of the
+    descending logprobs stay`` (an engine's, from `records.samplers.kept_count`); None: the rules here.
 
     The ends of each interval come from bisection on a condition that is monotone in the setting
     (to ~1e-9), not from the grid; the grid only draws the probability.
@@ -131,7 +135,11 @@ def band_of(logprobs: np.ndarray, token_id: int, settings: SamplingSettings, poi
 
     def state(temperature, top_p, min_p) -> tuple[float, int]:
         """(the token's probability, how many tokens are kept) under these values."""
-        weights, kept = _kept_prefix(desc, temperature, s.top_k, top_p, min_p)
+        if kept_count is None:
+            weights, kept = _kept_prefix(desc, temperature, s.top_k, top_p, min_p)
+        else:  # the kept tokens renormalised at the temperature, in every engine
+            kept = kept_count(desc, temperature, s.top_k, top_p, min_p)
+            weights = np.exp((desc[:kept] - desc[0]) / temperature) if temperature > 0 else np.ones(1)
         return (float(weights[rank] / weights[:kept].sum()) if rank < kept else 0.0), kept
 
     knobs = {  # setting -> (range, current value, the state as a function of that setting alone)

@@ -15,7 +15,8 @@ Its modules:
 - `sampling_settings`: the sampling settings (`Settings`) and how they become runner arguments;
 - the panels, each given the state: `controls` (prompt, settings, buttons, status line), `branches`
   (the tree's outline and branch-here), `comparing` (Compare), `panels` (Next token's choices) and
-  `pinned` with `pinned_html` (the pinned token's numbers and bands);
+  `pinned` with `pinned_html` (the pinned token's numbers and bands) and
+  `engine_choice` (whose sampler, transformers, vLLM, llama.cpp, SGLang or Ollama, those numbers follow);
 - `view`: the `ExplorerView`; `layout`: the stylesheet and keys; `kernel_note`: the "no kernel" note;
 - `host_panel`: the controls as one anywidget for marimo; `offline`: every branch as static HTML.
 """

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ...records.trace_fields import is_int
+from .engine_choice import set_engine
 
 __all__ = ["action_table", "from_view", "from_panel", "run", "KEYS", "PRESSES"]
 
@@ -37,6 +38,7 @@ def action_table(app) -> dict[str, Callable]:
         "earlier": lambda: app.show_tree(-1),
         "later": lambda: app.show_tree(1),
         "compare": app.comparing.toggle,
+        "engine": lambda engine: set_engine(app.state, engine),  # (name): whose sampler the pinned numbers follow
     }
 
 
@@ -52,6 +54,8 @@ def from_view(content) -> tuple[str, tuple] | None:
         return "choose", (content["token_id"],)
     if event == "next_close":
         return "close_next", ()
+    if event == "engine" and isinstance(content.get("engine"), str):
+        return "engine", (content["engine"],)
     if event == "next_typed":
         return "token_p", (content.get("text", ""),)
     if event == "alternative":  # a click on an alternative's bar, or a key on a pinned token

@@ -20,10 +20,10 @@ from collections import OrderedDict
 import ipywidgets as w
 import numpy as np
 
-from ...records.sampling import band_of, sampled_from
 from ...records.sampling_bounds import probability_ranges
 from ...records.trace import Trace
 from ...sources.runner import Runner
+from .engine_choice import ENGINE_NAMES, bands_under, differs_line, engine_dropdown, probabilities_under
 from .pinned_html import panel_html, ranges_html, settings_words, unavailable_html, waiting_html
 from .sampling_settings import Settings
 
@@ -112,14 +112,15 @@ class PinnedPanel:
 
     def __init__(self, state, runner, publish) -> None:
         self.html = w.HTML()
-        self.box = w.VBox([self.html], layout=w.Layout(display="none", width="100%"))
+        self.engine = engine_dropdown(state)
+        self.box = w.VBox([self.engine, self.html], layout=w.Layout(display="none", width="100%"))
         self.box.add_class("lv-explore-pinned")
         self.distributions = Distributions()
         self.numbers: dict | None = None
         self.shows = "none"  # what the panel shows: "none", "waiting", "unavailable", "exact" or "ranges"
         self.explorer_state, self.runner, self.publish = state, runner, publish
         self._lock = threading.RLock()
-        state.observe(lambda _: self.show(), names=["current", "preview", "pinned", "settings"])
+        state.observe(lambda _: self.show(), names=["current", "preview", "pinned", "settings", "engine"])
 
     def show(self) -> None:
         """Show the pinned token under the settings (hidden when nothing is pinned)."""
@@ -135,7 +136,7 @@ class PinnedPanel:
             settings = _checked(state.settings)
             self._render(trace, at, settings)
             self.box.layout.display = "flex"
-            self.publish(readout_of(trace, at, self.shows, self.numbers, settings))
+            self.publish(readout_of(trace, at, self.shows, self.numbers, settings, state.engine))
 
     def _render(self, trace: Trace, at: int, settings: Settings | None) -> None:
         prefix = tuple(int(i) for i in trace.token_ids[:at])
@@ -161,23 +162,30 @@ class PinnedPanel:
             self.html.value = waiting_html(trace, at)
             self.distributions.request(self.runner, prefix, self.show)
             return
-        self.numbers = numbers_at(trace, at, logprobs, settings)
+        self.numbers = numbers_at(trace, at, logprobs, settings, self.explorer_state.engine)
         self.html.value = panel_html(trace, at, self.numbers)
 
 
-def readout_of(trace: Trace, at: int, state: str, numbers: dict | None, settings: Settings | None) -> dict:
+def readout_of(trace: Trace, at: int, state: str, numbers: dict | None, settings: Settings | None,
+               engine: str = "transformers") -> dict:
     """The two lines in the view's column, as data: the pinned token's p as the model gave it and under
     the settings (exact, a range, or being computed), and what else to know. ``column`` holds the same
     numbers for every row of the token's chart, ``[id, text, low, high]`` (low == high when exact), so
-    that the chart's column under the sliders shows what the readout and the table below show."""
+    that the chart's column under the sliders shows what the readout and the table below show. Exact
+    numbers follow `engine`'s order, named in the label unless it is transformers'."""
     chosen_p = float(np.exp(trace.logprobs[at])) if np.isfinite(trace.logprobs[at]) else None
     out = {"at": int(at), "token": trace.tokens[at], "model": chosen_p,
            "label": settings_words(settings) if settings is not None else "(a setting is out of range)"}
     if numbers is not None and "kept" in numbers:
         row = next(r for r in numbers["rows"] if r["chosen"])
         note = f"rank {numbers['rank']} · {numbers['kept']:,} of {numbers['vocab']:,} tokens kept · exact (table below)"
+        if numbers["differs"]:
+            note = f"{numbers['differs']} · {note}"
         column = [[r["id"], r["text"], r["new"], r["new"]] for r in numbers["rows"]]
-        return {**out, "state": "exact", "model": row["model"], "sampled": row["new"], "note": note, "column": column}
+        if engine != "transformers":
+            out["label"] = f"{out['label']} as in {ENGINE_NAMES[engine]}"
+        return {**out, "engine": engine, "state": "exact", "model": row["model"], "sampled": row["new"], "note": note,
+                "column": column}
     if numbers is not None:
         row = next((r for r in numbers["rows"] if r["chosen"]), None)
         note = "a range: the server lists only the top K; the table below says why"
@@ -199,11 +207,13 @@ def _checked(settings: Settings) -> Settings | None:
     return settings
 
 
-def numbers_at(trace: Trace, at: int, logprobs: np.ndarray, settings: Settings) -> dict:
+def numbers_at(trace: Trace, at: int, logprobs: np.ndarray, settings: Settings,
+               engine: str = "transformers") -> dict:
     """What the panel shows at token `at`: the rows (the trace's alternatives, then the chosen token
-    when it is not among them), the kept count, and the chosen token's band."""
+    when it is not among them), the kept count, and the chosen token's band, in `engine`'s order
+    (``differs``: the line saying it keeps another set than transformers, "" when it does not)."""
     model = np.exp(logprobs)
-    new = sampled_from(logprobs, settings)
+    new = probabilities_under(logprobs, settings, engine)
     chosen = int(trace.token_ids[at])
     ids = [int(i) for i in trace.top_ids[at] if i >= 0] if trace.top_ids is not None else []
     texts = list(trace.top_tokens[at][: len(ids)])
@@ -213,15 +223,18 @@ def numbers_at(trace: Trace, at: int, logprobs: np.ndarray, settings: Settings) 
     rank = rank_in(logprobs, chosen)
     rows = [{"id": i, "text": text, "model": float(model[i]), "new": float(new[i]), "chosen": i == chosen,
              "rank": rank_in(logprobs, i)} for i, text in zip(ids, texts, strict=True)]
+    kept = int(np.count_nonzero(new > 0))
     return {
         "at": at,
         "settings": settings,
+        "engine": engine,
         "rows": rows,
-        "kept": int(np.count_nonzero(new > 0)),
+        "kept": kept,
+        "differs": differs_line(logprobs, settings, engine, kept),
         "vocab": len(logprobs),
         "chosen": chosen,
         "rank": rank,
-        "bands": band_of(logprobs, chosen, settings),
+        "bands": bands_under(logprobs, chosen, settings, engine),
     }
 
 

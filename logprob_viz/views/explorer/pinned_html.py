@@ -14,6 +14,7 @@ import numpy as np
 from ...records.sampling import Band
 from ...records.trace import Trace
 from ..toolkit import percent
+from .engine_choice import ENGINE_NAMES
 from .forks import visible
 
 __all__ = ["panel_html", "ranges_html", "waiting_html", "unavailable_html", "STYLE"]
@@ -44,6 +45,7 @@ STYLE = """<style>
 .lv-pin-band .lv-pin-now { stroke: var(--jp-ui-font-color0, #000); stroke-width: 2; }
 .lv-pin-ends { display: flex; justify-content: space-between; font-size: 12px; color: var(--jp-ui-font-color2, #555); }
 .lv-pin-note { color: var(--jp-ui-font-color2, #555); }
+.lv-pin-differs { color: var(--jp-warn-color0, #b26b00); font-weight: 600; }
 </style>"""
 
 
@@ -82,7 +84,8 @@ def settings_words(settings) -> str:
 def panel_html(trace: Trace, at: int, numbers: dict) -> str:
     """The whole panel for `numbers` (see `pinned.numbers_at`)."""
     s = numbers["settings"]
-    label = html.escape(settings_words(s))
+    engine = numbers.get("engine", "transformers")
+    label = html.escape(settings_words(s) + ("" if engine == "transformers" else f" as in {ENGINE_NAMES[engine]}"))
     rows = []
     for row in numbers["rows"]:
         cls = " class='lv-pin-chosen'" if row["chosen"] else ""
@@ -97,6 +100,8 @@ def panel_html(trace: Trace, at: int, numbers: dict) -> str:
              f"<th title='the distribution sampled from under {label}'>p(sampled)</th></tr>{''.join(rows)}</table>")
     kept = (f"<div class='lv-pin-note' data-kept='{numbers['kept']}'>{label} keeps {numbers['kept']:,} of "
             f"{numbers['vocab']:,} tokens. Exact: computed from the whole distribution.</div>")
+    if numbers.get("differs"):  # the chosen engine's order keeps another set than transformers' here
+        kept += f"<div class='lv-pin-note lv-pin-differs'>{html.escape(numbers['differs'])}.</div>"
     bands = "".join(band_html(b) for b in numbers["bands"].values())
     greedy = ("<div class='lv-pin-note'>T = 0 is greedy: the most likely token is always the one chosen, whatever "
               "top-p and min-p say; raise the temperature to sample.</div>" if s.temperature <= 0 else "")

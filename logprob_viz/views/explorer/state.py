@@ -12,6 +12,7 @@ import threading
 
 import traitlets as t
 
+from ...records.samplers import ENGINES
 from ...records.trace import Trace
 from .sampling_settings import Settings
 
@@ -33,6 +34,9 @@ class ExplorerState(t.HasTraits):
     status = t.Tuple(t.Unicode(), t.Unicode(), default_value=("info", READY))  # (kind, message) of the status line
     last_error = t.Unicode(None, allow_none=True)  # the last failed or refused job's error, None after one went well
     settings = t.Instance(Settings, kw={})  # the sampling settings (the controls' values)
+    # whose order of the sampling settings the pinned token's numbers follow (engine_choice.py); the local
+    # runner itself always samples in transformers' order
+    engine = t.Enum(ENGINES, default_value="transformers")
     base = t.Instance(Trace, allow_none=True)  # manual decoding: the text Next token continues
     step = t.Instance(Trace, allow_none=True)  # manual decoding: the runner's record of the position after `base`
     typed = t.Dict()  # manual decoding: a typed token's p there ({after, text, token, p, rank, note | error})

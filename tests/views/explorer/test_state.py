@@ -14,7 +14,7 @@ import pytest
 PROMPT = "A robot may not injure a human being"
 JOB_TIMEOUT = 600  # s: 2 shared cores
 TRAITS = {"tree", "tree_input", "current", "edits", "preview", "pinned", "running", "status", "last_error",
-          "settings", "base", "step", "typed", "compared"}
+          "settings", "engine", "base", "step", "typed", "compared"}
 
 
 def run(app, action: str, *args):
