@@ -7,6 +7,7 @@ the local model in one forward pass, the whole next-token distribution at every 
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
@@ -70,7 +71,7 @@ def _requested(meta: dict) -> dict | None:
     """The sampling settings a trace's meta records (lv.connect: top level; llama.cpp's reader: "sampling")."""
     names = ("temperature", "top_k", "top_p", "min_p")
     for where in (meta, meta.get("sampling") or {}):
-        found = {name: where[name] for name in names if isinstance(where.get(name), (int, float))}
+        found = {name: where[name] for name in names if _is_number(where.get(name))}
         if found:
             return found
     return None
@@ -166,3 +167,8 @@ def _listed(trace: Trace, i: int, chosen: int, ids_of: _Ids, logprobs, top_logpr
             values.setdefault(ids_of.alternative(trace, i, j), float(value))
     ids = np.fromiter(values, dtype=np.int64, count=len(values))
     return Listed(i, trace.tokens[i], ids, np.array(list(values.values()), dtype=np.float64))
+
+
+def _is_number(value) -> bool:
+    """A setting's value given as a number (a bool is not one, though Python counts it as an int)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)

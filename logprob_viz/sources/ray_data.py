@@ -23,6 +23,7 @@ import json
 from pathlib import Path
 
 from ..records.corpus.parquet import trace_table
+from ..records.trace_fields import is_int
 from .local.loading import load
 
 __all__ = ["score", "generate", "as_dataset", "with_ids"]
@@ -116,7 +117,7 @@ def _actors(concurrency):
     ray = import_ray()
     if isinstance(concurrency, tuple) and len(concurrency) == 2:
         return ray.data.ActorPoolStrategy(min_size=concurrency[0], max_size=concurrency[1])
-    if isinstance(concurrency, int) and not isinstance(concurrency, bool) and concurrency >= 1:
+    if is_int(concurrency) and concurrency >= 1:
         return ray.data.ActorPoolStrategy(size=concurrency)
     raise ValueError(f"concurrency is how many actors run the runner: an int >= 1 or (min, max), got {concurrency!r}")
 

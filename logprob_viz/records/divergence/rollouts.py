@@ -18,6 +18,8 @@ tokens are a few numpy passes.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 __all__ = ["Rollouts", "FORKING_SHARE"]
@@ -55,7 +57,7 @@ class Rollouts:
         for name, values in (("labels", self.labels), ("rewards", self.rewards)):
             if values is not None and len(values) != n:
                 raise ValueError(f"{name} must give one value per rollout: {len(values)} for {n} rollouts")
-        if not (isinstance(clip, (int, float)) and clip > 1):
+        if isinstance(clip, bool) or not (isinstance(clip, numbers.Real) and clip > 1):
             raise ValueError(f"clip must be a number > 1 (the ratio's band is [1/clip, clip]), got {clip!r}")
         self.clip = float(clip)
         self.offsets = np.r_[0, np.cumsum(self.lengths)]

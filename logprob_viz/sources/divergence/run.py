@@ -6,6 +6,7 @@ a block of positions at a time: memory stays O(N * K), whatever the number of te
 from __future__ import annotations
 
 import functools
+import numbers
 import time
 import warnings
 
@@ -80,7 +81,7 @@ def _check_k(top_logprobs) -> int:
 def _check_cutoff(cutoff) -> float | None:
     if cutoff is None:
         return None
-    if isinstance(cutoff, bool) or not isinstance(cutoff, (int, float)) or not cutoff > 0:
+    if isinstance(cutoff, bool) or not isinstance(cutoff, numbers.Real) or not cutoff > 0:
         raise ValueError(f"cutoff must be a positive number of nats (llama.cpp's is 16.0) or None for the exact "
                          f"full sum, got {cutoff!r}")
     return float(cutoff)
