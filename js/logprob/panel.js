@@ -5,7 +5,7 @@
 
 import { h } from "../toolkit/dom.js";
 import { appendText } from "./text.js";
-import { buildChart, Chart, ROW_PX, tallest } from "./chart.js";
+import { buildChart, Chart, ROW_PX, secondColumn, tallest } from "./chart.js";
 import { buildOverview } from "./overview.js";
 
 export class ChartPanel {
@@ -97,8 +97,10 @@ export class ChartPanel {
    */
   size(data) {
     if (this.sized) return;
-    // (in the explorer, with the widest column under the sliders it can show, and its note)
-    const column = this.ask.measureColumn ? this.ask.measureColumn() : undefined;
+    // (in the explorer, with the widest column under the sliders it can show, and its note; in a plain
+    // view, with the sampled-from column and its note if any token has one: the tallest chart by rows
+    // may be a token that was not sampled, whose chart has neither)
+    const column = this.ask.measureColumn ? this.ask.measureColumn() : anySampledColumn(data);
     const chart = buildChart(data, tallest(data), { promptLen: data.promptLen, showIds: this.ask.showIds(), style: null, pinned: true, column });
     if (this.ask.decorate) this.ask.decorate(chart, tallest(data), true); // room for "why?" too
     widest(chart, data, column);
@@ -118,6 +120,15 @@ export class ChartPanel {
     this.el.classList.add("lv-sized"); // (tests wait for it)
     this.sized = true;
   }
+}
+
+/** The sampled-from column of the first sampled token (undefined where no token was sampled). */
+function anySampledColumn(data) {
+  for (let i = data.promptLen; i < Math.min(data.n, 5000); i++) {
+    const column = secondColumn(data, i, { promptLen: data.promptLen });
+    if (column) return column;
+  }
+  return undefined;
 }
 
 /**
