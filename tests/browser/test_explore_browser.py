@@ -121,7 +121,7 @@ def branch_from_pinned(page, at: int, option: int) -> str:
     chart.wait_for(state="visible", timeout=20_000)
     text = chart.locator(".lv-alt-row .lv-alt-token").nth(option).evaluate("e => e.textContent")
     show_more(page, APP, True)  # (branching with a picked or typed token is one of the tree's tools there)
-    dropdown = app.locator(".widget-dropdown select")
+    dropdown = app.get_by_label("alternative")  # (the pinned panel has a dropdown too: "sampled as in")
     page.wait_for_function("el => el.options.length > 1", arg=dropdown.element_handle(), timeout=20_000)
     dropdown.select_option(index=option)
     app.locator(".lv-explore-pop button", has_text="Branch").first.click()

@@ -44,8 +44,11 @@ def test_llamacpp_tool_call_arguments_are_fields_with_the_servers_own_logprobs()
         joined = b"".join(pieces)
         p = joined.find(row.value.encode())
         assert 0 <= p < len(pieces[0]) and len(joined) - len(pieces[-1]) < p + len(row.value.encode())
-        assert row.logprob == pytest.approx(math.fsum(e["logprob"] for e in entries[row.first:row.last + 1]),
+        # the value's own tokens (at..last), and with a string's opening quote (first..last)
+        assert row.logprob == pytest.approx(math.fsum(e["logprob"] for e in entries[row.at:row.last + 1]),
                                             abs=1e-5)  # (the trace keeps float32)
+        assert row.logprob_with_quote == pytest.approx(
+            math.fsum(e["logprob"] for e in entries[row.first:row.last + 1]), abs=1e-5)
     # the arguments lie inside the template's markup, not at the start of the text
     assert trace.text.startswith("<tool_call>") and fields[0].first > 5
 
