@@ -134,10 +134,23 @@ def wait_idle(page, timeout: float = STEP_TIMEOUT) -> None:
     page.wait_for_function("b => !b.disabled", arg=generate.element_handle(), timeout=timeout * 1000)
 
 
+def in_sight(locator, tries: int = 3) -> None:
+    """Scroll `locator` into view. A reply from the kernel (the exact readout of a pin) draws the chart
+    again, in the same place: an element found just before can be replaced while playwright waits for it
+    to be stable, so it is looked up again (the layout is what the test measures, not the element's identity)."""
+    for attempt in range(tries):
+        try:
+            locator.scroll_into_view_if_needed()
+            return
+        except Exception as error:
+            if "not attached" not in str(error) or attempt == tries - 1:
+                raise
+
+
 def clicked_without_moving(page, what: str, locator, after=None, settle=None) -> dict:
     """Click `locator`; after `settle()` (what the click started has finished), the element at its place
     (`after`, default the same locator) and the notebook's scroll must be where they were (< MOVED px)."""
-    locator.scroll_into_view_if_needed()
+    in_sight(locator)
     next_frames(page)
     before = box(locator)
     parts = PARTS_JS
@@ -259,6 +272,9 @@ def test_the_explorer_on_one_screen_at_projector_and_large_sizes(browser, lab_se
         # Release (a second click on the token), then pin again: nothing moves.
         clicked_without_moving(page, "release", token)
         clicked_without_moving(page, "pin again", token)
+        # (the pin asks the kernel for its exact readout again; the chart is drawn again when it comes)
+        page.wait_for_function(f"() => document.querySelector('{APP} .lv-side-readout')?.dataset.state === 'exact'",
+                               timeout=MODEL_TIMEOUT * 1000)
 
         # Branch: a click on the second alternative's bar; the row in its place stays put.
         row = app.locator(f".lv-chart[data-index='{at}'] .lv-alt-row:not(.lv-extra)").nth(1)
