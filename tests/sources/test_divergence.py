@@ -5,7 +5,6 @@ the summary equals llama.cpp's formulas (tools/perplexity/perplexity.cpp) applie
 
 from __future__ import annotations
 
-import copy
 import math
 
 import numpy as np
@@ -18,16 +17,6 @@ TEXTS = ["A robot may not injure a human being or, through inaction, allow a hum
          "The quick brown fox jumps over the lazy dog.",
          "In 1905 Einstein published four papers; the third introduced special relativity, and it changed "
          "how physicists think about space and time."]
-
-
-@pytest.fixture(scope="module")
-def rounded(runner):
-    """The default model with every weight rounded to bf16 (computed in float32): a real small divergence."""
-    model = copy.deepcopy(runner.model)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(p.to(torch.bfloat16).to(torch.float32))
-    return lv.load((model, runner.tokenizer))
 
 
 def _logp64(model, ids) -> np.ndarray:
