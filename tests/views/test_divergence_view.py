@@ -106,3 +106,16 @@ def test_bad_input_says_what_to_do(exact):
     view = exact.view()
     with pytest.raises(Exception, match="selected must be"):
         view.selected = len(exact)
+    with pytest.raises(Exception, match="size must be one of 'normal', 'projector'"):
+        view.size = "huge"
+
+
+def test_the_size_follows_lv_settings_as_the_trace_view(exact):
+    before = lv.settings.size
+    try:
+        lv.settings.size = "projector"
+        assert exact.view().size == "projector"
+        assert DivergenceView(exact, size="normal").size == "normal"  # its own keyword wins
+    finally:
+        lv.settings.size = before
+    assert exact.view().size == before
