@@ -299,8 +299,8 @@ def _processed(listed, refs, t, kept, tol, fits, requested) -> Audit:
     settings = {"temperature": round(t, 4), "kept": [k if k[0] != k[1] else k[0] for k in kept],
                 "engines": engines, "cuts": cuts}
     limits = []
-    n, vocab = _top_n(refs), len(_values(refs[0]))
-    beyond = sum(k[1] == vocab for k in kept) if n is not None else 0
+    n = _top_n(refs)
+    beyond = sum(k[0] > n for k in kept) if n is not None else 0
     if beyond:
         limits.append(f"(at {beyond} positions the kept set holds more than the reference's {n} tokens: how many, "
                       "and so the cuts' intervals, the reference cannot say exactly)")
@@ -308,8 +308,8 @@ def _processed(listed, refs, t, kept, tol, fits, requested) -> Audit:
         settings["requested"] = dict(requested)
         settings["engines_with_requested"], undecided = engines_with(refs, kept, requested)
         if undecided:
-            limits.append(f"({', '.join(undecided)}: not decided, the order judges a cut on the whole vocabulary, "
-                          f"beyond the reference's {n} tokens)")
+            limits.append(f"({', '.join(undecided)}: not decided, their order judges top-p at T on the whole "
+                          f"vocabulary, beyond the reference's {n} tokens)")
     named = "; ".join(f"{c['setting']} in [{c['low']:.4g}, {c['high']:.4g}] ({', '.join(c['engines'])})" for c in cuts)
     sentence = f"scaled at T = {t:.3g} and cut to the most likely tokens: " + (
         named or "no single top-k, top-p or min-p explains every position")
@@ -318,24 +318,36 @@ def _processed(listed, refs, t, kept, tol, fits, requested) -> Audit:
 
 def engines_with(refs: list, kept: list[tuple[int, int]], requested: dict) -> tuple[list[str], list[str]]:
     """(the engines whose order, with the requested settings, keeps a set of the found size everywhere;
-    those a `TopN` reference cannot decide). A TopN decides an order only where its top-k (at most N)
-    comes before every cut that needs the whole vocabulary; SGLang's joint top-k/top-p does not."""
+    those a `TopN` reference cannot decide). A TopN knows its N tokens' probabilities out of the whole
+    vocabulary, so every cut at T = 1 (llama.cpp's), every min-p (a ratio) and every cut after a top-k
+    within the N are decided; a top-p judged at T on the whole vocabulary (the others' without such a
+    top-k, SGLang's joint one always) needs the normaliser, and is not."""
     names = ("temperature", "top_k", "top_p", "min_p")
     settings = {name: requested[name] for name in names if requested.get(name) is not None}
     n = _top_n(refs)
     undecided = []
-    if n is not None:
-        if not 1 <= settings.get("top_k", 0) <= n:
-            return [], list(ENGINES)  # no top-k within the N: every order sees tokens the reference lacks
-        if settings.get("top_p", 1.0) < 1.0:
-            undecided = ["sglang"]
-    rows = [np.nan_to_num(_values(ref), nan=-np.inf) for ref in refs]  # beyond the N: cut by the top-k anyway
+    if n is not None and settings.get("top_p", 1.0) < 1.0:
+        top_k_first = 1 <= settings.get("top_k", 0) <= n
+        undecided = [e for e in ENGINES if e != "llama.cpp" and (e == "sglang" or not top_k_first)]
+    rows = [_filled(ref) for ref in refs]
     out = []
     for engine in (e for e in ENGINES if e not in undecided):
         sizes = [int(np.isfinite(sampled_from(row, engine=engine, **settings)).sum()) for row in rows]
         if all(lo <= size <= hi for size, (lo, hi) in zip(sizes, kept, strict=True)):
             out.append(engine)
     return out, undecided
+
+
+def _filled(ref) -> np.ndarray:
+    """A whole row for a sampler: a TopN's tail spread evenly over its unknown tokens (each at most the
+    N-th; a decided order keeps the same tokens among the N, and more than N where the truth does)."""
+    if not isinstance(ref, TopN):
+        return ref
+    lp = ref.logprobs.copy()
+    unknown = np.isnan(lp)
+    mass = 1.0 - float(np.exp(lp[~unknown]).sum())
+    lp[unknown] = np.log(mass / unknown.sum()) if mass > 0 and unknown.any() else -np.inf
+    return lp
 
 
 def explain_cuts(refs: list, kept: list[tuple[int, int]], t: float) -> list[dict]:
