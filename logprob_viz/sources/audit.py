@@ -260,7 +260,10 @@ def _server_rows(engine, trace: Trace, context: list[int], generated: list[int],
         raise ValueError(f"the served token ids {beyond[:5]} are beyond the vocabulary of the reference server at "
                          f"{engine.base_url} ({vocab} tokens): it serves another model than the one audited")
     last = max(rows) + 2  # the ids up to the last audited token
-    forced = engine.score_ids([(context + generated)[:last]], min(n, vocab), [len(context)])[0]
+    try:
+        forced = engine.score_ids([(context + generated)[:last]], min(n, vocab), [len(context)])[0]
+    except ValueError as e:  # (a text beyond the server's context: said before anything is forced)
+        raise ValueError(f"the reference cannot re-score the prompt and the served tokens: {e}") from e
     out = []
     for row, r in zip(listed, rows, strict=True):
         at = r + 1
