@@ -30,7 +30,7 @@ __all__ = ["audit", "DEFAULT_TOP_N"]
 NO_LOGPROBS = "the provider returned no logprobs"
 # A llama-server reference's top N per position: above llama.cpp's default top-k (40), so a processed
 # distribution's kept set is inside it, and deep enough that the tail beyond it bounds the normaliser
-# of a temperature below 1 within the tolerance (measured: tail mass <= 0.09 at N = 100 on the suite's prompts).
+# of a temperature below 1 within the tolerance (measured on the suite's prompt: tail mass <= 0.09 at N = 100).
 DEFAULT_TOP_N = 100
 
 

@@ -106,6 +106,15 @@ def test_raw_numbers_are_named_raw(bodies, reference):
     assert result.verdict()["label"] == "raw"
 
 
+def test_a_connected_trace_needs_no_prompt(reference):
+    """A trace from lv.connect on llama.cpp: its prompt's ids place the tokens; its numbers are n_probs's, raw,
+    even when sampled at T 1.5 (the runner asks for the model's numbers, not the sampled-from ones)."""
+    trace = reference.generate(PROMPT, max_new_tokens=8, top_logprobs=5, temperature=1.5, seed=3)
+    result = lv.audit(trace, reference)
+    assert result.kind == "raw", result.explanation
+    assert result.checked == 8 and trace.meta["audit"]["label"] == "raw"
+
+
 def test_the_float32_runner_cannot_audit_it(bodies, runner):
     """The same raw response against the float32 runner: llama.cpp's roundings are far beyond 0.02 nats."""
     body, _, _ = bodies["raw"]
