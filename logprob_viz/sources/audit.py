@@ -22,6 +22,7 @@ import numpy as np
 
 from ..records.audit import DEFAULT_TOLERANCE, Audit, Listed, TopN, classify
 from ..records.trace import Trace
+from ..records.trace_fields import is_int
 from .errors import LogprobFormatError
 from .readers import read
 
@@ -238,7 +239,7 @@ class _ServerIds(_Ids):
 def _top_n(top_n: int | None, listed: list[Listed], requested: dict | None) -> int:
     """The reference's tokens per position: `top_n`, else enough for what was listed and the request's top-k."""
     if top_n is not None:
-        if not isinstance(top_n, int) or isinstance(top_n, bool) or top_n < 1:
+        if not is_int(top_n) or top_n < 1:
             raise ValueError(f"top_n must be a positive number of tokens, got {top_n!r}")
         return top_n
     top_k = (requested or {}).get("top_k")
