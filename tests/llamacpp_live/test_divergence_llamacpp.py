@@ -4,8 +4,9 @@ What stands in for the server's whole distribution. llama-server runs the defaul
 its own 4-bit kernels (activations quantized to 8 bits for each product), which move logprobs by up to
 ~0.9 nats from the float32 model that transformers runs on the same dequantized weights. So no local
 runner computes what the server computes, and a range from the server's top-K cannot be expected to hold
-a KL computed from transformers' logits (measured: 0 of 22 positions for a float32 base, whose KL to the
-float32 model is 0 while the server's lower end is above 0 at each; 2-6 of 22 for a bfloat16 base).
+a KL computed from transformers' logits (measured on the first text, top 5 or 20, either cutoff: 0-1 of 22
+positions for a float32 base, whose KL to the float32 model is 0 while the server's lower end is above 0;
+2-6 of 22 for a bfloat16 base).
 The stand-in here is the server's own whole distribution instead: at each prefix the test asks for one
 token with ``n_probs`` = the whole vocabulary (49152 entries, a plain JSON request, no project code) and
 computes KL(base ‖ server) in float64 from the base model's logits (plain transformers). The range that
