@@ -47,10 +47,11 @@ export class Why {
     this.painted = 0; // spans 0..painted-1 carry attribution colours
     this.cancelPaint = () => {};
     this.ticker = null;
+    this.wasDrawn = this.drawn(); // (a first answer added to a view with no runner: "why?" drawn from then)
     const m = this.model;
     this.handlers = [
       ["msg:custom", (msg) => this.onMessage(msg)],
-      ["change:attributions", () => this.refresh()],
+      ["change:attributions", () => (this.drawn() !== this.wasDrawn ? this.availabilityChanged() : this.refresh())],
       ["change:why_active", () => this.refresh()],
       ["change:can_why", () => this.availabilityChanged()],
       ["change:color_mode change:palette change:color_range", () => this.active() && this.setActive("")],
@@ -186,13 +187,16 @@ export class Why {
     return Boolean(this.model.get("can_why")) && !this.view.root?.closest(".lv-standalone");
   }
 
-  /** A runner was given or taken (`view.runner = r`): the chart gains or loses its "why?", measured again. */
+  /** A runner was given or taken (`view.runner = r`), or a first answer added: the chart gains or
+   * loses its "why?", measured again. */
   availabilityChanged() {
     const { view } = this;
+    this.wasDrawn = this.drawn();
     if (!view.data || !view.panel) return;
     view.panel.sized = false;
     view.measureLater();
     view.showChart(view.shown, true);
+    this.repaint();
   }
 
   disabledReason(at) {
