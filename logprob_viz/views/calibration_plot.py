@@ -79,6 +79,8 @@ class ReliabilityDiagram(HtmlFallback, ipywidgets.VBox):
     figure : plotly.graph_objects.FigureWidget
     items_view : ChoicesView or ipywidgets.HTML or None
         What shows the selected bin's items.
+    fit : PlotFit
+        The output area's width, measured in the page: the figure's width follows it.
     """
 
     selected_bin = t.Int(-1)
@@ -88,9 +90,9 @@ class ReliabilityDiagram(HtmlFallback, ipywidgets.VBox):
         self.figure = reliability_figure(cal, widget=True, title=title)
         self.caption = ipywidgets.HTML(_caption(cal, -1))
         self.items_view = None
-        self._fit = PlotFit()  # the figure's width follows its box, measured in the page
-        super().__init__(children=[self.figure, self.caption, self._fit], **kwargs)
-        self._fit.observe(self._fit_width, names="width")
+        self.fit = PlotFit()  # the figure's width follows its box, measured in the page
+        super().__init__(children=[self.figure, self.caption, self.fit], **kwargs)
+        self.fit.observe(self._fit_width, names="width")
         self.figure.data[0].on_click(self._clicked, append=True)
         self.observe(self._show_bin, names="selected_bin")
 
@@ -119,7 +121,7 @@ class ReliabilityDiagram(HtmlFallback, ipywidgets.VBox):
         elif len(rows):
             view = ipywidgets.HTML(_items_table(cal, rows))
         self.items_view = view
-        self.children = [self.figure, self.caption, self._fit] + ([view] if view is not None else [])
+        self.children = [self.figure, self.caption, self.fit] + ([view] if view is not None else [])
 
     def fallback_html(self) -> str:
         """Where no widget manager renders the diagram (nbconvert, viewers): the figure as HTML."""
