@@ -21,6 +21,7 @@ export const ENTRIES = rows(`
   explorer_host/panel.js | explorer_host     | esm
   explorer_host/note.js  | kernel_note       | esm
   divergence/view.js     | divergence        | esm
+  calibration/plot_fit.js | plot_fit         | esm
 `);
 
 const watch = process.argv.includes("--watch");

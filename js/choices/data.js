@@ -49,8 +49,12 @@ export function barWords(data, r, j) {
   };
 }
 
-/** The end of a prompt, which its options follow: at most `chars` characters, "…" before a cut. */
-export function promptTail(text, chars = 90) {
+/** The end of a prompt, which its options follow: whole words, at most `chars` characters, "…" before
+ * a cut (made between words: a word is never shown in part, unless one word alone is longer). */
+export function promptTail(text, chars = 240) {
   const flat = text.replace(/[\n\r\t]+/g, " ");
-  return flat.length <= chars ? flat : `…${flat.slice(flat.length - chars + 1)}`;
+  if (flat.length <= chars) return flat;
+  const tail = flat.slice(flat.length - chars + 1);
+  const space = tail.search(/\s\S/); // the start of the first whole word in the tail
+  return `…${space >= 0 ? tail.slice(space + 1) : tail}`;
 }

@@ -24,6 +24,7 @@ import { buildLegend } from "./legend.js";
 import { scale, tokenStyle } from "./modes.js";
 import { ChartPanel } from "./panel.js";
 import { storeOf } from "./store.js";
+import { Stick } from "./stick.js";
 import { Strip } from "./strip.js";
 import { onDark, watchTheme } from "./theme_watch.js";
 import { inSlices, paint, TokenText, tokenSpan } from "./text.js";
@@ -233,6 +234,8 @@ export class LogprobRender {
     });
     body.append(this.textEl, this.side ? this.side.hold(this.panel.el) : this.panel.el);
     this.root.appendChild(body);
+    this.stick?.stop(); // the panel (the explorer's column, in its root's grid) follows the notebook's scroll
+    this.stick = this.side ? new Stick(this.side.el, this.root) : new Stick(this.panel.el, body);
     // Long texts: a block is laid out only while near the text box's view (content-visibility).
     if (this.visibility) this.visibility.disconnect();
     this.visibility =
@@ -379,7 +382,7 @@ export class LogprobRender {
       stopKeys();
       stopSide();
       this.theme.stop();
-      this.why.stop();
+      this.why.stop(), this.stick?.stop();
       if (this.visibility) this.visibility.disconnect();
       this.text?.stop();
       this.root.remove();

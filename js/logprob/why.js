@@ -47,12 +47,13 @@ export class Why {
     this.painted = 0; // spans 0..painted-1 carry attribution colours
     this.cancelPaint = () => {};
     this.ticker = null;
+    this.wasDrawn = this.drawn(); // (a first answer added to a view with no runner: "why?" drawn from then)
     const m = this.model;
     this.handlers = [
       ["msg:custom", (msg) => this.onMessage(msg)],
-      ["change:attributions", () => this.refresh()],
+      ["change:attributions", () => (this.drawn() !== this.wasDrawn ? this.availabilityChanged() : this.refresh())],
       ["change:why_active", () => this.refresh()],
-      ["change:can_why", () => this.fill()],
+      ["change:can_why", () => this.availabilityChanged()],
       ["change:color_mode change:palette change:color_range", () => this.active() && this.setActive("")],
     ];
     for (const [name, fn] of this.handlers) m.on(name, fn);
@@ -174,6 +175,30 @@ export class Why {
     this.ask(j >= 0 && !rows[j].classList.contains("lv-chosen") ? j : -1);
   }
 
+  /** Whether "why?" is drawn at all: a kernel with the runner can ask, or the trait holds answers to
+   * show. Otherwise (a view with no runner, an offline copy of one) nothing of it is drawn: a button
+   * that only ever says "needs the model" looks like one a class could press. */
+  drawn() {
+    return this.canAsk() || entries(this.model).length > 0;
+  }
+
+  /** A kernel with the runner is there to ask (not an offline copy). */
+  canAsk() {
+    return Boolean(this.model.get("can_why")) && !this.view.root?.closest(".lv-standalone");
+  }
+
+  /** A runner was given or taken (`view.runner = r`), or a first answer added: the chart gains or
+   * loses its "why?", measured again. */
+  availabilityChanged() {
+    const { view } = this;
+    this.wasDrawn = this.drawn();
+    if (!view.data || !view.panel) return;
+    view.panel.sized = false;
+    view.measureLater();
+    view.showChart(view.shown, true);
+    this.repaint();
+  }
+
   disabledReason(at) {
     if (at < 1) return "the first token has no tokens before it to ask about";
     if (this.view.root.closest(".lv-standalone")) return "offline copy: asking needs the kernel";
@@ -206,12 +231,12 @@ export class Why {
 
   /** Add the "why?" part to the chart of token i when it is the pinned one (and to the measured chart). */
   decorate(chart, i, measuring = false) {
-    if (i < 0 || (!measuring && i !== this.view.pinned())) return;
+    if (i < 0 || (!measuring && i !== this.view.pinned()) || !this.drawn()) return;
     const section = h("div", "lv-why");
     chart.appendChild(section);
     chart.classList.add("lv-why-able");
     this.addRowButtons(chart, i);
-    chart.querySelector(".lv-pin-note")?.append(" \u00b7 w why?"); // the key, listed with the others
+    if (this.canAsk()) chart.querySelector(".lv-pin-note")?.append(" \u00b7 w why?"); // the key, listed with the others
     if (measuring) return this.fillMeasured(section);
     this.section = section;
     this.fill(true); // (the chart is not in the page yet)
@@ -220,6 +245,7 @@ export class Why {
   /** A small "why not?" on each alternative not chosen: why the token rather than that one. */
   addRowButtons(chart, i) {
     const rows = [...chart.querySelectorAll(ALT_ROW)];
+    if (!this.canAsk()) return; // answers on show, no runner to ask: no button that cannot ask
     rows.forEach((row, j) => {
       if (row.classList.contains("lv-chosen")) return;
       const btn = h("button", "lv-why-row", "why?");
@@ -240,9 +266,12 @@ export class Why {
     const btn = h("button", "lv-why-ask", "why?");
     btn.type = "button";
     const reason = this.disabledReason(at);
-    // Not `disabled`: a click on it says why it cannot ask (the status line says it too).
-    if (reason || (this.pending && !this.pending.late)) btn.classList.add("lv-why-disabled");
-    btn.title = reason || "which earlier tokens pushed the model to this token (w)";
+    // Plainly unavailable (aria-disabled, crossed out, the reason on hover and in the status line);
+    // not `disabled`, so that the hover still shows the reason and a click says it again.
+    const waiting = this.pending && !this.pending.late;
+    if (reason || waiting) btn.classList.add("lv-why-disabled");
+    if (reason) btn.setAttribute("aria-disabled", "true");
+    btn.title = reason ? `unavailable: ${reason}` : waiting ? "asking the kernel…" : "which earlier tokens pushed the model to this token (w)";
     btn.addEventListener("click", (e) => (e.stopPropagation(), this.ask()));
     const methods = Object.entries(METHOD_LABELS);
     const sel = select(methods, this.method, "lv-why-method", (v) => {

@@ -81,7 +81,7 @@ class Lens(Viewable):
             token_bytes=self.token_bytes,
             token_ids=self.token_ids,
             top_tokens=[[]] + [[text_of(i) for i in row] for row in last["top_ids"][1:].tolist()],
-            prompt_len=len(ids),
+            prompt_len=int(meta.get("prompt_len", len(ids))),  # a text: all prompt; a trace: its own split
             meta={**meta, "mode": "score", "lens_layer": final},
             **last,
         )

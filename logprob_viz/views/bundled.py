@@ -34,6 +34,7 @@ BUNDLES: dict[str, tuple[str, ...]] = {
     "explorer_host": ("explorer_host.js", "explorer_host.css"),  # the explorer's HostPanel
     "kernel_note": ("kernel_note.js", "kernel_note.css"),  # the explorer's KernelNote
     "divergence": ("divergence.js", "divergence.css"),  # DivergenceView
+    "plot_fit": ("plot_fit.js", "plot_fit.css"),  # PlotFit, the reliability diagram's width keeper
 }
 
 

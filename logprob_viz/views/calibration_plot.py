@@ -20,11 +20,11 @@ import ipywidgets
 import numpy as np
 import traitlets as t
 
-from .bundled import HtmlFallback
+from .bundled import Bundled, HtmlFallback
 from .choices.view import ChoicesView
 from .plots import figure_html, plotly_go
 
-__all__ = ["reliability_figure", "reliability_diagram", "ReliabilityDiagram", "ITEMS_LISTED"]
+__all__ = ["reliability_figure", "reliability_diagram", "ReliabilityDiagram", "PlotFit", "ITEMS_LISTED"]
 
 ITEMS_LISTED = 200  # items of a bin listed as a table (the widget's own list; cal.items_in(b) has all)
 
@@ -62,6 +62,14 @@ def reliability_diagram(cal, *, title: str | None = None) -> ReliabilityDiagram:
     return ReliabilityDiagram(cal, title=title)
 
 
+class PlotFit(Bundled, bundle="plot_fit"):
+    """Invisible, in the diagram's box: the box's width in px, measured in the page whenever it changes
+    (``width``; 0 until then). Plotly draws a FigureWidget at 700 px before it is in the page and never
+    fits it afterwards; the diagram sets its figure's width to this one."""
+
+    width = t.Int(0).tag(sync=True)
+
+
 class ReliabilityDiagram(HtmlFallback, ipywidgets.VBox):
     """The diagram as a widget; clicking a bin shows its items below (``selected_bin``; -1: none).
 
@@ -71,6 +79,8 @@ class ReliabilityDiagram(HtmlFallback, ipywidgets.VBox):
     figure : plotly.graph_objects.FigureWidget
     items_view : ChoicesView or ipywidgets.HTML or None
         What shows the selected bin's items.
+    fit : PlotFit
+        The output area's width, measured in the page: the figure's width follows it.
     """
 
     selected_bin = t.Int(-1)
@@ -80,7 +90,9 @@ class ReliabilityDiagram(HtmlFallback, ipywidgets.VBox):
         self.figure = reliability_figure(cal, widget=True, title=title)
         self.caption = ipywidgets.HTML(_caption(cal, -1))
         self.items_view = None
-        super().__init__(children=[self.figure, self.caption], **kwargs)
+        self.fit = PlotFit()  # the figure's width follows its box, measured in the page
+        super().__init__(children=[self.figure, self.caption, self.fit], **kwargs)
+        self.fit.observe(self._fit_width, names="width")
         self.figure.data[0].on_click(self._clicked, append=True)
         self.observe(self._show_bin, names="selected_bin")
 
@@ -89,6 +101,10 @@ class ReliabilityDiagram(HtmlFallback, ipywidgets.VBox):
         if not -1 <= int(b) < self.calibration.bins:
             raise ValueError(f"bin must be -1 (none) or between 0 and {self.calibration.bins - 1}, got {b}")
         self.selected_bin = int(b)
+
+    def _fit_width(self, change) -> None:
+        if change["new"] > 0:
+            self.figure.layout.width = change["new"]
 
     def _clicked(self, trace, points, state) -> None:
         if points.point_inds:
@@ -105,7 +121,7 @@ class ReliabilityDiagram(HtmlFallback, ipywidgets.VBox):
         elif len(rows):
             view = ipywidgets.HTML(_items_table(cal, rows))
         self.items_view = view
-        self.children = [self.figure, self.caption] + ([view] if view is not None else [])
+        self.children = [self.figure, self.caption, self.fit] + ([view] if view is not None else [])
 
     def fallback_html(self) -> str:
         """Where no widget manager renders the diagram (nbconvert, viewers): the figure as HTML."""

@@ -22,7 +22,7 @@ from .toolkit import hex_color, percent, readable_on
 __all__ = ["to_svg"]
 
 FONT = "DejaVu Sans Mono, Menlo, Consolas, monospace"
-CHART_W = 300  # the pinned token's chart, beside the text
+BAR_W = 110  # the pinned token's chart: its bars' full length (the chart is as wide as its texts need)
 MARGIN = 8
 
 
@@ -57,7 +57,8 @@ def to_svg(trace: Trace, color_mode: str = "probability", palette: str = "viridi
     color_mode, palette, color_range
         As `LogprobView`'s traits: what colours a token, with which palette, over which range.
     width : int
-        The picture's width in pixels; with ``pinned`` the chart takes ``CHART_W`` of it.
+        The picture's width in pixels; with ``pinned`` the chart takes what its names and percents
+        need (whole), the text the rest.
     pinned : int or None
         A token index: that token is outlined and its alternatives drawn as bars beside the text.
     show_whitespace : bool
@@ -67,7 +68,8 @@ def to_svg(trace: Trace, color_mode: str = "probability", palette: str = "viridi
         raise TypeError(f"to_svg draws a logprob_viz.Trace, got {type(trace).__name__}")
     mode = check_mode(color_mode, palette)
     _check_pinned(pinned, len(trace))
-    text_w = width - 2 * MARGIN - (CHART_W + 16 if pinned is not None else 0)
+    chart_w = math.ceil(_chart_width(trace, int(pinned), font_size)) if pinned is not None else 0
+    text_w = width - 2 * MARGIN - (chart_w + 16 if pinned is not None else 0)
     if text_w < 120:
         raise ValueError(f"width={width} leaves {text_w} px for the text; give at least {width - text_w + 120}")
     char_w, line_h = 0.6 * font_size, round(1.5 * font_size)
@@ -84,8 +86,11 @@ def to_svg(trace: Trace, color_mode: str = "probability", palette: str = "viridi
         parts.append(chart_svg)
         height = max(height, MARGIN + chart_h)
     height += MARGIN
+    # (max-width: in a narrower place, a notebook's output on a projector, the picture scales down
+    # whole rather than losing its right side, the chart's percents)
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-            f'viewBox="0 0 {width} {height}" font-family={quoteattr(FONT)} font-size="{font_size}">')
+            f'viewBox="0 0 {width} {height}" style="max-width: 100%; height: auto" '
+            f'font-family={quoteattr(FONT)} font-size="{font_size}">')
     return "\n".join([head, f'<rect width="{width}" height="{height}" fill="#fff"/>', *parts, "</svg>"]) + "\n"
 
 
@@ -148,46 +153,66 @@ def _legend(mode, palette, color_range, top, font_size) -> tuple[str, int]:
     return "\n".join(out), 10 + 2 * small + 8
 
 
+def _chart_entries(trace, i) -> list[tuple[str, float | None, bool, int | None]]:
+    """Token i's chart rows: (label, logprob or None, chosen, rank shown or None); the chosen token outside
+    the top K after a gap with its rank, and "other" (what the listed tokens leave)."""
+    rows = list(zip(trace.top_tokens[i], trace.top_logprobs[i].tolist(), trace.top_ids[i].tolist(), strict=False))
+    lp, chosen_id = float(trace.logprobs[i]), int(trace.token_ids[i])
+    found, entries = False, []
+    for text, alt_lp, alt_id in rows:
+        chosen = not found and (alt_id == chosen_id if alt_id >= 0 and chosen_id >= 0 else text == trace.tokens[i])
+        found = found or chosen
+        entries.append((shown_text(text)[0], alt_lp, chosen, None))
+    if not found and not math.isnan(lp):
+        entries.append(("\u22ef", None, False, None))
+        entries.append((shown_text(trace.tokens[i])[0], lp, True, int(trace.ranks[i])))
+    if rows:
+        other = 1 - sum(math.exp(a) for _, a, _, _ in entries[: len(rows)])
+        entries.append(("other", math.log(other) if other > 0 else -math.inf, False, None))
+    return entries
+
+
+def _chart_lines(trace, i, entries) -> tuple[list[str], list[str], list[str]]:
+    """The chart's texts: its two head lines, each row's label, each row's note (percent, rank)."""
+    lp = float(trace.logprobs[i])
+    head = [f"token {i + 1} of {len(trace)}: {shown_text(trace.tokens[i])[0]}",
+            f"p {percent(math.exp(lp))} · rank {trace.ranks[i] or '?'}"]
+    notes = ["" if alt_lp is None else percent(math.exp(alt_lp)) + (f" · rank {rank}" if rank else "")
+             for _, alt_lp, _, rank in entries]
+    return head, [label for label, _, _, _ in entries], notes
+
+
+def _chart_width(trace, i, font_size) -> float:
+    """The chart's width in px: as wide as its longest head line, and its widest label, bar and note
+    side by side (a name is never cut; the text beside it gets what is left)."""
+    small = max(9, font_size - 2)
+    head, labels, notes = _chart_lines(trace, i, _chart_entries(trace, i))
+    cells = lambda texts: max((_columns(t) for t in texts), default=0)  # noqa: E731
+    rows = (cells(labels) + 1) * 0.6 * small + BAR_W + 4 + cells(notes) * 0.6 * small
+    return max(cells(head) * 0.6 * small, rows)
+
+
 def _chart(trace, i, palette, left, font_size) -> tuple[str, int]:
     """Token i's alternatives as bars: the chosen one marked, outside the top K with its rank, "other"."""
     small = max(9, font_size - 2)
     row_h = small + 8
-    lp = float(trace.logprobs[i])
-    token, _ = shown_text(trace.tokens[i])
-    stats = f"p {percent(math.exp(lp))} · rank {trace.ranks[i] or '?'}"  # escaped below: "<0.1%" is text
+    entries = _chart_entries(trace, i)
+    head, labels, notes = _chart_lines(trace, i, entries)
+    bar_x = left + (max(_columns(t) for t in labels) + 1) * 0.6 * small  # after the widest name, whole
     out = [f'<g class="lv-chart" font-size="{small}">',
-           f'<text x="{left}" y="{MARGIN + small}" fill="#222">token {i + 1} of {len(trace)}: '
-           f"{escape(token)}</text>",
-           f'<text x="{left}" y="{MARGIN + 2 * small + 6}" fill="#444">'
-           f"{escape(stats)}</text>"]
+           f'<text x="{left}" y="{MARGIN + small}" fill="#222" xml:space="preserve">{escape(head[0])}</text>',
+           f'<text x="{left}" y="{MARGIN + 2 * small + 6}" fill="#444">{escape(head[1])}</text>']  # escaped: "<0.1%"
     y = MARGIN + 2 * small + 14
-    rows = list(zip(trace.top_tokens[i], trace.top_logprobs[i].tolist(), trace.top_ids[i].tolist(), strict=False))
-    chosen_id = int(trace.token_ids[i])
-    found = False
-    entries = []
-    for text, alt_lp, alt_id in rows:
-        chosen = not found and (alt_id == chosen_id if alt_id >= 0 and chosen_id >= 0 else text == trace.tokens[i])
-        found = found or chosen
-        entries.append((text, alt_lp, chosen, None))
-    if not found and not math.isnan(lp):
-        entries.append(("\u22ef", None, False, None))
-        entries.append((trace.tokens[i], lp, True, int(trace.ranks[i])))
-    other = 1 - sum(math.exp(a) for _, a, _, _ in entries[: len(rows)]) if rows else None
-    if other is not None:
-        entries.append(("other", math.log(other) if other > 0 else -math.inf, False, None))
-    for text, alt_lp, chosen, rank in entries:
-        label = shown_text(text)[0] if text not in ("other", "\u22ef") else text
-        label = label if len(label) <= 14 else label[:13] + "\u2026"
+    for (_, alt_lp, chosen, _), label, note in zip(entries, labels, notes, strict=True):
         weight = ' font-weight="bold"' if chosen else ""
         out.append(f'<text x="{left}" y="{y + small}" fill="#222"{weight} xml:space="preserve">{escape(label)}</text>')
         if alt_lp is not None:
             p = math.exp(alt_lp)
             rgb = color_of(p, "probability", palette)  # bars in the palette, by their probability
             outline = ' stroke="#000"' if chosen else ""
-            out.append(f'<rect x="{left + 130}" y="{y + 2}" width="{max(0.5, 110 * p):.1f}" height="{row_h - 6}" '
+            out.append(f'<rect x="{bar_x:.1f}" y="{y + 2}" width="{max(0.5, BAR_W * p):.1f}" height="{row_h - 6}" '
                        f'fill="{hex_color(rgb)}"{outline}/>')
-            note = percent(p) + (f" · rank {rank}" if rank else "")
-            out.append(f'<text x="{left + 244}" y="{y + small}" fill="#222"{weight}>{escape(note)}</text>')
+            out.append(f'<text x="{bar_x + BAR_W + 4:.1f}" y="{y + small}" fill="#222"{weight}>{escape(note)}</text>')
         y += row_h
     out.append("</g>")
     return "\n".join(out), y - MARGIN

@@ -7,6 +7,7 @@ test_one_screen_browser.py.
 - `TOUCHING_JS`: headings and labels on one line closer than `GAP` px to the next one (the texts'
   own extents, not their boxes: "MODELPROB" is two boxes whose texts meet).
 - `CHART_COLUMN_JS`: the pinned chart's second column, row by row ({token id: p, head, other}).
+- `WORDS_JS`: the words of an element's text that its layout broke across lines (wraps inside a word).
 """
 
 from __future__ import annotations
@@ -102,4 +103,25 @@ CHART_COLUMN_JS = """chart => {
   const other = table.querySelector('.lv-alt-other .lv-alt-prob-processed');
   return {head, rows, other: other ? other.textContent : null,
           note: (chart.querySelector('.lv-column-note') || {}).textContent || ''};
+}"""
+
+# Words of an element's text that the layout broke across lines (a word's characters on more than one
+# line): [] when it wraps between words only.
+WORDS_JS = """e => {
+  const broken = [];
+  const walker = document.createTreeWalker(e, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const m of node.data.matchAll(/\\S+/g)) {
+      const range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      const tops = [];
+      for (const r of range.getClientRects()) {
+        if (r.width < 0.5 || r.height < 0.5) continue;
+        if (!tops.some((t) => Math.abs(t - r.top) < r.height / 2)) tops.push(r.top);
+      }
+      if (tops.length > 1) broken.push(m[0]);
+    }
+  }
+  return broken;
 }"""

@@ -52,7 +52,7 @@ top_lp = np.log(p).astype(np.float32)
 t = lv.Trace(tokens=words, logprobs=top_lp[:, 0].copy(), ranks=np.ones(n, int), top_tokens=top_tokens,
              top_logprobs=top_lp, prompt_len=22, meta={{"model": "hand-made", "source": "test"}})
 pathlib.Path("fit.json").write_text(json.dumps(t.to_dict()))
-v = lv.LogprobView(t, size="projector")
+v = lv.LogprobView(t, size="projector", runner=lv.load())  # (a runner: the chart draws its why? buttons)
 v"""
 
 # Every token of the text: its rects (lines), and the text box's overflow.

@@ -46,6 +46,10 @@ def test_a_bin_of_the_reliability_diagram_opens_its_items(choices):
     rows = np.flatnonzero(cal.bin_index == b).tolist()
     assert diagram.items_view.choices.prompts == [PROMPTS[r] for r in rows]
     assert diagram.children[-1] is diagram.items_view
+    # the width the page measured for the diagram's area is the figure's (plotly's own is 700 px)
+    assert diagram.figure.layout.width is None
+    diagram.fit.width = 673
+    assert diagram.figure.layout.width == 673 and diagram.fit in diagram.children
     plain = lv.calibration([0.3, 0.9], [False, True], bins=2).plot(widget=True)
     plain.select(1)
     assert "<td>1</td><td>0.900</td><td>right</td>" in plain.items_view.value

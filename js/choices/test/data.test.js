@@ -48,5 +48,12 @@ test("a long prompt shows its end, which the options follow", () => {
   assert.equal(promptTail("short\nprompt"), "short prompt");
   const tail = promptTail("a".repeat(100) + "END", 10);
   assert.equal(tail.length, 10);
-  assert.ok(tail.startsWith("…") && tail.endsWith("END"));
+  assert.ok(tail.startsWith("…") && tail.endsWith("END")); // one word longer than the room: its end
+  // a cut falls between words: the words shown are whole words of the prompt
+  const prompt = "Review: the children were humming for weeks after we had seen it. Sentiment:";
+  const cut = promptTail(prompt, 40);
+  assert.ok(cut.startsWith("…") && cut.length <= 40, cut);
+  const words = prompt.split(" ");
+  for (const w of cut.slice(1).split(" ")) assert.ok(words.includes(w), `${w} is not a whole word of the prompt`);
+  assert.equal(cut, "…weeks after we had seen it. Sentiment:");
 });

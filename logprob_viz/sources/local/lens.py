@@ -187,7 +187,8 @@ def _ids_of(runner, text_or_trace) -> tuple[list[int], dict]:
                 "this trace has no token ids for every token (e.g. one read from a server); "
                 "pass its text instead: lens(runner, trace.text)"
             )
-        return ids, {"prompt": text_or_trace.text}
+        # the trace's own split: its completion stays a completion in the lens's trace (views agree)
+        return ids, {"prompt": text_or_trace.text, "prompt_len": int(text_or_trace.prompt_len)}
     if not isinstance(text_or_trace, str):
         raise TypeError(f"the lens reads a str or a logprob_viz.Trace, got {type(text_or_trace).__name__}")
     ids = list(runner.tokenizer(text_or_trace)["input_ids"])

@@ -151,7 +151,7 @@ class LogprobView(Bundled, bundle="widget"):
 
     @property
     def runner(self):
-        """The model asked by "why?" (None: the control says it needs one)."""
+        """The model asked by "why?" (None: no "why?" is drawn, unless attributions were added to show)."""
         return self._runner
 
     @runner.setter

@@ -152,6 +152,9 @@ def test_a_generated_trace_is_followed_token_for_token(runner):
     assert seen.token_ids.tolist() == t.token_ids.tolist()
     np.testing.assert_allclose(seen.logprobs[0, 1:], t.logprobs[1:], atol=TOL, rtol=0)
     assert np.array_equal(seen.ranks[0], t.ranks)
+    # its completion stays a completion: the lens's trace splits where the generation did (issue 49)
+    assert seen.trace.prompt_len == t.prompt_len < len(t)
+    assert len(seen.trace.completion) == len(t.completion) == 6
 
 
 def test_memory_is_layers_by_tokens_by_k_never_by_vocabulary(runner, full):
