@@ -16,9 +16,18 @@ from ..records.trace import Trace
 from .errors import LogprobFormatError
 from .readers import read
 
-__all__ = ["audit"]
+__all__ = ["audit", "when_audited"]
 
 NO_LOGPROBS = "the provider returned no logprobs"
+
+_audited_hooks: list = []  # called with each trace `audit` has just judged (views.logprob.served)
+
+
+def when_audited(hook) -> None:
+    """Call ``hook(trace)`` each time `audit` records its verdict in a trace's meta, so that a view
+    already showing that trace redraws its badge (views/logprob/served.py) without being shown again."""
+    if hook not in _audited_hooks:
+        _audited_hooks.append(hook)
 
 
 def audit(trace: Trace, reference, *, prompt: str | None = None, settings: dict | None = None,
@@ -64,6 +73,8 @@ def audit(trace: Trace, reference, *, prompt: str | None = None, settings: dict 
     listed = [_listed(trace, i, token_ids[i], ids_of, values, top_values) for i in served]
     result = classify(listed, refs, tolerance, settings if settings is not None else _requested(trace.meta))
     trace.meta["audit"] = result.verdict()  # the trace view shows it as a badge (views.logprob.served)
+    for hook in list(_audited_hooks):
+        hook(trace)  # a view on show already: its badge follows
     return result
 
 

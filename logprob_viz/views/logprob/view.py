@@ -31,7 +31,7 @@ from ..lens.view import decided_traits
 from ..page import FALLBACK_MAX_STATE_BYTES, script_fragment, view_page
 from ..plots import plot
 from .attribution import answer_why, encode_attribution
-from .served import served_state
+from .served import follow_audits, served_state
 
 __all__ = ["LogprobView", "encode_trace"]
 
@@ -146,6 +146,7 @@ class LogprobView(Bundled, bundle="widget"):
         super().__init__(_payload=encode_trace(trace, self._trace_id), can_why=runner is not None,
                          _served=served_state(trace), **decided, **kwargs)
         self.on_msg(self._on_why)
+        follow_audits(self)  # a later lv.audit of the trace on show redraws the badge
 
     # -- why? ------------------------------------------------------------------------------
 
