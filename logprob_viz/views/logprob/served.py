@@ -12,8 +12,9 @@ the message where the provider returned no logprobs. One synced dict, the view's
   all (a reasoning model, a stream that sends none), so the view is never an empty heatmap.
 
 `lv.audit` may judge a trace after its view is on show: every view follows the audits
-(`follow_audits`), and the view showing the judged trace gets its ``_served`` again (a trait update:
-the badge appears in place, with no need to show the view again).
+(`follow_audits`), and the view showing the judged trace sets its ``_served`` again with its payload
+under a new id (`LogprobView.show_served`: the browser redraws the view, the badge in it, the pin
+kept), with no need to show the view again.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def follow_audits(view) -> None:
 def _audited(trace: Trace) -> None:
     for view in list(_VIEWS):
         if view.trace is trace:
-            view.set_trait("_served", served_state(trace))
+            view.show_served()
 
 
 when_audited(_audited)
