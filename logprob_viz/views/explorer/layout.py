@@ -47,18 +47,25 @@ HELP_HTML = (
 # the rest; each value sits beside its name.
 # A sticky column stays only while its view's box holds it: the text spans one more row than the column,
 # --lv-stay high, so however short the text the column stays whole (the sliders never over the chart)
-# while the notebook scrolls that far; under a long text that row is the text's own.
+# while the notebook scrolls that far; under a long text that row is the text's own. Each part of the
+# text's column has its row (the served line's is empty for the model's own traces), so a server's
+# trace, whose served line adds a part, never puts the text below the column.
 _SLIDERS_BESIDE_THE_CHART = """
 .lv-explore .lv-root.lv-has-side { --lv-sliders-h: calc(1.4 * var(--lv-small-size) + 22px); }
 .lv-explore .lv-root.lv-has-side .lv-side-controls { display: contents; }
-.lv-explore .lv-root.lv-has-side .lv-side-readout { grid-column: 1; position: sticky; top: 0; z-index: 1;
+.lv-explore .lv-root.lv-has-side .lv-side-readout { grid-column: 1; grid-row: 1; position: sticky; top: 0; z-index: 1;
   background: var(--lv-bg); height: calc(3 * 1.35em + 6px); padding-bottom: 6px; }
 .lv-explore .lv-root.lv-has-side .lv-side-sliders { grid-column: 2; grid-row: 1; align-self: start;
   position: sticky; top: 0; z-index: 2; height: var(--lv-sliders-h); gap: 10px; background: var(--lv-bg); }
 .lv-explore .lv-root.lv-has-side .lv-side { padding-top: var(--lv-sliders-h); }
 .lv-explore .lv-root.lv-has-side { --lv-stay: min(25vh, 160px);
-  grid-template-rows: auto auto auto auto 1fr var(--lv-stay); }
-.lv-explore .lv-root.lv-has-side .lv-text { grid-row-end: span 2; }
+  grid-template-rows: auto auto auto auto auto 1fr var(--lv-stay); }
+.lv-explore .lv-root.lv-has-side .lv-side { grid-row: 1 / 7; }
+.lv-explore .lv-root.lv-has-side > .lv-top { grid-row: 2; }
+.lv-explore .lv-root.lv-has-side > .lv-served { grid-row: 3; }
+.lv-explore .lv-root.lv-has-side > .lv-legend { grid-row: 4; }
+.lv-explore .lv-root.lv-has-side > .lv-strip { grid-row: 5; }
+.lv-explore .lv-root.lv-has-side .lv-text { grid-row: 6 / span 2; }
 .lv-explore .lv-side-slider { --lv-steps: 40; display: flex; flex-wrap: wrap; align-content: flex-start;
   flex: 2 1 0; }
 .lv-explore .lv-side-slider:has([data-setting="top_p"]) { --lv-steps: 19; flex-grow: 1; }
