@@ -176,14 +176,14 @@ def readout_of(trace: Trace, at: int, state: str, numbers: dict | None, settings
     chosen_p = float(np.exp(trace.logprobs[at])) if np.isfinite(trace.logprobs[at]) else None
     out = {"at": int(at), "token": trace.tokens[at], "model": chosen_p,
            "label": settings_words(settings) if settings is not None else "(a setting is out of range)"}
+    if engine != "transformers" and settings is not None:
+        out["label"] = f"{out['label']} as in {ENGINE_NAMES[engine]}"
     if numbers is not None and "kept" in numbers:
         row = next(r for r in numbers["rows"] if r["chosen"])
         note = f"rank {numbers['rank']} · {numbers['kept']:,} of {numbers['vocab']:,} tokens kept · exact (table below)"
         if numbers["differs"]:
             note = f"{numbers['differs']} · {note}"
         column = [[r["id"], r["text"], r["new"], r["new"]] for r in numbers["rows"]]
-        if engine != "transformers":
-            out["label"] = f"{out['label']} as in {ENGINE_NAMES[engine]}"
         return {**out, "engine": engine, "state": "exact", "model": row["model"], "sampled": row["new"], "note": note,
                 "column": column}
     if numbers is not None:
@@ -192,8 +192,6 @@ def readout_of(trace: Trace, at: int, state: str, numbers: dict | None, settings
         if row is None:
             return {**out, "state": "unavailable", "note": "not among the tokens the server listed: no range for it"}
         column = [[-1, r["text"], r["low"], r["high"]] for r in numbers["rows"]]
-        if engine != "transformers":
-            out["label"] = f"{out['label']} as in {ENGINE_NAMES[engine]}"
         return {**out, "engine": engine, "state": "ranges", "low": row["low"], "high": row["high"], "note": note,
                 "column": column}
     if state == "waiting":
