@@ -112,3 +112,20 @@ def reference_model():
 
     torch.set_num_threads(1)
     return AutoModelForCausalLM.from_pretrained(default_model_path(), dtype=torch.float32).eval()
+
+
+@pytest.fixture(scope="session")
+def rounded(runner):
+    """The default model with every weight rounded to bf16 (computed in float32): a real, small divergence
+    from `runner`, the candidate of the divergence tests."""
+    import copy
+
+    import torch
+
+    import logprob_viz as lv
+
+    model = copy.deepcopy(runner.model)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(p.to(torch.bfloat16).to(torch.float32))
+    return lv.load((model, runner.tokenizer))

@@ -136,7 +136,12 @@ class DivergenceRender {
     this.show(i);
   }
 
+  sized() {
+    this.root.classList.toggle("lv-size-projector", this.model.get("size") === "projector");
+  }
+
   build() {
+    this.sized();
     this.data = decodeDivergence(this.model.get("_payload"));
     const { header, caption } = this.buildHeader();
     const controls = this.buildControls();
@@ -152,6 +157,7 @@ class DivergenceRender {
       ["change:stats", () => this.build()],
       ["change:color_mode", () => this.paint()],
       ["change:selected", () => this.onSelected()],
+      ["change:size", () => this.sized()],
     ];
     for (const [name, fn] of handlers) this.model.on(name, fn);
     this.build();

@@ -7,7 +7,7 @@
     job_lock.py  one job at a time per runner: the lock a runner owns (its waits, its notices)
     choose.py    what every runner's ``choose`` shares: its arguments, lm-eval's prompt/option split
     errors.py    `ServerError` and `LogprobFormatError`, the two errors a user catches
-    audit.py     `lv.audit`: a served trace re-scored by a local reference runner, teacher-forced
+    audit.py     `lv.audit`: a served trace re-scored teacher-forced by a local runner, or by llama-server (its top N)
     ray_data.py  `lv.ray`: the local runner in Ray Data actors, a corpus past one machine
     local/       a transformers model in the kernel (the only place torch is imported), the lens,
                  attribution, the default model

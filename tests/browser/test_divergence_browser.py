@@ -140,8 +140,12 @@ def test_hover_next_flip_and_pictures(page, lab_server, browser):
     assert page.evaluate("window.__pwned") is None
 
 
+WIDE_JS = ("el => [...el.querySelectorAll('*')].filter(e => e.scrollWidth > e.clientWidth + 1"
+           " && getComputedStyle(e).overflowX !== 'visible').map(e => e.className)")
+
+
 def test_fits_a_projector_screen(page, lab_server, browser):
-    write_notebook(lab_server, "divergence-small.ipynb", [VIEW_CELL])
+    write_notebook(lab_server, "divergence-small.ipynb", [VIEW_CELL, 'v.size = "projector"'])
     with projector_page(browser, lab_server, "divergence-small.ipynb") as small:
         small.evaluate("() => { const s = window.jupyterapp.shell; if (!s.leftCollapsed) s.collapseLeft(); }")
         run_cell(small, 0)
@@ -154,13 +158,23 @@ def test_fits_a_projector_screen(page, lab_server, browser):
         next_frames(small)
         box = root.bounding_box()
         assert box["width"] <= 853 and box["height"] <= 480, box  # whole on the screen
-        wide = root.evaluate("el => [...el.querySelectorAll('*')].filter(e => e.scrollWidth > e.clientWidth + 1"
-                             " && getComputedStyle(e).overflowX !== 'visible').map(e => e.className)")
+        wide = root.evaluate(WIDE_JS)
         assert not wide, f"parts that scroll sideways at 853 px: {wide}"
         screen_shot(small, "divergence_projector.png")
         with dark_theme(small, root):
             next_frames(small)
             screen_shot(small, "divergence_projector_dark.png")
+        # the view's own size for a class: every text 1.25 times, still nothing scrolling sideways
+        token_px = "el => parseFloat(getComputedStyle(el.querySelector('.lvd-tok')).fontSize)"
+        normal = root.evaluate(token_px)
+        run_cell(small, 1)
+        small.wait_for_function("el => el.classList.contains('lv-size-projector')", arg=root.element_handle())
+        next_frames(small)
+        assert root.evaluate(token_px) == pytest.approx(1.25 * normal, abs=0.01)
+        assert not root.evaluate(WIDE_JS), "parts that scroll sideways at the projector size"
+        root.evaluate("e => e.scrollIntoView({block: 'start'})")
+        next_frames(small)
+        screen_shot(small, "divergence_projector_size.png")
 
 
 RANGE_CELL = f"""\

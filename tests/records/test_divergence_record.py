@@ -176,3 +176,51 @@ def test_a_top_k_base_s_range_is_finite_and_holds_the_exact_value(cutoff, k):
     full = P.base_interval_rows(lq, y, lp[np.arange(len(y)), y], *P.top_k(lp, lp.shape[1]), cutoff, k=3)
     assert np.allclose(full["kld_low"], exact["kld_low"], atol=1e-12)  # the whole base known: exact
     assert np.allclose(full["kld_high"], exact["kld_low"], atol=1e-12)
+
+
+def _least_kl_candidate(lp_row, known_q: dict, cap: float) -> np.ndarray:
+    """A candidate consistent with what a top-K candidate lists (``known_q``: id -> q; every other token at
+    most ``cap``, the smallest listed q), built to have the least KL(p ‖ q): the unknown tokens get
+    q_j = min(cap, p_j / lam), lam found by bisection so that they take the whole unlisted mass."""
+    p = np.exp(lp_row)
+    unknown = np.ones(len(p), dtype=bool)
+    unknown[list(known_q)] = False
+    rest = 1.0 - sum(known_q.values())
+    lo, hi = 1e-9, 1e9
+    for _ in range(400):
+        lam = math.sqrt(lo * hi)
+        lo, hi = (lam, hi) if np.minimum(cap, p[unknown] / lam).sum() > rest else (lo, lam)
+    q = np.zeros(len(p))
+    q[unknown] = np.minimum(cap, p[unknown] / hi)
+    for i, value in known_q.items():
+        q[i] = value
+    return q
+
+
+@pytest.mark.parametrize("k", [1, 5, 20])
+def test_a_top_k_candidate_s_lower_end_is_the_least_kl_of_a_candidate_with_that_list(k):
+    """The lower end is attained: a whole candidate with the same top-K and chosen token (each unlisted
+    token at most as likely as the last listed) has exactly that KL, so no higher lower end is certain."""
+    lp, lq, y = _dists(3)
+    ids, values = P.top_k(lq, k)
+    rows = P.interval_rows(lp, y, lq[np.arange(len(y)), y], ids, values, None, k=k)
+    for t in range(len(y)):
+        known = {int(i): math.exp(v) for i, v in zip(ids[t], values[t], strict=True)}
+        known[int(y[t])] = math.exp(lq[t, y[t]])
+        q = _least_kl_candidate(lp[t], known, math.exp(values[t, -1]))
+        others = np.delete(q, list(known))
+        assert q.sum() == pytest.approx(1.0, abs=1e-9) and others.max() <= math.exp(values[t, -1]) * (1 + 1e-12)
+        assert rows["kld_low"][t] == pytest.approx(_kl_loop(lp[t], np.log(q), None), abs=1e-9)
+
+
+def test_a_list_whose_float32_probabilities_sum_past_1_still_gives_a_finite_lower_end():
+    """A server normalizes in float32 (llama-server's 49152 probabilities sum to 1 within ~2e-4): a long
+    list can then leave no unlisted mass. The lower end falls back to the cap alone, finite and certain
+    up to the shift of the numbers (here log q + 1e-3)."""
+    lp, lq, y = _dists(4, v=60)
+    exact = P.exact_rows(lp, lq, y, None, k=3)
+    ids, values = P.top_k(lq, 55)
+    shift = 1e-3
+    rows = P.interval_rows(lp, y, lq[np.arange(len(y)), y] + shift, ids, values + shift, None, k=3)
+    assert np.isfinite(rows["kld_low"]).all()
+    assert (rows["kld_low"] <= exact["kld_low"] + shift).all() and (rows["kld_low"] > 0).any()

@@ -5,7 +5,6 @@ the summary equals llama.cpp's formulas (tools/perplexity/perplexity.cpp) applie
 
 from __future__ import annotations
 
-import copy
 import math
 
 import numpy as np
@@ -18,16 +17,6 @@ TEXTS = ["A robot may not injure a human being or, through inaction, allow a hum
          "The quick brown fox jumps over the lazy dog.",
          "In 1905 Einstein published four papers; the third introduced special relativity, and it changed "
          "how physicists think about space and time."]
-
-
-@pytest.fixture(scope="module")
-def rounded(runner):
-    """The default model with every weight rounded to bf16 (computed in float32): a real small divergence."""
-    model = copy.deepcopy(runner.model)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(p.to(torch.bfloat16).to(torch.float32))
-    return lv.load((model, runner.tokenizer))
 
 
 def _logp64(model, ids) -> np.ndarray:
@@ -160,3 +149,17 @@ def test_bad_arguments_say_what_was_wrong(runner):
         lv.divergence(runner, "gpt", TEXTS[1])
     with pytest.raises(ValueError, match="give the text"):
         lv.divergence(runner, runner)
+
+
+def test_a_trace_without_logprobs_is_refused_with_what_to_do(runner):
+    """A source that gave the tokens but no logprob for them (here the runner's own trace with its logprob
+    column emptied, as a generation's unscored prompt is) cannot be compared: the error says which and why."""
+    import dataclasses
+
+    trace = runner.score(TEXTS[1], top_logprobs=5)
+    blank = dataclasses.replace(trace, logprobs=np.full(len(trace), np.nan))
+    with pytest.raises(ValueError, match=r"candidate trace gave no logprob for 9 of the 9 tokens .*Score the text"):
+        lv.divergence(runner, blank, TEXTS[1], progress=False)
+    half = dataclasses.replace(trace, logprobs=np.where(np.arange(len(trace)) < 4, np.nan, trace.logprobs))
+    d = lv.divergence(runner, half, TEXTS[1], progress=False)  # a trace scored in part: those positions
+    assert np.flatnonzero(d.scored).tolist() == list(range(4, len(trace)))

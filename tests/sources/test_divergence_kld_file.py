@@ -6,8 +6,6 @@ per-token sum applied here to the decoded base and the candidate's float64 log-p
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import pytest
 import torch
@@ -54,15 +52,6 @@ def _write(path, model, tokens: list[int], n_ctx: int, n_vocab: int) -> None:
             logits = _chunk_logits(model, tokens[c * n_ctx : (c + 1) * n_ctx])
             for j in range(first, n_ctx - 1):  # the logits at j predict token j + 1
                 f.write(_encode_row(logits[j]).tobytes())
-
-
-@pytest.fixture(scope="module")
-def rounded(runner):
-    model = copy.deepcopy(runner.model)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(p.to(torch.bfloat16).to(torch.float32))
-    return lv.load((model, runner.tokenizer))
 
 
 @pytest.fixture(scope="module")

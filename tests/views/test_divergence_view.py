@@ -6,27 +6,16 @@ a top-K candidate's KL stays a range (never one number), and the page escapes to
 
 from __future__ import annotations
 
-import copy
 import math
 
 import numpy as np
 import pytest
-import torch
 
 import logprob_viz as lv
 from logprob_viz.views.codec import read_array
 from logprob_viz.views.divergence.view import DivergenceView
 
 TEXT = "The quick brown fox jumps over the lazy dog. <b>Then</b> it ran into the forest and nobody found it."
-
-
-@pytest.fixture(scope="module")
-def rounded(runner):
-    model = copy.deepcopy(runner.model)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(p.to(torch.bfloat16).to(torch.float32))
-    return lv.load((model, runner.tokenizer))
 
 
 @pytest.fixture(scope="module")
@@ -117,3 +106,16 @@ def test_bad_input_says_what_to_do(exact):
     view = exact.view()
     with pytest.raises(Exception, match="selected must be"):
         view.selected = len(exact)
+    with pytest.raises(Exception, match="size must be one of 'normal', 'projector'"):
+        view.size = "huge"
+
+
+def test_the_size_follows_lv_settings_as_the_trace_view(exact):
+    before = lv.settings.size
+    try:
+        lv.settings.size = "projector"
+        assert exact.view().size == "projector"
+        assert DivergenceView(exact, size="normal").size == "normal"  # its own keyword wins
+    finally:
+        lv.settings.size = before
+    assert exact.view().size == before

@@ -119,9 +119,12 @@ def interval_rows(base_logp: np.ndarray, chosen, cand_logprob, cand_ids, cand_lo
     those whose q is known (S) and the rest. The known terms are exact. For the rest, whatever the
     candidate does with its unknown mass r = 1 - sum_S q, the log-sum inequality (Gibbs) gives
         sum_{C\\S} p_j log(p_j / q_j) >= P log(P / r),   P = sum_{C\\S} p_j,   since sum_{C\\S} q_j <= r
-    (it is the KL of the two distributions with the unknown tokens merged into one). No upper bound
-    follows: the candidate may give a base token almost nothing, so kld_high is +inf unless every
-    counted base token is known (then both ends are the exact value).
+    (it is the KL of the two distributions with the unknown tokens merged into one). The list is the
+    candidate's K most likely tokens, so each unknown q_j is also at most c, its smallest listed q: the
+    lower end is the least that sum can be under both limits (`_capped_low`), which is tighter where
+    the base puts much mass outside the candidate's list. No upper bound follows: the candidate may
+    give a base token almost nothing, so kld_high is +inf unless every counted base token is known
+    (then both ends are the exact value).
     """
     chosen = np.asarray(chosen, dtype=np.int64)
     rows = np.arange(len(chosen))
@@ -136,11 +139,10 @@ def interval_rows(base_logp: np.ndarray, chosen, cand_logprob, cand_ids, cand_lo
     known = ~np.isnan(known_lq)
     counted = _counted(base_logp, cutoff)
     exact_part = _kl_terms(base_logp, np.where(known, known_lq, 0.0), counted & known).sum(axis=-1)
-    rest_p = np.where(counted & ~known, np.exp(base_logp), 0.0).sum(axis=-1)  # P
+    unknown_p = np.where(counted & ~known, np.exp(base_logp), 0.0)  # (T, V)
+    rest_p = unknown_p.sum(axis=-1)  # P
     rest_q = np.clip(1.0 - np.where(known, np.exp(known_lq), 0.0).sum(axis=-1), 0.0, 1.0)  # r
-    with np.errstate(divide="ignore", invalid="ignore"):
-        merged = np.where(rest_p > 0, rest_p * (np.log(rest_p) - np.log(rest_q)), 0.0)
-    low = exact_part + merged
+    low = exact_part + _capped_low(unknown_p, rest_q, _list_floor(ids, lps))
     cand_top, cand_top_lp = np.full(len(chosen), -1), np.full(len(chosen), np.nan)
     if ids.shape[1]:  # a list is most likely first: its first token is the candidate's top
         cand_top, cand_top_lp = np.where(listed[:, 0], ids[:, 0], -1), np.where(listed[:, 0], lps[:, 0], np.nan)
@@ -151,6 +153,43 @@ def interval_rows(base_logp: np.ndarray, chosen, cand_logprob, cand_ids, cand_lo
                base_top_rank=_listed_rank(ids, out["base_top_id"]),
                cand_alt_ids=ids[:, :k], cand_alt_logprobs=np.where(listed, lps, -np.inf)[:, :k])
     return out
+
+
+def _list_floor(ids: np.ndarray, lps: np.ndarray) -> np.ndarray:
+    """Per row, the most an unlisted token can have: the smallest listed probability of a top-K list
+    (most likely first); 1 (no limit) where nothing is listed or a listed token's id is unknown (an
+    unknown id may be any token, so the unlisted ones are not bounded by the list)."""
+    finite = np.isfinite(lps)
+    smallest = np.where(finite, np.exp(np.where(finite, lps, 0.0)), np.inf).min(axis=-1, initial=np.inf)
+    usable = finite.any(axis=-1) & ~(finite & (ids < 0)).any(axis=-1)
+    return np.where(usable, np.minimum(smallest, 1.0), 1.0)
+
+
+def _capped_low(p: np.ndarray, r: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """min of sum_j p_j log(p_j / q_j) over 0 <= q_j <= cap, sum_j q_j <= r, per row (p: (T, V), 0 where
+    not counted). The sum falls as any q_j grows, so the minimum spends all it may: q_j = min(cap,
+    p_j / lambda) (water-filling), the m largest p_j capped and the rest sharing r - m * cap in
+    proportion to p. m is the first count at which the next p_j's share is within the cap. With r <= 0
+    (a list whose float32 probabilities sum to 1 or more) only the cap is used: a weaker, still certain
+    limit. With cap 1 it is P log(P / r), the unknown tokens merged into one (the log-sum inequality)."""
+    s = -np.sort(-p, axis=-1)  # (T, V), largest first
+    t, v = s.shape
+    zero = np.zeros((t, 1))
+    head = np.concatenate([zero, np.cumsum(s, axis=-1)], axis=-1)  # sum of the m largest: (T, V+1)
+    tail = np.concatenate([np.cumsum(s[:, ::-1], axis=-1)[:, ::-1], zero], axis=-1)  # the rest's sum
+    m = np.arange(v + 1)[None, :]
+    nxt = np.concatenate([s, zero], axis=-1)  # the (m+1)-th largest p
+    r, cap = r[:, None], cap[:, None]
+    fits = nxt * (r - m * cap) <= cap * tail  # the next token's proportional share is within the cap
+    fits[:, -1] = True
+    mstar = np.where(r > 0, fits.argmax(axis=-1)[:, None], v)  # (T, 1); r <= 0: every token capped
+    with np.errstate(divide="ignore", invalid="ignore"):
+        plogp = np.concatenate([zero, np.cumsum(np.where(s > 0, s * np.log(s), 0.0), axis=-1)], axis=-1)
+        capped = np.take_along_axis(plogp - head * np.log(cap), mstar, axis=-1)[:, 0]
+        rest = np.take_along_axis(tail, mstar, axis=-1)[:, 0]
+        share = (r - mstar * cap)[:, 0]
+        merged = np.where(rest > 0, rest * (np.log(rest) - np.log(share)), 0.0)
+    return capped + merged
 
 
 def _listed_rank(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:

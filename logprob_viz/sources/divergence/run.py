@@ -18,7 +18,7 @@ from ..progress import INTERRUPTS, Progress
 from ..request import is_int
 from ..runner import jobs_of
 from .kld_file import KldFile
-from .sides import TOKENIZERS_DIFFER, Whole, check_same_ids, side_of
+from .sides import TOKENIZERS_DIFFER, Whole, check_same_ids, check_scored, side_of
 
 __all__ = ["divergence"]
 
@@ -132,6 +132,7 @@ def _top_k_traces(side, whole, id_lists: list[list[int]], k: int, progress: bool
                 raise ValueError(TOKENIZERS_DIFFER.format(detail=f"text {i}: the tokens' bytes differ"))
         else:
             check_same_ids(ids, trace.token_ids, f"text {i}")
+        check_scored(side, trace, i)
     return traces
 
 

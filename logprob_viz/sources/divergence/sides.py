@@ -14,7 +14,7 @@ from ...records.trace import Trace
 from ..request import Request
 from .kld_file import KldFile
 
-__all__ = ["Whole", "TopK", "side_of", "tokenize", "check_same_ids", "TOKENIZERS_DIFFER"]
+__all__ = ["Whole", "TopK", "side_of", "tokenize", "check_same_ids", "check_scored", "TOKENIZERS_DIFFER"]
 
 TOKENIZERS_DIFFER = ("the two sides tokenize the text differently ({detail}): a divergence compares two "
                      "distributions over the same token ids. For models with different tokenizers use "
@@ -126,3 +126,18 @@ def check_same_ids(base_ids: list[int], other_ids, what: str) -> None:
                      min(len(base_ids), len(other)))
         raise ValueError(TOKENIZERS_DIFFER.format(
             detail=f"{what}: {len(base_ids)} base tokens against {len(other)}, first different at token {first}"))
+
+
+def check_scored(side: TopK, trace: Trace, item: int) -> None:
+    """Refuse a top-K side that gave no logprob where one was needed: a server asked to score the ids must
+    give every token after the first; a given trace at least one (its unscored tokens, e.g. a chat's
+    prompt, are left unscored in the record)."""
+    missing = np.flatnonzero(np.isnan(np.asarray(trace.logprobs, dtype=np.float64)[1:])) + 1
+    if not len(missing) or (side.runner is None and len(missing) < len(trace) - 1):
+        return
+    who = (f"the {side.label} server ({side.describe()['source']}, {side.runner.name})" if side.runner is not None
+           else f"the {side.label} trace")
+    raise ValueError(f"{who} gave no logprob for {len(missing)} of the {len(trace) - 1} tokens after the first of "
+                     f"text {item} (first at token {missing[0]}): a divergence needs each token's logprob. Score the "
+                     "text (runner.score, or a server that scores prompt tokens: vLLM, llama.cpp) rather than "
+                     "generate it")

@@ -14,6 +14,7 @@ import traitlets as t
 
 from ...records.divergence import Divergence
 from ..bundled import Bundled
+from ..defaults import check_size, settings
 from ..whitespace import shown
 from .payload import encode_divergence, header_stats
 
@@ -41,6 +42,9 @@ class DivergenceView(Bundled, bundle="divergence"):
         upper bound), same-top share, PPL ratio, scored tokens, the flips' positions, the colour ranges.
     labels : [str, str]
         The base's and the candidate's names (from the record's meta).
+    size : str
+        ``"normal"`` or ``"projector"`` (everything at 1.25 times, for a class); by default
+        ``lv.settings.size``, as the trace view.
     """
 
     _payload = t.Dict().tag(sync=True)
@@ -48,6 +52,7 @@ class DivergenceView(Bundled, bundle="divergence"):
     labels = t.List(t.Unicode()).tag(sync=True)
     color_mode = t.Enum(("kld", "delta_p"), default_value="kld").tag(sync=True)
     selected = t.Int(-1).tag(sync=True)
+    size = t.Unicode("normal").tag(sync=True)
 
     def __init__(self, divergence: Divergence, **kwargs) -> None:
         if not isinstance(divergence, Divergence):
@@ -55,6 +60,7 @@ class DivergenceView(Bundled, bundle="divergence"):
                             f"{type(divergence).__name__}; for many texts show each: view(ds[i])")
         self._divergence = divergence
         meta = divergence.meta
+        kwargs.setdefault("size", settings.size)
         super().__init__(_payload=encode_divergence(divergence), stats=header_stats(divergence),
                          labels=[_side_label(meta, "base"), _side_label(meta, "candidate")], **kwargs)
 
@@ -68,6 +74,13 @@ class DivergenceView(Bundled, bundle="divergence"):
         if not -1 <= value < n:
             raise t.TraitError(f"selected must be -1 (none) or a position between 0 and {n - 1}, got {value}")
         return value
+
+    @t.validate("size")
+    def _check_size(self, proposal):
+        try:
+            return check_size(proposal["value"])
+        except ValueError as error:
+            raise t.TraitError(str(error)) from None
 
     def page_html(self, max_state_bytes: int | None = None) -> str:
         """A static HTML copy (no script): the header and the coloured text (`divergence_html`)."""
