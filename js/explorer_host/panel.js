@@ -28,9 +28,10 @@ function labelled(text, ...children) {
   return label;
 }
 
-function slider(model, name, text, low, high) {
+/** A sampling setting's range input, with the explorer's own steps (temperature and top-p 0.05, min-p 0.01). */
+function slider(model, name, text, low, high, step = 0.05) {
   const input = h("input", `lvh-${name}`);
-  Object.assign(input, { type: "range", min: String(low), max: String(high), step: "0.05" });
+  Object.assign(input, { type: "range", min: String(low), max: String(high), step: String(step) });
   const shown = h("span", "lvh-value");
   const sync = () => {
     input.value = String(model.get(name));
@@ -130,7 +131,7 @@ function render({ model, el }) {
   const prompt = promptBox(model);
   const [temperature, syncT] = slider(model, "temperature", "temperature", 0, 2);
   const [topP, syncP] = slider(model, "top_p", "top-p", 0.05, 1);
-  const [minP, syncMinP] = slider(model, "min_p", "min-p", 0, 1);
+  const [minP, syncMinP] = slider(model, "min_p", "min-p", 0, 1, 0.01);
   const numbers = NUMBERS.map((spec) => numberBox(model, spec));
   const chat = h("input", "lvh-chat");
   chat.type = "checkbox";

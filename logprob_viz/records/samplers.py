@@ -41,6 +41,8 @@ tokens, in every engine. Temperature 0 is greedy: the most likely token alone.
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass, replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -48,7 +50,7 @@ import numpy as np
 from .sampling import min_p_removes, top_k_removes, top_p_removes
 from .sampling import sampled_from as transformers_sampled_from
 
-__all__ = ["sampled_from", "kept_count", "ENGINES"]
+__all__ = ["sampled_from", "kept_count", "kept_counts", "KeptCounts", "ENGINES"]
 
 ENGINES = ("transformers", "vllm", "llama.cpp", "sglang", "ollama")
 
@@ -212,3 +214,88 @@ def kept_count(desc: np.ndarray, *, temperature: float, top_k: int, top_p: float
 
 
 _KEPT = {"transformers": _transformers, "vllm": _vllm, "llama.cpp": _llamacpp, "sglang": _sglang, "ollama": _ollama}
+
+
+# -- the same orders when only the K most likely tokens are known (a server's top K) -----------------
+
+@dataclass(frozen=True)
+class KeptCounts:
+    """The kept counts an engine can reach when only the K most likely tokens are known: between `low`
+    and `high` of them (1 <= low <= high <= K), and, when `more`, all K and some unknown ones too,
+    of which top-k allows at most `extra` and min-p keeps only those at least `floor` likely (model p)."""
+
+    low: int
+    high: int
+    more: bool
+    extra: float = math.inf
+    floor: float = 0.0
+
+
+def kept_counts(desc, tail_weight, *, temperature: float, top_k: int, top_p: float, min_p: float,
+                engine: str = "transformers", batch_has_min_p: bool = False) -> KeptCounts:
+    """`kept_count` when only `desc` (the K most likely logprobs, most likely first) are known and the
+    rest of the mass lies in unknown tokens each at most as likely as the last: every count the engine
+    can reach for some spread of that rest lies in the answer. ``tail_weight(alpha, floor, extra)`` gives
+    (low, high) of the unknown tokens' summed weight (p / p_top) ** alpha, counting only those at least
+    `floor` likely and at most `extra` of them (records/sampling_bounds.py); a top-p cut over unknown
+    tokens divides by a normaliser known only within those bounds."""
+    desc = np.asarray(desc, dtype=np.float64)
+    cuts = _Cuts(desc, tail_weight)
+    start = KeptCounts(len(desc), len(desc), bool(tail_weight(1.0, 0.0, math.inf)[1] > 0))
+    if temperature <= 0:
+        return KeptCounts(1, 1, False)
+    t = temperature
+    if engine == "vllm":
+        return cuts.top_p(cuts.top_k(cuts.min_p(start, min_p, t), top_k, True), top_p, t, "suffix")
+    if engine == "llama.cpp":
+        return cuts.min_p(cuts.top_p(cuts.top_k(start, top_k, False), top_p, 1.0, "running"), min_p, 1.0)
+    if engine == "ollama":
+        counts = cuts.top_p(cuts.top_k(start, top_k, False), top_p, t, "strict")
+        return counts if min_p >= 1.0 else cuts.min_p(counts, min_p, t)
+    if engine == "sglang" and not (batch_has_min_p or min_p > 0):
+        by_k, by_p = cuts.top_k(start, top_k, True), cuts.top_p(start, top_p, t, "suffix")
+        return KeptCounts(min(by_k.low, by_p.low), min(by_k.high, by_p.high), by_k.more and by_p.more, by_k.extra)
+    return cuts.min_p(cuts.top_p(cuts.top_k(start, top_k, True), top_p, t, "suffix"), min_p, t)  # transformers
+
+
+class _Cuts:
+    """Each cut on `KeptCounts`: exact on the known tokens (every cut is monotone in how many it is
+    given, so the fewest given gives the fewest kept), bounded where unknown tokens take part."""
+
+    def __init__(self, desc: np.ndarray, tail_weight) -> None:
+        self.desc, self.k, self.tail_weight = desc, len(desc), tail_weight
+        self.p_top, self.p_last = math.exp(desc[0]), math.exp(desc[-1])
+
+    def top_k(self, c: KeptCounts, k: int, ties: bool) -> KeptCounts:
+        if k <= 0:
+            return c
+        cut = (lambda n: _top_k_ties(self.desc, n, k)) if ties else (lambda n: _top_k_exact(n, k))
+        if c.more and k > self.k:
+            return replace(c, low=cut(c.low), extra=min(c.extra, k - self.k))
+        return KeptCounts(cut(c.low), cut(c.high), False)
+
+    def min_p(self, c: KeptCounts, m: float, t: float) -> KeptCounts:
+        if m <= 0.0:
+            return c
+        scores = self.desc / t
+        known = _min_p_logits(scores, self.k, m)  # (p / p_top) ** (1 / t) >= m, in logits or probabilities alike
+        floor = self.p_top * m ** t  # the least model probability it keeps
+        more = c.more and known == self.k and floor <= self.p_last
+        return KeptCounts(min(c.low, known), min(c.high, known), more, c.extra, max(c.floor, floor) if more else 0.0)
+
+    def top_p(self, c: KeptCounts, p: float, t: float, rule: str) -> KeptCounts:
+        if p >= 1.0:
+            return c
+        scores = self.desc / t
+        if rule == "suffix":
+            cut = lambda n: _top_p_suffix(scores, n, p)  # noqa: E731
+        else:
+            cut = lambda n: _top_p_running(scores, n, p, strict=rule == "strict")  # noqa: E731
+        if not c.more:
+            return KeptCounts(cut(c.low), cut(c.high), False)
+        w = np.exp(scores - scores[0])  # the known tokens' weights, the top one's 1
+        _, unknown_high = self.tail_weight(1.0 / t, c.floor, c.extra)
+        before = np.cumsum(w) - w  # the mass more likely than each token
+        most = max(1, int(np.count_nonzero(before <= p * (w.sum() + unknown_high))))
+        more = most == self.k and w.sum() <= p * (w.sum() + unknown_high)
+        return KeptCounts(cut(c.low), max(cut(c.high), most), more, c.extra, c.floor)

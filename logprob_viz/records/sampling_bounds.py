@@ -10,7 +10,10 @@ test_sampling_bounds.py tries many spreads). Where it is a point (T = 1 with no 
 top-k <= K, a min-p that cuts the whole tail) the number is exact.
 
 Weights are relative to the most likely token: w(p) = (p / p_1) ** (1 / T), as in sampling.py
-(the same rules in the same order: temperature, top-k, top-p, min-p).
+(the same rules in the same order: temperature, top-k, top-p, min-p). Another engine's order
+(`engine=`, records/samplers.py) goes through the counts that engine can keep for some spread of the
+rest (`samplers.kept_counts`), then the same normaliser bounds: ranges that hold, a little wider
+than transformers' own where a cut depends on the rest.
 """
 
 from __future__ import annotations
@@ -19,20 +22,26 @@ import math
 
 import numpy as np
 
+from .samplers import ENGINES, kept_counts
+from .samplers import sampled_from as engine_sampled_from
 from .sampling import SamplingSettings, min_p_removes, sampled_from
 
 __all__ = ["probability_ranges"]
 
 
-def probability_ranges(known_logprobs, settings: SamplingSettings) -> list[tuple[float, float]]:
-    """(low, high) of each known token's probability under `settings`, for logprobs of the K most
-    likely tokens (in any order; the rest of the vocabulary unknown). low == high where exact."""
+def probability_ranges(known_logprobs, settings: SamplingSettings,
+                       engine: str = "transformers") -> list[tuple[float, float]]:
+    """(low, high) of each known token's probability under `settings` in `engine`'s order (one of
+    `samplers.ENGINES`), for logprobs of the K most likely tokens (in any order; the rest of the
+    vocabulary unknown). low == high where exact."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {engine!r}")
     lp = np.asarray(known_logprobs, dtype=np.float64)
     if lp.size == 0:
         return []
     order = np.argsort(-lp, kind="stable")
     desc = lp[order]
-    ranges = _ranges_desc(desc, settings)
+    ranges = _ranges_desc(desc, settings) if engine == "transformers" else _engine_ranges(desc, settings, engine)
     out: list[tuple[float, float]] = [(0.0, 0.0)] * len(lp)
     for place, index in enumerate(order):
         out[int(index)] = ranges[place]
@@ -124,4 +133,43 @@ def _top_p_ranges(w: np.ndarray, min_p_kept: np.ndarray, top_p: float, norm: tup
             out.append((0.0, float(weight / cumulative[i])))  # cut for some spreads; kept, at most this
         else:
             out.append((0.0, 0.0))
+    return out
+
+
+def _engine_ranges(desc: np.ndarray, s: SamplingSettings, engine: str) -> list[tuple[float, float]]:
+    """`engine`'s ranges: the counts it can keep (`kept_counts`), each known token's p over each."""
+    p = np.exp(desc)
+    tail = max(0.0, 1.0 - float(p.sum()))
+    k = len(desc)
+    arguments = {"temperature": s.temperature, "top_k": s.top_k, "top_p": s.top_p, "min_p": s.min_p}
+    if s.temperature <= 0:
+        return [(1.0, 1.0)] + [(0.0, 0.0)] * (k - 1)
+    if tail <= 0:  # nothing unknown: exact
+        return [(float(x), float(x)) for x in np.exp(engine_sampled_from(desc, **arguments, engine=engine))]
+    p_top, p_last = float(p[0]), float(p[-1])
+
+    def tail_weight(alpha: float, floor: float, extra: float) -> tuple[float, float]:
+        as_min_p = (floor / p_top) ** alpha if floor > 0 else 0.0  # (_tail_bounds takes min-p at that alpha)
+        return _tail_bounds(tail, p_top, p_last, alpha, as_min_p, extra)
+
+    counts = kept_counts(desc, tail_weight, **arguments, engine=engine)
+    alpha = 1.0 / s.temperature
+    w = np.exp((desc - desc[0]) * alpha)  # every engine renormalises what it keeps at T
+    cumulative = np.cumsum(w)
+    unknown_low, unknown_high = tail_weight(alpha, counts.floor, counts.extra) if counts.more else (0.0, 0.0)
+    if s.top_p < 1.0:
+        unknown_low = 0.0  # top-p may keep only some of the unknown tokens
+    out = []
+    for i, weight in enumerate(w):
+        if i >= counts.high and not counts.more:
+            out.append((0.0, 0.0))
+            continue
+        if counts.more:
+            low = _ratio(float(weight), float(cumulative[-1]) + unknown_high, 1.0)[0]
+        else:
+            low = float(weight / cumulative[counts.high - 1])
+        fewest = max(counts.low, i + 1)  # the fewest kept that still keep this token
+        high = float(weight / cumulative[fewest - 1]) if fewest <= counts.high else \
+            float(weight / (cumulative[-1] + unknown_low))
+        out.append((0.0 if counts.low <= i else low, high))
     return out

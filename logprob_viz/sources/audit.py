@@ -26,13 +26,22 @@ from ..records.trace_fields import is_int
 from .errors import LogprobFormatError
 from .readers import read
 
-__all__ = ["audit", "DEFAULT_TOP_N"]
+__all__ = ["audit", "DEFAULT_TOP_N", "when_audited"]
 
 NO_LOGPROBS = "the provider returned no logprobs"
 # A llama-server reference's top N per position: above llama.cpp's default top-k (40), so a processed
 # distribution's kept set is inside it, and deep enough that the tail beyond it bounds the normaliser
 # of a temperature below 1 within the tolerance (measured on the suite's prompt: tail mass <= 0.09 at N = 100).
 DEFAULT_TOP_N = 100
+
+_audited_hooks: list = []  # called with each trace `audit` has just judged (views.logprob.served)
+
+
+def when_audited(hook) -> None:
+    """Call ``hook(trace)`` each time `audit` records its verdict in a trace's meta, so that a view
+    already showing that trace redraws its badge (views/logprob/served.py) without being shown again."""
+    if hook not in _audited_hooks:
+        _audited_hooks.append(hook)
 
 
 def audit(trace: Trace, reference, *, prompt: str | None = None, settings: dict | None = None,
@@ -91,6 +100,8 @@ def audit(trace: Trace, reference, *, prompt: str | None = None, settings: dict 
         refs = _reference_rows(engine, context + token_ids[trace.prompt_len:], rows)
     result = classify(listed, refs, tolerance, requested)
     trace.meta["audit"] = result.verdict()  # the trace view shows it as a badge (views.logprob.served)
+    for hook in list(_audited_hooks):
+        hook(trace)  # a view on show already: its badge follows
     return result
 
 

@@ -119,3 +119,27 @@ def test_the_badge_steps_through_the_disagreeing_tokens(page, lab_server, browse
         box = big.locator(".lv-badge").bounding_box()
         assert box and box["x"] + box["width"] <= 853, "the badge runs off a projector's screen"
         screen_shot(small, "badge_projector.png")
+
+
+def test_an_audit_after_the_view_is_shown_draws_its_badge_there(page, lab_server):
+    """The view is on show first, with no badge; a later cell audits its trace: the badge appears in
+    that view's output (no second display), and the token pinned meanwhile stays pinned."""
+    shown_first = CELLS[0].replace("a = lv.audit(t, runner, prompt=PROMPT)\n", "")
+    assert shown_first != CELLS[0]
+    audit_cell = "a = lv.audit(t, runner, prompt=PROMPT)\nprint(a.kind)"
+    write_notebook(lab_server, "badge_later.ipynb", [shown_first, audit_cell])
+    open_notebook(page, lab_server, "badge_later.ipynb")
+    run_cell(page, 0)
+    wait_for_output(page, lab_server, 0, ".lv-root .lv-token", MODEL_TIMEOUT)
+    root = cell(page, 0).locator(".lv-root")
+    assert root.locator(".lv-badge").count() == 0
+    root.locator(".lv-token[data-index='4']").click()
+    page.wait_for_function("root => root.querySelector('.lv-token.lv-pinned')?.dataset.index === '4'",
+                           arg=root.element_handle(), timeout=10_000)
+    python_prints(page, lab_server, 1, "mismatch", timeout=180)
+    badge = cell(page, 0).locator(".lv-root .lv-badge")
+    badge.wait_for(state="visible", timeout=60_000)
+    assert badge.text_content() == "3 tokens disagree"
+    assert pinned(cell(page, 0).locator(".lv-root")) == 4
+    next_frames(page)
+    save_screenshot(page, "badge_after_display.png", ".lv-root:visible")

@@ -101,3 +101,22 @@ def test_a_trace_without_logprobs_says_so_instead_of_an_empty_view():
     view = lv.LogprobView(some)
     view.trace = none  # a replaced trace: its own state
     assert view._served == {"no_logprobs": "the provider returned no logprobs"}
+
+
+def test_an_audit_after_the_view_is_shown_updates_its_badge_in_place(runner, rows):
+    """The view is made (shown) first, the audit comes later: the view's synced ``_served`` trait follows
+    (the widget redraws its badge), no second display. A view of another trace is left alone."""
+    chosen, logp = rows
+    altered = {4: -0.6}
+    trace = lv.read(body(runner.tokenizer, chosen, logp, altered))
+    other = lv.read(body(runner.tokenizer, chosen, logp))
+    view, other_view = lv.LogprobView(trace), lv.LogprobView(other)
+    assert "badge" not in view._served and "badge" not in other_view._served
+    seen = []
+    view.observe(lambda change: seen.append(change["new"]), names="_served")
+    lv.audit(trace, runner, prompt=PROMPT)
+    assert len(seen) == 1 and seen[0]["badge"]["label"] == "1 token disagrees", seen
+    assert seen[0]["badge"]["positions"] == [4]
+    # the served value at token 4 is the float64 reference plus the shift: that is what the audit caught
+    assert trace.logprobs[4] == pytest.approx(logp[4][chosen[4]] - 0.6, abs=1e-6)
+    assert "badge" not in other_view._served

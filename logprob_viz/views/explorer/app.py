@@ -28,7 +28,8 @@ from . import model_work
 from .actions import action_table, from_view, run
 from .branches import BranchHere, BranchList
 from .comparing import BranchComparison
-from .controls import Controls, link_sampling, settings_from
+from .controls import Controls, checked_arguments, link_sampling
+from .engine_choice import engine_of
 from .forks import explored
 from .host_panel import HostPanel, marimo_layout
 from .offline import offline_html, offline_page
@@ -46,12 +47,10 @@ class Explorer(HtmlFallback):
     """The explorer app; see `explore`. ``.state`` (what it remembers), ``.actions`` (what it does),
     ``.view``, ``.runner``; ``.widget`` is the whole app."""
 
-    def __init__(self, prompt: str | None = None, *, runner=None, **settings) -> None:
-        settings = settings_from(settings)
-        if prompt is not None and not isinstance(prompt, str):
-            raise TypeError(f"the prompt must be a str, got {type(prompt).__name__}")
+    def __init__(self, prompt: str | None = None, *, runner=None, engine: str | None = None, **settings) -> None:
+        settings, engine = checked_arguments(prompt, engine, settings)  # (before the model loads: a typo fails fast)
         self.runner = runner if runner is not None else default_runner()
-        self.state = ExplorerState(settings=settings)
+        self.state = ExplorerState(settings=settings, engine=engine or engine_of(self.runner))
         self.trees = TreeEdits(self.state, self.runner, self.apply)  # new tree, switch, delete, undo... (widget-free)
         self.view = empty_view()
         self.view.runner = self.runner  # "why?" at a pinned token asks the runner the explorer drives
@@ -376,7 +375,7 @@ class Explorer(HtmlFallback):
         return f"<Explorer {getattr(self.runner, 'name', type(self.runner).__name__)}, {nodes} nodes>"
 
 
-def explore(prompt: str | None = None, *, runner=None, **settings) -> Explorer:
+def explore(prompt: str | None = None, *, runner=None, engine: str | None = None, **settings) -> Explorer:
     """The explorer app: prompt, sampling controls, Generate / Next token / Stop, branches.
 
     Parameters
@@ -385,6 +384,9 @@ def explore(prompt: str | None = None, *, runner=None, **settings) -> Explorer:
         The prompt box's starting text.
     runner : optional
         A runner (``lv.load(...)`` or ``lv.connect(url)``); default: the default local model.
+    engine : str, optional
+        Whose sampler order (`lv.sampled_from`'s engines) the pinned token's numbers and a server's
+        ranges follow; default: a vLLM or llama.cpp runner's own, else transformers' (`engine_of`).
     **settings
         Starting values of the controls: ``temperature`` (0: greedy), ``top_p``, ``top_k``,
         ``max_new_tokens``, ``top_logprobs``, ``seed``, ``chat`` (wrap the prompt as a user message).
@@ -394,4 +396,4 @@ def explore(prompt: str | None = None, *, runner=None, **settings) -> Explorer:
     Explorer
         Shows itself as the last expression of a cell; ``.tree``, ``.view``, ``.runner``.
     """
-    return Explorer(prompt, runner=runner, **settings)
+    return Explorer(prompt, runner=runner, engine=engine, **settings)

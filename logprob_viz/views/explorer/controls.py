@@ -12,6 +12,7 @@ import html
 
 import ipywidgets as w
 
+from .engine_choice import checked_engine
 from .kernel_note import NO_KERNEL_NOTE, KernelNote
 from .layout import HELP_HTML, KEYS_TEXT, STYLE
 from .sampling_settings import MIN_TOP_LOGPROBS, SETTING_NAMES, Settings, has_chat_template
@@ -224,6 +225,13 @@ def _status_html(message: str, kind: str) -> str:
     text = html.escape(message)
     return (f'<div class="lv-explore-status lv-explore-{kind}"{role} style="color:{colour}" '
             f'title="{text}">{text}</div>')
+
+
+def checked_arguments(prompt, engine, settings: dict) -> tuple[Settings, str | None]:
+    """`lv.explore(prompt, engine=, **settings)` checked: the settings, and the engine (None: the runner's)."""
+    if prompt is not None and not isinstance(prompt, str):
+        raise TypeError(f"the prompt must be a str, got {type(prompt).__name__}")
+    return settings_from(settings), None if engine is None else checked_engine(engine)
 
 
 def settings_from(kwargs: dict) -> Settings:

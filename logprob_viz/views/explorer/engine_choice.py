@@ -19,12 +19,28 @@ from ...records.samplers import ENGINES, kept_count, sampled_from
 from ...records.sampling import band_of
 
 __all__ = ["ENGINE_NAMES", "engine_dropdown", "set_engine", "probabilities_under", "bands_under",
-           "differs_line"]
+           "differs_line", "engine_of", "checked_engine"]
 
 # Each engine as people write it (the choice's labels and the lines that name it)
 ENGINE_NAMES = {"transformers": "transformers", "vllm": "vLLM", "llama.cpp": "llama.cpp", "sglang": "SGLang",
                 "ollama": "Ollama"}
 assert tuple(ENGINE_NAMES) == ENGINES  # one name per engine lv.sampled_from follows
+
+
+def engine_of(runner) -> str:
+    """Whose order the explorer follows by default: a server runner's own engine where `lv.sampled_from`
+    knows it (vLLM, llama.cpp: Generate there samples in that server's order), else transformers'
+    (the local runner's order; an OpenAI-compatible server that does not say which engine it runs)."""
+    server = getattr(getattr(runner, "engine", None), "server", None)
+    return server if server in ENGINES and server != "transformers" else "transformers"
+
+
+def checked_engine(engine) -> str:
+    """`lv.explore(engine=...)`: one of the engines, or a ValueError naming them."""
+    if engine not in ENGINES:
+        raise ValueError(f"lv.explore(engine=...) must be one of {', '.join(repr(e) for e in ENGINES)}: whose order "
+                         f"of temperature, top-k, top-p and min-p the pinned numbers follow; got {engine!r}")
+    return engine
 
 
 def set_engine(state, engine: str) -> None:

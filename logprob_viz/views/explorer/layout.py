@@ -2,7 +2,8 @@
 
 The layout (see README, "The explorer"): the prompt, then one bar (Generate, Next token, Stop, a
 two-line status, "more", "?"); below it the view, whose column beside the text holds the three
-sampling sliders above the pinned token's readout and chart (js/logprob/explorer_side.js); the
+sampling sliders above the pinned token's chart, the text's column headed by the pinned token's
+readout (js/logprob/explorer_side.js draws them; the rules below place them); the
 tree and Compare below the view, shown once there is a branch; the pinned token's whole table and
 bands last. Popovers ("more", "?") lie over the view and move nothing; every part that changes
 its content keeps its height, so no click moves what a person is looking at.
@@ -33,6 +34,45 @@ HELP_HTML = (
     + f"</table><div class='lv-tree-note'>{html.escape(FORK_LEGEND)}</div></div>"
 )
 
+
+# The three sliders head the chart's column (DESIGN.md: "the three sampling sliders in a compact row
+# above the pinned token's chart"), not the text's: the text's column is ~280 px on a projector, where
+# three sliders had 59 px each, about a pixel a step, and only the keyboard reached 0.70. The chart's
+# column is wider (~356 px), and the text gains the row the sliders took. The view draws the sliders in
+# its controls (js/logprob/explorer_side.js); here the controls' box gives way (display: contents) so
+# the sliders take the chart column's head and the readout the text column's, each sticky, the chart
+# column's own content starting below the sliders' fixed height. Each slider's track is at least 1.4 px
+# a step past its 16 px thumb (temperature 40 steps of 0.05, top-p 19, min-p 100 of 0.01: at about a
+# pixel a step some steps fall between two pixels); temperature and min-p take twice top-p's share of
+# the rest; each value sits beside its name.
+# A sticky column stays only while its view's box holds it: the text spans one more row than the column,
+# --lv-stay high, so however short the text the column stays whole (the sliders never over the chart)
+# while the notebook scrolls that far; under a long text that row is the text's own. Each part of the
+# text's column has its row (the served line's is empty for the model's own traces), so a server's
+# trace, whose served line adds a part, never puts the text below the column.
+_SLIDERS_BESIDE_THE_CHART = """
+.lv-explore .lv-root.lv-has-side { --lv-sliders-h: calc(1.4 * var(--lv-small-size) + 22px); }
+.lv-explore .lv-root.lv-has-side .lv-side-controls { display: contents; }
+.lv-explore .lv-root.lv-has-side .lv-side-readout { grid-column: 1; grid-row: 1; position: sticky; top: 0; z-index: 1;
+  background: var(--lv-bg); height: calc(3 * 1.35em + 6px); padding-bottom: 6px; }
+.lv-explore .lv-root.lv-has-side .lv-side-sliders { grid-column: 2; grid-row: 1; align-self: start;
+  position: sticky; top: 0; z-index: 2; height: var(--lv-sliders-h); gap: 10px; background: var(--lv-bg); }
+.lv-explore .lv-root.lv-has-side .lv-side { padding-top: var(--lv-sliders-h); }
+.lv-explore .lv-root.lv-has-side { --lv-stay: min(25vh, 160px);
+  grid-template-rows: auto auto auto auto auto 1fr var(--lv-stay); }
+.lv-explore .lv-root.lv-has-side .lv-side { grid-row: 1 / 7; }
+.lv-explore .lv-root.lv-has-side > .lv-top { grid-row: 2; }
+.lv-explore .lv-root.lv-has-side > .lv-served { grid-row: 3; }
+.lv-explore .lv-root.lv-has-side > .lv-legend { grid-row: 4; }
+.lv-explore .lv-root.lv-has-side > .lv-strip { grid-row: 5; }
+.lv-explore .lv-root.lv-has-side .lv-text { grid-row: 6 / span 2; }
+.lv-explore .lv-side-slider { --lv-steps: 40; display: flex; flex-wrap: wrap; align-content: flex-start;
+  flex: 2 1 0; }
+.lv-explore .lv-side-slider:has([data-setting="top_p"]) { --lv-steps: 19; flex-grow: 1; }
+.lv-explore .lv-side-slider:has([data-setting="min_p"]) { --lv-steps: 100; }
+.lv-explore .lv-side-slider-head { display: flex; width: 100%; column-gap: 6px; }
+.lv-explore .lv-side-range { flex: 1 1 100%; min-width: calc(var(--lv-steps) * 1.4px + 16px); }
+"""
 
 # JupyterLab's output area clips (overflow auto / hidden), which would hold the view's sticky column
 # and sliders (explorer.css) to the output instead of the notebook's scroller: not around an explorer.
@@ -75,4 +115,4 @@ STYLE = """<style>
   background: var(--jp-layout-color1, #fff); border: 1px solid var(--jp-border-color1, #bbb); border-radius: 6px;
   box-shadow: 0 4px 16px rgba(0, 0, 0, 0.3); }
 .lv-explore .lv-explore-compare > * { flex-shrink: 0; }
-</style>"""
+""" + _SLIDERS_BESIDE_THE_CHART + "</style>"

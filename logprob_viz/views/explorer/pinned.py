@@ -145,7 +145,7 @@ class PinnedPanel:
             self.html.value = unavailable_html(trace, at, "a setting is out of range: see the status line")
             return
         if not has_full_distribution(self.runner) or min(prefix, default=-1) < 0:
-            self.numbers = ranges_at(trace, at, settings)
+            self.numbers = ranges_at(trace, at, settings, self.explorer_state.engine)
             if self.numbers is None:
                 why = "the response holds no alternatives at this token, so nothing follows for other settings"
                 self.html.value = unavailable_html(trace, at, why)
@@ -176,14 +176,14 @@ def readout_of(trace: Trace, at: int, state: str, numbers: dict | None, settings
     chosen_p = float(np.exp(trace.logprobs[at])) if np.isfinite(trace.logprobs[at]) else None
     out = {"at": int(at), "token": trace.tokens[at], "model": chosen_p,
            "label": settings_words(settings) if settings is not None else "(a setting is out of range)"}
+    if engine != "transformers" and settings is not None:
+        out["label"] = f"{out['label']} as in {ENGINE_NAMES[engine]}"
     if numbers is not None and "kept" in numbers:
         row = next(r for r in numbers["rows"] if r["chosen"])
         note = f"rank {numbers['rank']} · {numbers['kept']:,} of {numbers['vocab']:,} tokens kept · exact (table below)"
         if numbers["differs"]:
             note = f"{numbers['differs']} · {note}"
         column = [[r["id"], r["text"], r["new"], r["new"]] for r in numbers["rows"]]
-        if engine != "transformers":
-            out["label"] = f"{out['label']} as in {ENGINE_NAMES[engine]}"
         return {**out, "engine": engine, "state": "exact", "model": row["model"], "sampled": row["new"], "note": note,
                 "column": column}
     if numbers is not None:
@@ -192,7 +192,8 @@ def readout_of(trace: Trace, at: int, state: str, numbers: dict | None, settings
         if row is None:
             return {**out, "state": "unavailable", "note": "not among the tokens the server listed: no range for it"}
         column = [[-1, r["text"], r["low"], r["high"]] for r in numbers["rows"]]
-        return {**out, "state": "ranges", "low": row["low"], "high": row["high"], "note": note, "column": column}
+        return {**out, "engine": engine, "state": "ranges", "low": row["low"], "high": row["high"], "note": note,
+                "column": column}
     if state == "waiting":
         return {**out, "state": "waiting", "note": "computing its exact numbers (one forward pass)…"}
     return {**out, "state": "unavailable", "note": "no numbers under the settings here: see the panel below"}
@@ -238,9 +239,9 @@ def numbers_at(trace: Trace, at: int, logprobs: np.ndarray, settings: Settings,
     }
 
 
-def ranges_at(trace: Trace, at: int, settings: Settings) -> dict | None:
+def ranges_at(trace: Trace, at: int, settings: Settings, engine: str = "transformers") -> dict | None:
     """What the panel shows at token `at` of a server's trace: each alternative's p(model) and the range
-    of its probability under `settings` (None: the response holds no alternatives there)."""
+    of its probability under `settings` in `engine`'s order (None: the response holds no alternatives there)."""
     if trace.top_logprobs is None:
         return None
     lps = np.asarray(trace.top_logprobs[at], dtype=np.float64)
@@ -248,10 +249,10 @@ def ranges_at(trace: Trace, at: int, settings: Settings) -> dict | None:
     if not known.any():
         return None
     texts = [text for text, ok in zip(trace.top_tokens[at], known, strict=False) if ok]
-    ranges = probability_ranges(lps[known], settings)
+    ranges = probability_ranges(lps[known], settings, engine)
     chosen = trace.tokens[at]
     rows = [{"text": text, "model": float(np.exp(lp)), "low": low, "high": high, "chosen": text == chosen}
             for text, lp, (low, high) in zip(texts, lps[known], ranges, strict=True)]
-    return {"at": at, "settings": settings, "rows": rows, "known": len(rows),
+    return {"at": at, "settings": settings, "engine": engine, "rows": rows, "known": len(rows),
             "rest": max(0.0, 1.0 - float(np.exp(lps[known]).sum())),
             "chosen_p": float(np.exp(trace.logprobs[at])), "chosen_listed": any(r["chosen"] for r in rows)}

@@ -192,8 +192,10 @@ def _range_words(low: float, high: float) -> str:
 
 def ranges_html(trace: Trace, at: int, numbers: dict) -> str:
     """The panel for a server's trace (see `pinned.ranges_at`): p(model) and a certain range under the
-    settings per alternative, and why it is a range."""
-    label = html.escape(settings_words(numbers["settings"]))
+    settings per alternative (in the chosen engine's order), and why it is a range."""
+    engine = numbers.get("engine", "transformers")
+    label = html.escape(settings_words(numbers["settings"]) + ("" if engine == "transformers" else
+                                                               f" as in {ENGINE_NAMES[engine]}"))
     rows = []
     for row in numbers["rows"]:
         cls = " class='lv-pin-chosen'" if row["chosen"] else ""

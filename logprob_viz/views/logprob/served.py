@@ -10,15 +10,39 @@ the message where the provider returned no logprobs. One synced dict, the view's
   `sources.readers.numbers`); ``numbers_from`` says which;
 - ``no_logprobs``: "the provider returned no logprobs" for a trace with tokens and no logprob at
   all (a reasoning model, a stream that sends none), so the view is never an empty heatmap.
+
+`lv.audit` may judge a trace after its view is on show: every view follows the audits
+(`follow_audits`), and the view showing the judged trace sets its ``_served`` again with its payload
+under a new id (`LogprobView.show_served`: the browser redraws the view, the badge in it, the pin
+kept), with no need to show the view again.
 """
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ...records.trace import Trace
+from ...sources.audit import when_audited
 
-__all__ = ["served_state", "NUMBERS_LABELS", "NO_LOGPROBS"]
+__all__ = ["served_state", "follow_audits", "NUMBERS_LABELS", "NO_LOGPROBS"]
+
+_VIEWS: weakref.WeakSet = weakref.WeakSet()  # the views that follow the audits (a view closed is let go)
+
+
+def follow_audits(view) -> None:
+    """Let `view` (a LogprobView) redraw its badge when `lv.audit` later judges the trace it shows."""
+    _VIEWS.add(view)
+
+
+def _audited(trace: Trace) -> None:
+    for view in list(_VIEWS):
+        if view.trace is trace:
+            view.show_served()
+
+
+when_audited(_audited)
 
 NO_LOGPROBS = "the provider returned no logprobs"
 NUMBERS_LABELS = {"raw": "as the model gave them", "scaled": "as sampled from", "processed": "as sampled from"}

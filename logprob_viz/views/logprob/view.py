@@ -31,12 +31,11 @@ from ..lens.view import decided_traits
 from ..page import FALLBACK_MAX_STATE_BYTES, script_fragment, view_page
 from ..plots import plot
 from .attribution import answer_why, encode_attribution
-from .served import served_state
+from .served import follow_audits, served_state
 
 __all__ = ["LogprobView", "encode_trace"]
 
 logger = logging.getLogger(__name__)
-
 
 BATCH_S = UPDATE_S  # while tokens arrive, new ones reach the browser at least this often
 FOLD_S = 0.5  # this long without new tokens ends a stream: the whole trace goes into _payload
@@ -48,18 +47,15 @@ _PALETTES = ("viridis", "cividis", "magma")
 
 def _checked(trace) -> Trace:
     if not isinstance(trace, Trace):
-        raise TypeError(
-            f"LogprobView shows a logprob_viz.Trace, got {type(trace).__name__}; "
-            "make one with lv.generate(...), lv.score(...) or lv.from_openai(...)"
-        )
+        raise TypeError(f"LogprobView shows a logprob_viz.Trace, got {type(trace).__name__}; "
+                        "make one with lv.generate(...), lv.score(...) or lv.from_openai(...)")
     return trace
 
 
 class LogprobView(Bundled, bundle="widget"):
     """A trace shown as a heatmap of token probabilities, with the alternatives on hover.
 
-    A served trace also shows what its numbers are (`served.py`): `lv.audit`'s verdict as a badge
-    whose click pins the disagreeing tokens in turn; "the provider returned no logprobs" where none.
+    A served trace also shows what its numbers are (`served.py`): `lv.audit`'s verdict as a badge.
 
     Parameters
     ----------
@@ -146,6 +142,7 @@ class LogprobView(Bundled, bundle="widget"):
         super().__init__(_payload=encode_trace(trace, self._trace_id), can_why=runner is not None,
                          _served=served_state(trace), **decided, **kwargs)
         self.on_msg(self._on_why)
+        follow_audits(self)  # a later lv.audit of the trace on show redraws the badge
 
     # -- why? ------------------------------------------------------------------------------
 
@@ -195,6 +192,13 @@ class LogprobView(Bundled, bundle="widget"):
             else:
                 self._replace(trace)
 
+    def show_served(self) -> None:
+        """Redraw what it says of its trace's numbers (lv.audit judged it after it was shown): a new payload id."""
+        with self._lock, self.hold_sync():
+            self._trace_id, self._sent_n = uuid.uuid4().hex, len(self._trace)
+            self.set_trait("_served", served_state(self._trace))
+            self.set_trait("_payload", encode_trace(self._trace, self._trace_id))
+
     def append(self, more: Trace) -> None:
         """Show more tokens: `more` is either a longer trace that extends the one on show, or
         the tokens that follow it (e.g. ``runner.generate(...)`` of a continuation's completion).
@@ -218,8 +222,7 @@ class LogprobView(Bundled, bundle="widget"):
     def _replace(self, trace: Trace) -> None:
         self._cancel_timer()
         self._trace = trace
-        self._trace_id = uuid.uuid4().hex
-        self._sent_n = len(trace)
+        self._trace_id, self._sent_n = uuid.uuid4().hex, len(trace)
         with self.hold_sync():
             self.set_trait("selected", -1)  # the pinned index may not exist in the new trace
             self.set_trait("why_active", "")

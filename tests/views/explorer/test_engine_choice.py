@@ -75,6 +75,29 @@ def test_the_engine_action_sets_the_state_and_refuses_an_unknown_engine(runner):
     assert app.state.engine == "ollama"
 
 
+def test_explore_takes_the_engine_by_name_and_refuses_an_unknown_one(runner, reference_model):
+    """``lv.explore(engine=...)``: a typo says the valid engines (before anything loads); a valid one is
+    the state's from the start, and the pinned numbers follow it (llama.cpp: min-p at T = 1)."""
+    import logprob_viz as lv
+
+    with pytest.raises(ValueError) as refused:
+        lv.explore(engine="llamacpp")
+    for name in ("'transformers'", "'vllm'", "'llama.cpp'", "'sglang'", "'ollama'", "'llamacpp'"):
+        assert name in str(refused.value), refused.value
+    assert lv.explore(runner=runner).state.engine == "transformers"  # the local runner samples in its order
+    app = lv.explore(PROMPT, runner=runner, engine="llama.cpp", max_new_tokens=1, top_logprobs=5, temperature=1.5,
+                     min_p=0.1)
+    assert app.state.engine == "llama.cpp" and app.readout.engine.value == "llama.cpp"
+    app.generate()
+    assert app.wait(JOB_TIMEOUT) and app.last_error is None, app.controls.status.value
+    at = app.view.trace.prompt_len
+    expected = llamacpp_min_p(reference_logits(reference_model, app.view.trace.token_ids[:at].tolist()), 1.5, 0.1)
+    app.view.selected = at
+    numbers = wait_exact(app)
+    assert numbers["engine"] == "llama.cpp" and numbers["kept"] == np.count_nonzero(expected)
+    assert all(abs(r["new"] - expected[r["id"]]) < 2e-6 for r in numbers["rows"])
+
+
 def test_the_pinned_numbers_follow_the_chosen_engine(runner, reference_model):
     from logprob_viz.views.explorer import explore
 
