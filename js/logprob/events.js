@@ -5,6 +5,7 @@
 // A click on a row of the panel's overview (overview.js) pins that row's token.
 
 import { leastConfident } from "./stats.js";
+import { redrawServed } from "./served.js";
 
 const ALT_ROW = ".lv-alt-row:not(.lv-extra)";
 
@@ -117,6 +118,7 @@ export function listen(view, jumps = 20) {
     ["change:forks", () => view.onForks()],
     ["change:explored", () => view.showChart(view.shown, true)],
     ["change:branching", () => root.classList.toggle("lv-branchable", !!model.get("branching"))],
+    ["change:_served", () => redrawServed(view)],
   ];
   for (const [name, fn] of traits) model.on(name, fn);
   const resize = typeof ResizeObserver === "function" ? new ResizeObserver(() => view.onResize()) : null;

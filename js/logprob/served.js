@@ -36,6 +36,16 @@ export function buildServed(view) {
   return line;
 }
 
+/** Put the served line in its place again (lv.audit judged the trace after the view was shown): the
+ * rest of the view is not redrawn, and what is pinned stays pinned. */
+export function redrawServed(view) {
+  const line = buildServed(view);
+  const old = view.root.querySelector(":scope > .lv-served");
+  if (old && line) old.replaceWith(line);
+  else if (old) old.remove();
+  else if (line && view.legend?.parentNode === view.root) view.legend.before(line);
+}
+
 function badgeButton(view, badge) {
   const button = h("button", `lv-badge lv-badge-${badge.kind}`, badgeText(badge, -1));
   button.type = "button";

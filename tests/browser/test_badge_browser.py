@@ -123,7 +123,8 @@ def test_the_badge_steps_through_the_disagreeing_tokens(page, lab_server, browse
 
 def test_an_audit_after_the_view_is_shown_draws_its_badge_there(page, lab_server):
     """The view is on show first, with no badge; a later cell audits its trace: the badge appears in
-    that view's output (no second display), and the token pinned meanwhile stays pinned."""
+    that view's output (no second display), the token pinned meanwhile stays pinned, and the text is
+    not drawn again (its token elements are the same ones: only the served line is new)."""
     shown_first = CELLS[0].replace("a = lv.audit(t, runner, prompt=PROMPT)\n", "")
     assert shown_first != CELLS[0]
     audit_cell = "a = lv.audit(t, runner, prompt=PROMPT)\nprint(a.kind)"
@@ -136,10 +137,12 @@ def test_an_audit_after_the_view_is_shown_draws_its_badge_there(page, lab_server
     root.locator(".lv-token[data-index='4']").click()
     page.wait_for_function("root => root.querySelector('.lv-token.lv-pinned')?.dataset.index === '4'",
                            arg=root.element_handle(), timeout=10_000)
+    root.locator(".lv-token[data-index='0']").evaluate("e => { e.lvProbe = true; }")  # a mark a redraw would lose
     python_prints(page, lab_server, 1, "mismatch", timeout=180)
     badge = cell(page, 0).locator(".lv-root .lv-badge")
     badge.wait_for(state="visible", timeout=60_000)
     assert badge.text_content() == "3 tokens disagree"
     assert pinned(cell(page, 0).locator(".lv-root")) == 4
+    assert root.locator(".lv-token[data-index='0']").evaluate("e => e.lvProbe === true"), "the text was drawn again"
     next_frames(page)
     save_screenshot(page, "badge_after_display.png", ".lv-root:visible")

@@ -12,9 +12,9 @@ the message where the provider returned no logprobs. One synced dict, the view's
   all (a reasoning model, a stream that sends none), so the view is never an empty heatmap.
 
 `lv.audit` may judge a trace after its view is on show: every view follows the audits
-(`follow_audits`), and the view showing the judged trace sets its ``_served`` again with its payload
-under a new id (`LogprobView.show_served`: the browser redraws the view, the badge in it, the pin
-kept), with no need to show the view again.
+(`follow_audits`), and the view showing the judged trace gets its ``_served`` again; the browser puts
+the served line in its place (js/logprob/served.js `redrawServed`), the rest of the view untouched and
+the pin kept, with no need to show the view again.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def follow_audits(view) -> None:
 def _audited(trace: Trace) -> None:
     for view in list(_VIEWS):
         if view.trace is trace:
-            view.show_served()
+            view.set_trait("_served", served_state(trace))
 
 
 when_audited(_audited)

@@ -192,13 +192,6 @@ class LogprobView(Bundled, bundle="widget"):
             else:
                 self._replace(trace)
 
-    def show_served(self) -> None:
-        """Redraw what it says of its trace's numbers (lv.audit judged it after it was shown): a new payload id."""
-        with self._lock, self.hold_sync():
-            self._trace_id, self._sent_n = uuid.uuid4().hex, len(self._trace)
-            self.set_trait("_served", served_state(self._trace))
-            self.set_trait("_payload", encode_trace(self._trace, self._trace_id))
-
     def append(self, more: Trace) -> None:
         """Show more tokens: `more` is either a longer trace that extends the one on show, or
         the tokens that follow it (e.g. ``runner.generate(...)`` of a continuation's completion).
