@@ -325,7 +325,11 @@ def test_the_token_columns_are_read_when_first_asked_for_and_checked_then(corpus
     back.to_pandas()  # the table's numbers need the logprobs and entropy only
     assert not {"tokens", "token_bytes", "top_logprobs"} & set(block.table.column_names)
     assert_same_trace(back[1], corpus[1])
-    assert {"tokens", "token_bytes", "top_logprobs"} <= set(block.table.column_names)
+    # one trace reads its own row group's token columns (one_row.py), not the whole part's
+    assert not {"tokens", "token_bytes", "top_logprobs"} & set(block.table.column_names)
+    assert {"tokens", "token_bytes", "top_logprobs"} <= set(block._one_group[0].table.column_names)
+    assert block.column("tokens") is not None  # asked for whole (the surprise index): read whole
+    assert {"tokens"} <= set(block.table.column_names)
     layout = pq.ParquetFile(path).metadata.row_group(0)
     chunk = next(layout.column(i) for i in range(layout.num_columns) if layout.column(i).path_in_schema.startswith(
         "token_ids"))
@@ -333,9 +337,13 @@ def test_the_token_columns_are_read_when_first_asked_for_and_checked_then(corpus
     data[chunk.data_page_offset + 24 : chunk.data_page_offset + 40] = bytes(16)  # inside its data page
     path.write_bytes(bytes(data))
     damaged = lv.Corpus.read_parquet(path)  # (the columns read now are whole)
+    with pytest.raises(ParquetPartError, match=r"later\.parquet: its columns .*token_ids.* \(the row group of row "
+                                               r"0\), read when first needed, are not readable.*the file is "
+                                               r"corrupted: write it again"):
+        damaged[0]
     with pytest.raises(ParquetPartError, match=r"later\.parquet: its column token_ids, read when first needed.*"
                                                r"the file is corrupted: write it again"):
-        damaged[0]
+        damaged.traces.blocks[0].column("token_ids")
 
 
 def test_a_file_gone_or_changed_since_the_corpus_was_opened_says_so(corpus, out):

@@ -1,0 +1,78 @@
+// The trace table's column widths: no heading and no label cut, the text column the rest of the row.
+// Each row is a grid of its own (the table is virtualised), so the widths are fixed numbers, set as CSS
+// variables on the table: --lvx-grid (and --lvx-grid-min) for a wide page, --lvx-grid-narrow for one under
+// 900 px (a projector: 1280x720 at 150 % is 853 px), where the columns in NARROW_HIDDEN go. A number column
+// is as wide as its heading (measured in the heading's own font, with room for the sort mark); the label
+// column as wide as the longest labels, up to LABEL_MAX; a column with nothing known in any row is not drawn.
+
+import { fontFamilyOf, textMeasure } from "../toolkit/measure.js";
+
+const WIDE = { item: 40, tokens: 52, perplexity: 76, mean_logprob: 62, min_logprob: 62, max_surprisal: 72, mean_entropy: 60,
+  flags: 44, spark: 72, correct: 48, extra: 76 };
+const NARROW = { ...WIDE, item: 32, tokens: 44, perplexity: 68, spark: 56, extra: 68 };
+// Under 900 px the text needs the room (it was 137 px wide at 853): the mean and min logprob go (perplexity
+// says the same), and the max surprisal and the tokens (the sparkline shows where the surprises are)
+export const NARROW_HIDDEN = new Set(["mean_logprob", "min_logprob", "max_surprisal", "tokens"]);
+const TEXTS = new Set(["label", "predicted", "gold"]);
+const LABEL_MAX = { wide: 280, narrow: 180 }; // px: a longer label is cut (its cell's tooltip has it whole)
+const SORT_MARK = 14; // px: " ▼" beside a sorted heading
+const GAP = 6; // px: column-gap (corpus.css)
+const PADDING = 12; // px: a row's left and right padding
+const TEXT_MIN = 160; // px: the text column's least width
+
+/** Estimated widths before the page's fonts can be measured: [heading px by name, longest label px]. */
+export function estimate(columns, longest) {
+  const heads = {};
+  for (const [name, title] of columns) heads[name] = title.length * 8;
+  return [heads, Math.max(0, ...longest.map((s) => s.length * 8))];
+}
+
+/** [heading px by name, longest label px] measured in the fonts of `table` (attached to the page), or null. */
+export function measure(table, columns, longest) {
+  const head = table.querySelector(".lvx-head .lvx-head-title");
+  if (!head || !table.isConnected) return null;
+  const headMeasure = textMeasure(getComputedStyle(head).fontFamily);
+  const cell = table.querySelector(".lvx-body .lvx-col-label") || head;
+  const labelMeasure = regularMeasure(fontFamilyOf(cell.parentElement || table, "lvx-cell lvx-col-label"));
+  if (!headMeasure || !labelMeasure) return null;
+  const px = (e) => parseFloat(getComputedStyle(e).fontSize) || 13;
+  const heads = {};
+  for (const [name, title] of columns) heads[name] = headMeasure(title, px(head));
+  return [heads, Math.max(0, ...longest.map((s) => labelMeasure(s, px(cell))))];
+}
+
+/** measure(text, px) in regular weight (a label cell is never bold), or null without a canvas. */
+function regularMeasure(family) {
+  const context = document.createElement("canvas").getContext("2d");
+  if (!context) return null;
+  return (text, px) => {
+    context.font = `${px}px ${family}`;
+    return context.measureText(text).width;
+  };
+}
+
+function widthOf(name, heads, label, size) {
+  const base = size === "wide" ? WIDE : NARROW;
+  const head = Math.ceil(heads[name] ?? 0) + SORT_MARK;
+  if (name === "text") return null;
+  if (name === "label") return Math.max(48, Math.min(LABEL_MAX[size], Math.ceil(label) + 2), head);
+  if (TEXTS.has(name)) return Math.max(size === "wide" ? 100 : 80, head); // predicted, gold: option texts
+  return Math.max(base[name] ?? base.extra, head);
+}
+
+/** Set the table's grid variables for `columns` ([name, title, kind]) from the measured `heads` and `label`. */
+export function applyGrid(el, columns, [heads, label]) {
+  for (const size of ["wide", "narrow"]) {
+    const tracks = [];
+    let fixed = PADDING;
+    for (const [name] of columns) {
+      if (size === "narrow" && NARROW_HIDDEN.has(name)) continue;
+      const w = widthOf(name, heads, label, size);
+      tracks.push(w == null ? `minmax(${TEXT_MIN}px, 1fr)` : `${w}px`);
+      fixed += (w ?? TEXT_MIN) + GAP;
+    }
+    const suffix = size === "wide" ? "" : "-narrow";
+    el.style.setProperty(`--lvx-grid${suffix}`, tracks.join(" "));
+    el.style.setProperty(`--lvx-grid${suffix}-min`, `${fixed - GAP}px`);
+  }
+}
