@@ -188,6 +188,10 @@ def extra_columns(corpus) -> dict[str, str]:
     if not isinstance(spec, dict):
         raise TypeError(f"corpus.meta['table_columns'] must be a dict {{metadata key: column title}}, got "
                         f"{type(spec).__name__}")
+    taken = {"item", "label", "text", "tokens", *NUMBER_COLUMNS, "flags", "spark", "predicted", "gold", "correct"}
+    if clash := sorted(taken & set(map(str, spec))):
+        raise ValueError(f"corpus.meta['table_columns'] names {clash}, which the table shows already: give "
+                         "the figures other names")
     return {str(name): str(title) for name, title in spec.items()}
 
 
