@@ -3,7 +3,8 @@
 // variables on the table: --lvx-grid (and --lvx-grid-min) for a wide page, --lvx-grid-narrow for one under
 // 900 px (a projector: 1280x720 at 150 % is 853 px), where the columns in NARROW_HIDDEN go. A number column
 // is as wide as its heading (measured in the heading's own font, with room for the sort mark); the label
-// column as wide as the longest labels, up to LABEL_MAX; a column with nothing known in any row is not drawn.
+// column as wide as the longest labels, up to LABEL_MAX, where the row has the room (the text keeps TEXT_MIN);
+// a column with nothing known in any row is not drawn.
 
 import { fontFamilyOf, textMeasure } from "../toolkit/measure.js";
 
@@ -18,7 +19,7 @@ const LABEL_MAX = { wide: 280, narrow: 180 }; // px: a longer label is cut (its 
 const SORT_MARK = 14; // px: " ▼" beside a sorted heading
 const GAP = 6; // px: column-gap (corpus.css)
 const PADDING = 12; // px: a row's left and right padding
-const TEXT_MIN = 160; // px: the text column's least width
+const TEXT_MIN = { wide: 160, narrow: 250 }; // px: the text column's least width (a projector: the text first)
 
 /** Estimated widths before the page's fonts can be measured: [heading px by name, longest label px]. */
 export function estimate(columns, longest) {
@@ -55,7 +56,9 @@ function widthOf(name, heads, label, size) {
   const base = size === "wide" ? WIDE : NARROW;
   const head = Math.ceil(heads[name] ?? 0) + SORT_MARK;
   if (name === "text") return null;
-  if (name === "label") return Math.max(48, Math.min(LABEL_MAX[size], Math.ceil(label) + 2), head);
+  // the label: whole where the row has the room, else it gives way before the text does (a grid track
+  // between its least and its whole width; the text column keeps TEXT_MIN)
+  if (name === "label") return [Math.max(48, head), Math.max(48, Math.min(LABEL_MAX[size], Math.ceil(label) + 2), head)];
   if (TEXTS.has(name)) return Math.max(size === "wide" ? 100 : 80, head); // predicted, gold: option texts
   return Math.max(base[name] ?? base.extra, head);
 }
@@ -68,8 +71,9 @@ export function applyGrid(el, columns, [heads, label]) {
     for (const [name] of columns) {
       if (size === "narrow" && NARROW_HIDDEN.has(name)) continue;
       const w = widthOf(name, heads, label, size);
-      tracks.push(w == null ? `minmax(${TEXT_MIN}px, 1fr)` : `${w}px`);
-      fixed += (w ?? TEXT_MIN) + GAP;
+      if (w == null) tracks.push(`minmax(${TEXT_MIN[size]}px, 1fr)`);
+      else tracks.push(Array.isArray(w) ? `minmax(${w[0]}px, ${w[1]}px)` : `${w}px`);
+      fixed += (w == null ? TEXT_MIN[size] : Array.isArray(w) ? w[0] : w) + GAP;
     }
     const suffix = size === "wide" ? "" : "-narrow";
     el.style.setProperty(`--lvx-grid${suffix}`, tracks.join(" "));

@@ -96,7 +96,8 @@ class CorpusRender {
   constructor(model, el) {
     this.model = model;
     this.data = decodeCorpus(model.get("_payload"));
-    this.window = this.data.windowed ? new RowWindow(model) : null; // a large corpus: rows from the kernel
+    // a large corpus: rows from the kernel, a window at a time
+    this.window = this.data.windowed ? new RowWindow(model, () => this.rowsNeedKernel()) : null;
     this.lower = {};
     this.root = h("div", "lvx-root");
     el.appendChild(this.root);
@@ -138,7 +139,7 @@ class CorpusRender {
     this.root.append(this.tabs, this.tracesPanel, this.indexTab.el, this.note);
     this.handlers = {
       "change:sort change:filters": () => this.refresh(),
-      "change:_rows": () => this.window && (this.window.read(), this.refresh()),
+      "change:_rows": () => this.window && this.readWindow(),
       "change:selected_item change:_shown_item": () => this.showSelection(),
       "change:tab": () => this.showTab(),
     };
@@ -257,6 +258,23 @@ class CorpusRender {
     this.table.setSelected(item);
     if (this.model.get("_shown_item") === item) this.wait();
     else this.note.textContent = `Showing trace ${item}\u2026`;
+  }
+
+  readWindow() {
+    this.window.read();
+    if (this.rowsNote) { // (the kernel answered after all)
+      this.rowsNote = false;
+      this.note.textContent = "";
+      this.note.classList.remove("lvx-warn");
+    }
+    this.refresh();
+  }
+
+  rowsNeedKernel() {
+    this.rowsNote = true;
+    this.note.textContent = "The rows beyond these come from the kernel (this corpus is too large to keep in the "
+      + "page): run the cell again to browse every row.";
+    this.note.classList.add("lvx-warn");
   }
 
   needsKernel(item) {

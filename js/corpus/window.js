@@ -3,6 +3,7 @@
 // The table's row list has one entry per shown position: the item where the window holds it, -1
 // (an empty row) elsewhere, so selection, arrows and "reveal" work on items as for a whole payload.
 
+import { ask } from "../toolkit/ask.js";
 import { readArray } from "../toolkit/codec.js";
 import { decodeCorpus } from "./data.js";
 
@@ -10,8 +11,10 @@ export const WINDOW_ROWS = 120; // must match window.py's WINDOW_ROWS
 const MARGIN = 40; // rows asked for above the first one in sight, so scrolling up finds rows too
 
 export class RowWindow {
-  constructor(model) {
+  /** `noAnswer()`: rows were asked for and no kernel sent them (a saved notebook): the view says so. */
+  constructor(model, noAnswer = () => {}) {
     this.model = model;
+    this.noAnswer = noAnswer;
     this.rows = new Int32Array(0);
     this.read();
   }
@@ -34,6 +37,7 @@ export class RowWindow {
       }
     }
     this.asked = null;
+    this.answered?.();
     return this.rows;
   }
 
@@ -44,7 +48,7 @@ export class RowWindow {
     const start = Math.max(0, Math.min(first - MARGIN, this.total - WINDOW_ROWS));
     if (this.asked === start) return;
     this.asked = start;
-    this.model.set("_view_rows", { start, count: WINDOW_ROWS });
-    this.model.save_changes();
+    this.answered?.();
+    this.answered = ask(this.model, { traits: { _view_rows: { start, count: WINDOW_ROWS } } }, { noAnswer: this.noAnswer });
   }
 }

@@ -240,6 +240,9 @@ class CorpusView(PanelOverTrace):
 
     def to_html(self, path=None, *, title: str | None = None):
         """A standalone, offline page of the view: the table and the selected trace's LogprobView."""
+        if self._order is not None:  # (a large corpus: the page has no kernel to send rows, so all of them)
+            return corpus_html(self._corpus, path, selected_item=max(self.selected_item, 0), pinned=self.pinned,
+                               title=title)
         self._make_index(now=True)  # (the page has no kernel to ask for it)
         body = _body(self.table, self.logprob_view)
         return written(page(body, title or _title(self._corpus)), path)

@@ -108,6 +108,7 @@ class RowOrder:
         def run():
             for name in ("label", "text"):
                 self.key(name)
+            self.sorted_items("perplexity", True)  # (the first sort a person asks for, most often)
             self._logprobs_of(np.zeros(0, np.int64), whole=True)
             self.texts("flags")
         thread = threading.Thread(target=run, name="lv-corpus-keys", daemon=True)
@@ -175,8 +176,8 @@ class RowOrder:
 
     # -- order and windows ------------------------------------------------------------------------
 
-    def keep(self, filters: dict) -> np.ndarray:
-        """The items (ascending) that pass `filters`, as js/corpus/data.js `filterRows` reads them."""
+    def keep(self, filters: dict) -> np.ndarray | None:
+        """Which items pass `filters` (bool [N]; None: no filter), as js/corpus/data.js `filterRows` reads them."""
         mask = np.ones(len(self.corpus), dtype=bool)
         ppl = self.stats["perplexity"]
         lo, hi = _number(filters.get("ppl_min")), _number(filters.get("ppl_max"))
@@ -192,19 +193,30 @@ class RowOrder:
         want = {"right": 1.0, "wrong": 0.0}.get(filters.get("correct") or "")
         if want is not None:
             mask &= self.key("correct") == want
-        return np.flatnonzero(mask)
+        return None if mask.all() else mask
+
+    def sorted_items(self, column: str, descending: bool) -> np.ndarray:
+        """Every item sorted by `column`, stably (unknown numbers last both ways); made once per column
+        and direction, so a filter or a second click reuses it."""
+        name = f"order {column} {'descending' if descending else 'ascending'}"
+        with self._lock:
+            lock = self._locks.setdefault(name, threading.Lock())
+        with lock:
+            if name not in self._keys:
+                keys = self.key(column)
+                keys = -keys if descending else keys  # (NaN stays NaN: argsort puts it last)
+                self._keys[name] = np.argsort(keys, kind="stable")
+        return self._keys[name]
 
     def order(self, sort: dict, filters: dict) -> np.ndarray:
         """The items shown, in order: filtered, then sorted stably (unknown numbers last both ways)."""
         token = (repr(sorted((sort or {}).items())), repr(sorted((filters or {}).items())))
         if self._order[0] == token:
             return self._order[1]
-        rows = self.keep(filters or {})
+        mask = self.keep(filters or {})
         column = (sort or {}).get("column") or ""
-        if column:
-            keys = self.key(column)[rows]
-            keys = -keys if sort.get("descending") else keys  # (NaN stays NaN: argsort puts it last)
-            rows = rows[np.argsort(keys, kind="stable")]
+        rows = self.sorted_items(column, bool(sort.get("descending"))) if column else np.arange(len(self.corpus))
+        rows = rows if mask is None else rows[mask[rows]]
         self._order = (token, rows)
         return rows
 
