@@ -116,6 +116,8 @@ class CorpusRender {
     const answerColumns = this.data.answers ? ANSWER_COLUMNS : [];
     const extra = this.data.extra || [];
     const empty = emptyColumns(this.data); // nothing known in any row (no flags; a server's traces: no entropy)
+    // a corpus of divergences or rollouts: its own figures take the room of the logprob columns (perplexity stays)
+    if (extra.length) for (const name of ["mean_logprob", "min_logprob", "max_surprisal"]) empty.add(name);
     const columns = [...TABLE_COLUMNS.slice(0, 2), ...answerColumns, TABLE_COLUMNS[2], ...extra, ...TABLE_COLUMNS.slice(3)]
       .filter(([name]) => !empty.has(name));
     this.table = new VirtualTable({

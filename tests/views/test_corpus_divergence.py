@@ -78,8 +78,10 @@ def test_a_list_of_texts_opens_with_mean_and_max_kld_flips_and_delta_p_per_text(
         np.testing.assert_array_equal(column(view.table, name), np.asarray(want, dtype=np.float32), err_msg=name)
     assert sum(row["flips"] for row in expected) == divergences.summary()["tokens"] - round(
         divergences.summary()["same_top"] * divergences.summary()["tokens"])
-    # the trace of a row is the candidate's: its logprob of each token
+    # the trace of a row is the candidate's: its logprob of each token, its model named as a trace names one
     np.testing.assert_array_equal(view.corpus[0].logprobs, divergences[0].arrays["cand_logprob"].astype(np.float32))
+    assert view.corpus[0].meta["model"] == divergences.meta["candidate"]["model"]
+    assert 'class="lvx-standalone"' in view.fallback_html()  # (nbconvert's HTML: a dict as the model's name broke it)
 
 
 @pytest.mark.parametrize("name", ["mean_kld", "max_kld", "flips", "max_abs_delta_p"])

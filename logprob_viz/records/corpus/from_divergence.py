@@ -78,9 +78,10 @@ def _candidate_trace(d) -> Trace:
     alternatives = {}
     if d.vocab is not None and a["cand_alt_ids"].shape[1]:
         alternatives = {"top_ids": a["cand_alt_ids"], "top_logprobs": a["cand_alt_logprobs"], "vocab": d.vocab}
+    side = d.meta.get("candidate")  # (a runner's description: {"source", "model", ...})
+    meta = {key: side[key] for key in ("model", "source", "dtype") if key in side} if isinstance(side, dict) else {}
     return Trace(tokens=list(d.tokens), token_bytes=list(d.token_bytes), token_ids=d.token_ids,
-                 logprobs=a["cand_logprob"], meta={"model": str(d.meta.get("candidate", "candidate")),
-                                                   "side": "candidate"}, **alternatives)
+                 logprobs=a["cand_logprob"], meta={**meta, "side": "candidate"}, **alternatives)
 
 
 def divergence_corpus(divergences, labels=None):
