@@ -88,7 +88,8 @@ from logprob_viz.views.corpus import view as _corpus_view  # (imported before th
 start = time.perf_counter(); _t = pq.read_table({path!r}); read_ms = (time.perf_counter() - start) * 1000
 print("pyarrow_read_ms", round(read_ms), _t.num_rows); del _t"""
 VIEW_CELL = "v = lv.CorpusView(lv.Corpus.read_parquet({path!r}){windowed})\nv"
-MODES = {"windowed": "", "whole": ", windowed=False"}  # the default at 1M, and the whole payload sent (before)
+# the default over 100,000 traces (named, so that --quick's 20,000 measure it too), and the whole payload sent
+MODES = {"windowed": ", windowed=True", "whole": ", windowed=False"}
 
 
 def notebook(lab, name: str, path: Path, mode: str) -> None:
