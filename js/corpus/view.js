@@ -47,23 +47,35 @@ export function cellText(data, row, name) {
 
 const LONGEST = 200; // labels measured at most for the label column's width: those within 4 characters of the longest
 
-/** The columns with nothing known in any row: the kernel's list for a large corpus, else from the columns. */
+/**
+ * The columns not drawn: those with nothing known in any row (no flags; a server's traces: no entropy; a large
+ * corpus: the kernel's list); for a corpus of divergences, rollouts or choices, the logprob columns, whose room
+ * its own figures take (perplexity stays); a gold column that repeats the label (Choices.to_corpus labels by gold).
+ */
 function emptyColumns(data) {
-  if (data.windowed) return new Set(data.empty || []);
-  const out = new Set();
-  if (data.columns.flags.every((s) => !s)) out.add("flags");
-  if (data.columns.mean_entropy.every((x) => Number.isNaN(x))) out.add("mean_entropy");
+  const out = new Set(data.windowed ? data.empty || [] : []);
+  if (!data.windowed && data.columns.flags.every((s) => !s)) out.add("flags");
+  if (!data.windowed && data.columns.mean_entropy.every((x) => Number.isNaN(x))) out.add("mean_entropy");
+  if ((data.extra && data.extra.length) || data.answers) {
+    for (const name of ["mean_logprob", "min_logprob", "max_surprisal"]) out.add(name);
+  }
+  if (data.answers && !data.windowed && data.columns.gold.every((g, i) => g === data.columns.label[i])) out.add("gold");
   return out;
 }
 
-/** The labels whose width can be the widest (two passes, no sort: 1M labels): the kernel's for a large corpus. */
-function longestLabels(data) {
-  if (data.windowed) return data.longest || [];
-  const labels = data.columns.label;
-  let most = 0;
-  for (const s of labels) most = Math.max(most, s.length);
-  const out = [];
-  for (const s of labels) if (s.length >= most - 4 && out.length < LONGEST) out.push(s);
+/** The texts whose width can be the widest, of the label column (and a corpus of choices' predicted and gold):
+ * two passes, no sort (1M labels); a large corpus's labels from the kernel. */
+function longestTexts(data) {
+  if (data.windowed) return { label: data.longest || [] };
+  const out = {};
+  for (const name of ["label", "predicted", "gold"]) {
+    const values = data.columns[name];
+    if (!values) continue;
+    let most = 0;
+    for (const s of values) most = Math.max(most, s.length);
+    out[name] = [];
+    for (const s of values) if (s.length >= most - 4 && out[name].length < LONGEST) out[name].push(s);
+  }
   return out;
 }
 
@@ -115,9 +127,7 @@ class CorpusRender {
     bar.appendChild(this.count);
     const answerColumns = this.data.answers ? ANSWER_COLUMNS : [];
     const extra = this.data.extra || [];
-    const empty = emptyColumns(this.data); // nothing known in any row (no flags; a server's traces: no entropy)
-    // a corpus of divergences or rollouts: its own figures take the room of the logprob columns (perplexity stays)
-    if (extra.length) for (const name of ["mean_logprob", "min_logprob", "max_surprisal"]) empty.add(name);
+    const empty = emptyColumns(this.data);
     const columns = [...TABLE_COLUMNS.slice(0, 2), ...answerColumns, TABLE_COLUMNS[2], ...extra, ...TABLE_COLUMNS.slice(3)]
       .filter(([name]) => !empty.has(name));
     this.table = new VirtualTable({
@@ -131,7 +141,7 @@ class CorpusRender {
       unsortable: ["spark"],
       describe: DESCRIBE,
     });
-    const longest = longestLabels(this.data);
+    const longest = longestTexts(this.data);
     applyGrid(this.table.el, columns, estimate(columns, longest));
     this.note = h("div", "lvx-note");
     this.listenKeys();

@@ -134,7 +134,8 @@ CUT_JS = """root => {
   const lines = (e) => { const r = document.createRange(); r.selectNodeContents(e);
     const tops = new Set([...r.getClientRects()].filter((x) => x.width > 0.5).map((x) => Math.round(x.top)));
     return tops.size; };
-  const sel = '.lvx-head .lvx-head-title, .lvx-data .lvx-col-label, .lvx-tab, .lvx-ctl-label, .lvx-count';
+  const sel = '.lvx-head .lvx-head-title, .lvx-data .lvx-col-label, .lvx-data .lvx-col-predicted, '
+    + '.lvx-data .lvx-col-gold, .lvx-data .lvx-col-correct, .lvx-tab, .lvx-ctl-label, .lvx-count';
   for (const e of root.querySelectorAll(sel)) {
     if (!e.checkVisibility() || !e.textContent.trim()) continue;
     const why = [];
@@ -152,6 +153,8 @@ CUT_JS = """root => {
 
 
 def check_fit(page, name: str, min_text: int) -> dict:
+    """Every heading, label and control label of the view in `page` whole, no sideways scroll, the text
+    column at least `min_text` px wide; its picture in tests/artifacts/`name`."""
     root = page.locator(ROOT)
     root.locator(".lvx-data").first.wait_for(timeout=120_000)
     next_frames(page, 3)  # (the columns are measured in the page's fonts a frame after the first paint)
