@@ -14,6 +14,7 @@ import pytest
 import logprob_viz as lv
 from logprob_viz.records.corpus.arrow import ParquetPartError
 from logprob_viz.records.corpus.columns import TraceColumns
+from logprob_viz.records.corpus.stats import per_token
 from paths import ARTIFACTS
 
 TEXTS = [
@@ -401,3 +402,20 @@ def test_each_row_stores_its_summaries_and_a_file_without_them_opens_with_the_sa
     np.testing.assert_allclose(a["mean_logprob"].to_numpy()[:3], [np.nanmean(np.asarray(t.logprobs, np.float64))
                                                                   for t in corpus.traces[:3]], rtol=1e-12)
     assert_same_trace(new_back[3], corpus[3])  # (entropy, read on access, is whole)
+
+
+def test_a_few_rows_of_many_read_their_own_values_and_row_groups(corpus, out):
+    # the corpus view's window: 3 rows of 100 in two parts read row by row (columns.py `flat`), and a trace
+    # from its own row group (one_row.py), equal to the whole corpus's
+    many = lv.Corpus([corpus.traces[i % len(corpus)] for i in range(100)])
+    (out / "many").mkdir(exist_ok=True)
+    many[:60].to_parquet(out / "many" / "part-0.parquet", row_group_size=7)
+    many[60:].to_parquet(out / "many" / "part-1.parquet", row_group_size=7)
+    back = lv.Corpus.read_parquet(out / "many")
+    picked = [97, 3, 64, 0]
+    for name in ("logprobs", "entropy", "ranks", "token_ids"):
+        few = per_token(back[picked], name, np.float64)
+        whole = np.concatenate([np.asarray(getattr(many[i], name), np.float64) for i in picked])
+        np.testing.assert_array_equal(few, whole, err_msg=name)
+    for i in picked:
+        assert_same_trace(back[i], many[i])
