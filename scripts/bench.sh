@@ -7,7 +7,7 @@
 #   scripts/bench.sh frontend adapters those sections only; the others are kept as they were
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SECTIONS=(runner trace_memory frontend frontend_click frontend_lab adapters compare lens corpus corpus_view scale attribution choices divergence gpu)
+SECTIONS=(runner trace_memory frontend frontend_click frontend_lab adapters compare lens corpus corpus_view corpus_lab scale attribution choices divergence gpu)
 declare -A TITLE=(
   [runner]="Runner" [trace_memory]="Trace memory" [frontend]="Frontend (headless chromium)"
   [frontend_click]="The explorer's first click (JupyterLab + chromium)"
@@ -15,6 +15,7 @@ declare -A TITLE=(
   [adapters]="Reading server responses" [compare]="Compare view (headless chromium)" [lens]="Logit lens"
   [corpus]="Corpus: batched scoring and generation, the surprise index"
   [corpus_view]="Corpus view (headless chromium)"
+  [corpus_lab]="Corpus view in JupyterLab: 1M traces from Parquet (JupyterLab + chromium)"
   [scale]="Scale: 1M traces from Parquet in the view, the surprise index over 100M tokens, a corpus through vLLM against vLLM offline"
   [attribution]="Attribution (side by side with inseq 0.7.1, installed by this script beside the project)"
   [choices]="Choices: runner.choose side by side with lm-eval 0.4.13 (installed by this script beside the project), and its speed"
@@ -23,7 +24,7 @@ declare -A TITLE=(
 )
 # Why some sections run smaller than their script's defaults: the lens over 512 tokens and 30 layers
 # takes most of a minute a round; 1,000 texts through the corpus's five routes take most of an hour.
-declare -A ARGS=([lens]="--repeats 2" [corpus]="--texts 100 --prompts 16" [divergence]="--texts 32")
+declare -A ARGS=([lens]="--repeats 2" [corpus]="--texts 100 --prompts 16" [divergence]="--texts 32" [corpus_lab]="--runs 2")
 wanted=("$@")
 [ ${#wanted[@]} -gt 0 ] || wanted=("${SECTIONS[@]}")
 for name in "${wanted[@]}"; do

@@ -5,6 +5,7 @@
 import { readArray, readTexts } from "../toolkit/codec.js";
 import { rows } from "../toolkit/rows.js";
 import { ANSWER_COLUMNS, answerTest, readAnswers } from "./answers.js";
+import { extraColumns, readExtra } from "./extra.js";
 import { numberWords, radixOrder, rankWords, stringRanks } from "./order.js";
 
 /** The table's columns: [name, title, kind]. "text" sorts naturally ("item 9" before "item 10"), "longtext"
@@ -51,18 +52,25 @@ export function decodeCorpus(payload) {
     throw new TypeError(`the corpus view reads payload version 1, got ${payload ? payload.version : "none"}: rebuild js/`);
   }
   const n = payload.n;
+  if (payload.windowed) {
+    // a large corpus (views/corpus/window.py): rows come from the kernel a window at a time (window.js)
+    return { n, windowed: true, columns: {}, answers: !!payload.answers, extra: extraColumns(payload), ranks: {},
+      empty: payload.empty || [], longest: payload.longest_labels || [],
+      spark: null, sparkOffsets: null, sparkMax: payload.spark_max, index: payload.index ? decodeIndex(payload.index) : null };
+  }
   const columns = readColumns(payload, COLUMNS, n, "table");
   const item = new Int32Array(n);
   for (let i = 0; i < n; i++) item[i] = i;
   columns.item = item;
   const answers = readAnswers(payload, columns, n); // a corpus of choices: predicted, gold, right?
+  const extra = readExtra(payload, columns, n); // a corpus of divergences or rollouts: their figures
   const sparkOffsets = readArray(payload.spark_offsets, "spark_offsets");
   if (sparkOffsets.length !== n + 1) throw new RangeError(`spark_offsets has ${sparkOffsets.length} values, expected ${n + 1}`);
   // the surprise index: in a payload saved before it moved to its own trait (`_index`, sent when its tab opens)
   const index = payload.index ? decodeIndex(payload.index) : null;
   // the kernel's ranks (whole texts in code-point order, labels in natural order); without them, ranked here
   const ranks = { text: readRanks(payload, "text_rank", n), label: readRanks(payload, "label_rank", n) };
-  return { n, columns, answers, ranks, spark: readArray(payload.spark, "spark"), sparkOffsets, sparkMax: payload.spark_max, index };
+  return { n, columns, answers, extra, ranks, spark: readArray(payload.spark, "spark"), sparkOffsets, sparkMax: payload.spark_max, index };
 }
 
 function readRanks(payload, name, n) {
@@ -154,7 +162,7 @@ export function filterRows(data, filters, lower) {
 /** The rows to show: filtered, then sorted by `sort` ({column, descending}; column "" keeps corpus order). */
 export function visibleRows(data, filters, sort, lower) {
   const rows = filterRows(data, filters, lower);
-  const column = [...COLUMNS, ...(data.answers ? ANSWER_COLUMNS : [])].find(([name]) => name === sort.column);
+  const column = [...COLUMNS, ...(data.answers ? ANSWER_COLUMNS : []), ...(data.extra || [])].find(([name]) => name === sort.column);
   if (!column) return rows;
   const ranks = data.ranks && data.ranks[column[0]];
   if (ranks) return radixOrder(rows, rankWords(rows, ranks, !!sort.descending));

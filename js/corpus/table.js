@@ -20,10 +20,11 @@ const OVERSCAN = 6; // rows built beyond each edge of the viewport, so a fast sc
  * @param {string[]} [o.unsortable] columns whose header does not sort
  * @param {Object<string, string>} [o.describe] a header's tooltip: what its column holds
  * @param {number} [o.maxRows] rows in view at most; a table with fewer rows is only as tall as they are
+ * @param {(first: number, last: number) => void} [o.onPaint] told the positions [first, last) each paint shows
  */
 export class VirtualTable {
   constructor(o) {
-    Object.assign(this, { drawCell: () => false, unsortable: [], describe: {}, maxRows: 12 }, o);
+    Object.assign(this, { drawCell: () => false, onPaint: () => {}, unsortable: [], describe: {}, maxRows: 12 }, o);
     this.el = h("div", `lvx-table ${o.className}`);
     this.header = h("div", "lvx-row lvx-head");
     this.header.setAttribute("role", "row");
@@ -52,7 +53,8 @@ export class VirtualTable {
     this.body.addEventListener("scroll", () => this.paint(), { passive: true });
     this.body.addEventListener("click", (e) => {
       const rowEl = e.target.closest(".lvx-row");
-      if (rowEl && rowEl.dataset.row != null && rowEl.dataset.row !== "") this.onRowClick(Number(rowEl.dataset.row));
+      const row = rowEl && rowEl.dataset.row != null && rowEl.dataset.row !== "" ? Number(rowEl.dataset.row) : -1;
+      if (row >= 0) this.onRowClick(row); // (-1: a row of a large corpus whose window has not come yet)
     });
   }
 
@@ -96,6 +98,7 @@ export class VirtualTable {
     const first = Math.max(0, Math.floor(this.body.scrollTop / ROW_HEIGHT) - OVERSCAN);
     const last = Math.min(this.rows.length, Math.ceil((this.body.scrollTop + view) / ROW_HEIGHT) + OVERSCAN);
     const needed = last - first;
+    this.onPaint(first, last);
     while (this.pool.length < needed) this.pool.push(this.makeRow());
     for (let p = 0; p < this.pool.length; p++) {
       const el = this.pool[p];
@@ -110,7 +113,7 @@ export class VirtualTable {
       el.style.transform = `translateY(${at * ROW_HEIGHT}px)`;
       if (!force && el.dataset.row === String(row)) continue;
       el.dataset.row = String(row);
-      el.classList.toggle("lvx-selected", row === this.selected);
+      el.classList.toggle("lvx-selected", row >= 0 && row === this.selected);
       this.fillRow(el, row);
     }
   }

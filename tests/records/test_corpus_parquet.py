@@ -14,6 +14,7 @@ import pytest
 import logprob_viz as lv
 from logprob_viz.records.corpus.arrow import ParquetPartError
 from logprob_viz.records.corpus.columns import TraceColumns
+from logprob_viz.records.corpus.stats import per_token
 from paths import ARTIFACTS
 
 TEXTS = [
@@ -325,7 +326,11 @@ def test_the_token_columns_are_read_when_first_asked_for_and_checked_then(corpus
     back.to_pandas()  # the table's numbers need the logprobs and entropy only
     assert not {"tokens", "token_bytes", "top_logprobs"} & set(block.table.column_names)
     assert_same_trace(back[1], corpus[1])
-    assert {"tokens", "token_bytes", "top_logprobs"} <= set(block.table.column_names)
+    # one trace reads its own row group's token columns (one_row.py), not the whole part's
+    assert not {"tokens", "token_bytes", "top_logprobs"} & set(block.table.column_names)
+    assert {"tokens", "token_bytes", "top_logprobs"} <= set(block._one_group[0].table.column_names)
+    assert block.column("tokens") is not None  # asked for whole (the surprise index): read whole
+    assert {"tokens"} <= set(block.table.column_names)
     layout = pq.ParquetFile(path).metadata.row_group(0)
     chunk = next(layout.column(i) for i in range(layout.num_columns) if layout.column(i).path_in_schema.startswith(
         "token_ids"))
@@ -333,9 +338,13 @@ def test_the_token_columns_are_read_when_first_asked_for_and_checked_then(corpus
     data[chunk.data_page_offset + 24 : chunk.data_page_offset + 40] = bytes(16)  # inside its data page
     path.write_bytes(bytes(data))
     damaged = lv.Corpus.read_parquet(path)  # (the columns read now are whole)
+    with pytest.raises(ParquetPartError, match=r"later\.parquet: its columns .*token_ids.* \(the row group of row "
+                                               r"0\), read when first needed, are not readable.*the file is "
+                                               r"corrupted: write it again"):
+        damaged[0]
     with pytest.raises(ParquetPartError, match=r"later\.parquet: its column token_ids, read when first needed.*"
                                                r"the file is corrupted: write it again"):
-        damaged[0]
+        damaged.traces.blocks[0].column("token_ids")
 
 
 def test_a_file_gone_or_changed_since_the_corpus_was_opened_says_so(corpus, out):
@@ -393,3 +402,20 @@ def test_each_row_stores_its_summaries_and_a_file_without_them_opens_with_the_sa
     np.testing.assert_allclose(a["mean_logprob"].to_numpy()[:3], [np.nanmean(np.asarray(t.logprobs, np.float64))
                                                                   for t in corpus.traces[:3]], rtol=1e-12)
     assert_same_trace(new_back[3], corpus[3])  # (entropy, read on access, is whole)
+
+
+def test_a_few_rows_of_many_read_their_own_values_and_row_groups(corpus, out):
+    # the corpus view's window: 3 rows of 100 in two parts read row by row (columns.py `flat`), and a trace
+    # from its own row group (one_row.py), equal to the whole corpus's
+    many = lv.Corpus([corpus.traces[i % len(corpus)] for i in range(100)])
+    (out / "many").mkdir(exist_ok=True)
+    many[:60].to_parquet(out / "many" / "part-0.parquet", row_group_size=7)
+    many[60:].to_parquet(out / "many" / "part-1.parquet", row_group_size=7)
+    back = lv.Corpus.read_parquet(out / "many")
+    picked = [97, 3, 64, 0]
+    for name in ("logprobs", "entropy", "ranks", "token_ids"):
+        few = per_token(back[picked], name, np.float64)
+        whole = np.concatenate([np.asarray(getattr(many[i], name), np.float64) for i in picked])
+        np.testing.assert_array_equal(few, whole, err_msg=name)
+    for i in picked:
+        assert_same_trace(back[i], many[i])

@@ -67,3 +67,10 @@ test("contains is literal (regex characters are text) and case-insensitive", () 
   assert.deepEqual([...filterRows(texts, { text: "été" }, {})], [3]);
   assert.deepEqual([...filterRows(texts, { text: "\\" }, {})], []);
 });
+
+test("a corpus's extra columns (divergences: mean KLD, flips) sort as numbers, NaN last", () => {
+  const extra = { ...data, extra: [["mean_kld", "mean KLD", "float"]],
+    columns: { ...data.columns, mean_kld: Float32Array.from([0.5, 0.01, NaN, 0.5, 2]) } };
+  assert.deepEqual([...visibleRows(extra, {}, { column: "mean_kld", descending: true }, {})], [4, 0, 3, 1, 2]);
+  assert.deepEqual([...visibleRows(extra, {}, { column: "mean_kld", descending: false }, {})], [1, 0, 3, 4, 2]);
+});

@@ -270,6 +270,27 @@ class LaterColumns:
         _check_lengths(self.path, pa.table({name: column}), self.lengths, "the part's logprobs")
         return column
 
+    def read_group(self, r: int, names: list[str]):
+        """(the columns `names` of the row group that holds row `r`, that group's first row), checked as
+        `read` checks a whole column (one_row.py: one trace without reading the whole part's columns)."""
+        pa = _pa()
+        import pyarrow.parquet as pq
+
+        if file_stamp(self.path) != self.stamp:
+            self.read(names[0])  # (raises the error that says the file changed or is gone)
+        try:
+            file = pq.ParquetFile(self.path, page_checksum_verification=True)
+            sizes = np.array([file.metadata.row_group(g).num_rows for g in range(file.metadata.num_row_groups)])
+            group = int(np.searchsorted(np.cumsum(sizes), r, side="right"))
+            table = file.read_row_group(group, columns=names).combine_chunks()
+        except (pa.ArrowException, OSError) as error:
+            raise ParquetPartError(f"{self.path}: its columns {', '.join(names)} (the row group of row {r}), read "
+                                   f"when first needed, are not readable ({error}); the file is corrupted: write "
+                                   "it again") from None
+        first = int(sizes[:group].sum())
+        _check_lengths(self.path, table, self.lengths[first : first + table.num_rows], "the part's logprobs")
+        return table, first
+
 
 def _read_block(path: Path):
     """(`Block`, header) of one part: every column but `LATER` read now (and checked), those on access."""

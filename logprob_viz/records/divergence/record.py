@@ -172,6 +172,13 @@ class Divergences:
     def __repr__(self) -> str:
         return _describe(type(self).__name__, self.items)
 
+    def to_corpus(self, labels=None):
+        """An `lv.Corpus`, one row per text with its mean and max KLD, flips, max |Δp|... as sortable
+        columns (`lv.CorpusView(divergences)` shows it; `to_parquet` stores it): records/corpus/from_divergence.py."""
+        from ..corpus.from_divergence import divergence_corpus  # (records/corpus is not needed to build these)
+
+        return divergence_corpus(self, labels=labels)
+
 
 def _pooled(items: list[Divergence], name: str) -> np.ndarray:
     return np.concatenate([d.arrays[name][d.scored] for d in items]) if items else np.zeros(0)

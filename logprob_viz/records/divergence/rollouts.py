@@ -162,6 +162,14 @@ class Rollouts:
                              "ratio": self.ratio, "k1": self.k1, "k2": self.k2, "k3": self.k3,
                              "outside": self.outside})
 
+    def to_corpus(self, vocab=None):
+        """An `lv.Corpus`, one row per rollout with its mean and max |Δ|, share outside, k3 and reward as
+        sortable columns (`lv.CorpusView(rollouts)` shows it; `to_parquet` stores it); token texts from
+        `vocab` (id -> text), else ``<id>``: records/corpus/from_divergence.py."""
+        from ..corpus.from_divergence import rollouts_corpus  # (records/corpus is not needed to build these)
+
+        return rollouts_corpus(self, vocab=vocab)
+
     def __repr__(self) -> str:
         try:
             s = self.summary()

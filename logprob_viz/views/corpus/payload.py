@@ -12,7 +12,8 @@ so 10,000 rows cross as a dozen binary buffers, never as per-row JSON::
      "mean_entropy": float32 [N]                     # NaN where unknown (Corpus.to_pandas)
      "spark": float32 [S], "spark_offsets": uint32 [N + 1]   # row i's points: spark[off[i]:off[i+1]]
      "spark_max": float,                             # the corpus's largest point, the common scale
-     "answers": {"predicted", "gold": texts [N], "correct": uint8 [N]}}   # only for a corpus of choices
+     "answers": {"predicted", "gold": texts [N], "correct": uint8 [N]},   # only for a corpus of choices
+     "extra": {"columns": [[name, title], ...], name: float32 [N], ...}}  # only with meta["table_columns"]
 
 The surprise index is the table's ``_index`` trait, `encode_indexes(corpus)` =
 ``{"token": GROUPS, "class": GROUPS}`` (`Corpus.surprise_index`), made when the tab is opened for a
@@ -23,7 +24,9 @@ large corpus (a payload before it moved there held it as ``"index"``)::
 
 ``answers`` is there when items carry a predicted option in their metadata (`Choices.to_corpus`):
 each item's predicted and gold option ("" where unknown) and ``correct`` (1 right, 0 wrong, 255
-unknown), so the table sorts and filters by them.
+unknown), so the table sorts and filters by them. ``extra`` is there when ``corpus.meta["table_columns"]``
+({name: title}) names per-item figures in the items' metadata (NaN where an item has none): a
+corpus of divergences or rollouts (`Divergences.to_corpus`) shows mean KLD, flips, reward... so.
 
 A sparkline is the surprisal (−logprob, nats) of each token, or for a trace longer than
 ``SPARK_POINTS`` the largest surprisal in each of that many equal bins, so a spike stays visible
@@ -43,8 +46,8 @@ from ...records.corpus.stats import lengths_of, per_token, run_starts, trace_sta
 from ..codec import array, arrow_strings, texts
 from .string_ranks import natural_keys, string_ranks
 
-__all__ = ["SPARK_POINTS", "NUMBER_COLUMNS", "encode_corpus", "sparklines", "encode_index", "encode_answers",
-           "occurrence_rows"]
+__all__ = ["SPARK_POINTS", "NUMBER_COLUMNS", "encode_corpus", "sparklines", "binned", "encode_index", "encode_answers",
+           "encode_extra", "extra_columns", "extra_values", "occurrence_rows"]
 
 SPARK_POINTS = 64  # the most points a row's sparkline has: ~60 px wide, a point per pixel
 NUMBER_COLUMNS = ("perplexity", "mean_logprob", "min_logprob", "max_surprisal", "mean_entropy")
@@ -52,13 +55,17 @@ INDEX_COLUMNS = ("mean_surprisal", "max_surprisal", "mean_rank", "share_rank_ove
 
 
 def sparklines(corpus, points: int = SPARK_POINTS) -> tuple[np.ndarray, np.ndarray]:
-    """(values float32 [S], offsets int64 [N + 1]): each trace's surprisal, binned by max beyond `points`.
+    """(values float32 [S], offsets int64 [N + 1]): each trace's surprisal, binned by max beyond `points`."""
+    surprisal = per_token(corpus, "logprobs")  # (T,) NaN where unknown; a new array: negated in place (16M at 1M)
+    surprisal = np.negative(surprisal, out=surprisal) if surprisal.flags.writeable else -surprisal
+    return binned(lengths_of(corpus), surprisal, points)
+
+
+def binned(lengths: np.ndarray, surprisal: np.ndarray, points: int = SPARK_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """The sparklines of traces of `lengths` tokens whose surprisals are `surprisal`, trace after trace.
 
     One ``fmax.reduceat`` over every trace's bins at once (a loop per trace took ~1 s at 1M): a trace
     of n <= `points` tokens has a bin per token, a longer one `points` equal bins (fmax skips NaN)."""
-    lengths = lengths_of(corpus)
-    surprisal = per_token(corpus, "logprobs")  # (T,) NaN where unknown; a new array: negated in place (16M at 1M)
-    surprisal = np.negative(surprisal, out=surprisal) if surprisal.flags.writeable else -surprisal
     bins = np.minimum(lengths, points)
     offsets = run_starts(bins)
     if not np.any(lengths > points):
@@ -78,14 +85,15 @@ def encode_index(frame) -> dict:
     return out
 
 
-def encode_corpus(corpus) -> dict:
-    """The table widget's ``_payload`` (see the module docstring)."""
+def encode_corpus(corpus, ranks: bool = True) -> dict:
+    """The table widget's ``_payload`` (see the module docstring); without the ranks for a window of
+    rows (window.py: the kernel sorts those)."""
     whole_texts = whole_text_column(corpus.traces)
     # The two ranks (sorts in Arrow and numpy, which let go of the GIL) run beside the rest: on two
     # cores the open of 1M traces waits for the longer of them instead of for both (~0.3 s less).
     with ThreadPoolExecutor(2, thread_name_prefix="lv-ranks") as pool:
-        label_ranks = pool.submit(natural_ranks, corpus.labels)
-        whole_ranks = pool.submit(text_ranks, whole_texts)
+        label_ranks = pool.submit(natural_ranks, corpus.labels) if ranks else None
+        whole_ranks = pool.submit(text_ranks, whole_texts) if ranks else None
         spark, offsets = sparklines(corpus)
         stats = trace_stats(corpus)
         # the largest point: the largest max surprisal (every point is one), not a pass over 16M points
@@ -100,12 +108,14 @@ def encode_corpus(corpus) -> dict:
             "spark_offsets": array("spark_offsets", offsets, "uint32"),
             "spark_max": highest if math.isfinite(highest) else 1.0,
             **encode_answers(corpus),
+            **encode_extra(corpus),
         }
         payload["tokens"] = array("tokens", stats["tokens"], "int32")
         for name in NUMBER_COLUMNS:
             payload[name] = array(name, stats[name], "float32")
-        payload.update(_ranks("label_rank", label_ranks.result()))
-        payload["text_rank"] = array("text_rank", whole_ranks.result(), "uint32")
+        if ranks:
+            payload.update(_ranks("label_rank", label_ranks.result()))
+            payload["text_rank"] = array("text_rank", whole_ranks.result(), "uint32")
     return payload
 
 
@@ -170,6 +180,38 @@ def encode_answers(corpus) -> dict:
     return {"answers": {"predicted": texts("predicted", [str(m.get("predicted", "")) for m in metadata]),
                         "gold": texts("gold", [str(m.get("gold", "")) for m in metadata]),
                         "correct": array("correct", correct, "uint8")}}
+
+
+def extra_columns(corpus) -> dict[str, str]:
+    """{name: title} of the per-item figures the table shows as columns (``corpus.meta["table_columns"]``)."""
+    spec = (corpus.meta or {}).get("table_columns") or {}
+    if not isinstance(spec, dict):
+        raise TypeError(f"corpus.meta['table_columns'] must be a dict {{metadata key: column title}}, got "
+                        f"{type(spec).__name__}")
+    taken = {"item", "label", "text", "tokens", *NUMBER_COLUMNS, "flags", "spark", "predicted", "gold", "correct"}
+    if clash := sorted(taken & set(map(str, spec))):
+        raise ValueError(f"corpus.meta['table_columns'] names {clash}, which the table shows already: give "
+                         "the figures other names")
+    return {str(name): str(title) for name, title in spec.items()}
+
+
+def extra_values(corpus, name: str) -> np.ndarray:
+    """One per-item figure from the items' metadata (float64; NaN where missing or not a number)."""
+    def number(m):
+        v = m.get(name)
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else math.nan
+    return np.fromiter((number(m) for m in corpus.metadata), dtype=np.float64, count=len(corpus))
+
+
+def encode_extra(corpus) -> dict:
+    """``{"extra": ...}`` for a corpus whose meta names per-item figures (see the module docstring); else {}."""
+    spec = extra_columns(corpus)
+    if not spec:
+        return {}
+    extra = {"columns": [[name, title] for name, title in spec.items()]}
+    for name in spec:
+        extra[name] = array(name, extra_values(corpus, name), "float32")
+    return {"extra": extra}
 
 
 def occurrence_rows(corpus, by: str, group: str, limit: int) -> dict:

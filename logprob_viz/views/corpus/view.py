@@ -33,6 +33,7 @@ from ..page import (
 )
 from ..panel_over_trace import PanelOverTrace
 from .payload import encode_corpus, encode_indexes, occurrence_rows
+from .window import WINDOW_ROWS, WINDOWED_TRACES, RowOrder, windowed_payload
 
 __all__ = ["CorpusView", "CorpusTable", "corpus_html"]
 
@@ -80,17 +81,23 @@ class CorpusTable(Bundled, bundle="corpus"):
     # for these after a click; when they do not follow (no kernel), it says that one is needed.
     _shown_item = t.Int(-1).tag(sync=True)
     _occurrences = t.Dict({"by": "", "group": "", "rows": [], "error": None}).tag(sync=True)
+    # A large corpus (window.py): the positions the browser shows, and the kernel's rows for them.
+    _view_rows = t.Dict({"start": 0, "count": WINDOW_ROWS}).tag(sync=True)
+    _rows = t.Dict({}).tag(sync=True)
 
     @t.validate("sort")
     def _check_sort(self, proposal):
         value = dict(proposal["value"])
-        if value.get("column", "") not in ("", *SORTABLE):
-            raise t.TraitError(f"sort column must be one of {', '.join(SORTABLE)} (or '' for none), "
+        extra = [name for name, _title in (self._payload.get("extra") or {}).get("columns", [])]
+        if value.get("column", "") not in ("", *SORTABLE, *extra):
+            raise t.TraitError(f"sort column must be one of {', '.join((*SORTABLE, *extra))} (or '' for none), "
                                f"got {value.get('column')!r}")
         return {"column": value.get("column", ""), "descending": bool(value.get("descending", False))}
 
 
 def _checked_corpus(corpus) -> Corpus:
+    if not isinstance(corpus, Corpus) and callable(getattr(corpus, "to_corpus", None)):
+        corpus = corpus.to_corpus()  # divergences, rollouts: a row per text, their figures as columns
     if not isinstance(corpus, Corpus):
         raise TypeError(f"CorpusView shows an lv.Corpus, got {type(corpus).__name__}; make one with "
                         "runner.score([...]), lv.Corpus([traces]) or lv.Corpus.from_responses(...)")
@@ -104,11 +111,15 @@ class CorpusView(PanelOverTrace):
 
     Parameters
     ----------
-    corpus : Corpus
+    corpus : Corpus, or anything with a ``to_corpus()`` (`Divergences`, `Rollouts`: a row per text or
+        rollout, with its divergence figures as sortable columns)
     selected_item : int, default 0
         The row shown in the LogprobView first.
     pinned : int, default -1
         The token pinned in it.
+    windowed : bool, optional
+        Sort and filter in the kernel and send the browser only the rows in sight (window.py);
+        default: for more than WINDOWED_TRACES traces (100,000).
 
     Attributes
     ----------
@@ -120,17 +131,28 @@ class CorpusView(PanelOverTrace):
         The selected item and its pinned token (-1: none); settable, synced with the browser.
     """
 
-    def __init__(self, corpus: Corpus, selected_item: int = 0, pinned: int = -1, **kwargs) -> None:
+    def __init__(self, corpus: Corpus, selected_item: int = 0, pinned: int = -1, windowed: bool | None = None,
+                 **kwargs) -> None:
         self._corpus = _checked_corpus(corpus)
         self._check_item(selected_item)
         eager = len(self._corpus) <= EAGER_INDEX_TRACES
         index = encode_indexes(self._corpus) if eager else {}
-        table = CorpusTable(_payload=encode_corpus(self._corpus), _index=index)
+        windowed = len(self._corpus) > WINDOWED_TRACES if windowed is None else bool(windowed)
+        self._order = RowOrder(self._corpus) if windowed else None
+        if windowed:
+            payload = windowed_payload(self._order)
+            first = self._order.window({}, {}, 0, WINDOW_ROWS)
+            table = CorpusTable(_payload=payload, _index=index, _rows=first)
+            self._order.warm()
+        else:
+            table = CorpusTable(_payload=encode_corpus(self._corpus), _index=index)
         self._syncing = False
         super().__init__(self._corpus, table, LogprobView(self._corpus[selected_item]), **kwargs)
         self.table.observe(self._show_selection, names=["selected_item", "pinned"])
         self.table.observe(self._list_occurrences, names=["index_by", "index_group"])
         self.table.observe(self._make_index, names="tab")
+        if windowed:
+            self.table.observe(self._send_rows, names=["sort", "filters", "_view_rows"])
         self.logprob_view.observe(self._pin_from_view, names="selected")
         self._shown = selected_item
         self.table.selected_item = selected_item
@@ -193,6 +215,12 @@ class CorpusView(PanelOverTrace):
             self.table.pinned = self.logprob_view.selected  # a position beyond this trace: none
         self.table._shown_item = item
 
+    def _send_rows(self, _change=None) -> None:
+        table = self.table
+        want = table._view_rows or {}
+        table._rows = self._order.window(table.sort, table.filters, want.get("start", 0),
+                                         want.get("count", WINDOW_ROWS))
+
     def _pin_from_view(self, change) -> None:
         if not self._syncing:  # a click in the LogprobView: the table's pinned follows it
             self.table.pinned = change["new"]
@@ -212,6 +240,9 @@ class CorpusView(PanelOverTrace):
 
     def to_html(self, path=None, *, title: str | None = None):
         """A standalone, offline page of the view: the table and the selected trace's LogprobView."""
+        if self._order is not None:  # (a large corpus: the page has no kernel to send rows, so all of them)
+            return corpus_html(self._corpus, path, selected_item=max(self.selected_item, 0), pinned=self.pinned,
+                               title=title)
         self._make_index(now=True)  # (the page has no kernel to ask for it)
         body = _body(self.table, self.logprob_view)
         return written(page(body, title or _title(self._corpus)), path)
