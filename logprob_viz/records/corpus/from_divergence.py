@@ -31,6 +31,7 @@ import math
 import numpy as np
 
 from ..trace import Trace
+from ..trace_fields import is_int
 
 __all__ = ["divergence_corpus", "rollouts_corpus", "EXACT_COLUMNS", "RANGE_COLUMNS", "ROLLOUT_COLUMNS"]
 
@@ -45,8 +46,8 @@ ROLLOUT_COLUMNS = {"mean_abs_delta": "mean |Δ|", "max_abs_delta": "max |Δ|", "
 
 def _number(x) -> float | None:
     """A JSON-safe figure: None where unknown (NaN), so the metadata reads the same in every format."""
-    if isinstance(x, int):
-        return x
+    if is_int(x):
+        return int(x)
     x = float(x)
     return x if math.isfinite(x) else None
 

@@ -43,6 +43,7 @@ import numpy as np
 
 from ...records.corpus.columns import TextColumn, TraceColumns, any_has, flag_summaries, texts_of
 from ...records.corpus.stats import lengths_of, per_token, run_starts, trace_stats
+from ...records.trace_fields import is_int
 from ..codec import array, arrow_strings, texts
 from .string_ranks import natural_keys, string_ranks
 
@@ -199,7 +200,7 @@ def extra_values(corpus, name: str) -> np.ndarray:
     """One per-item figure from the items' metadata (float64; NaN where missing or not a number)."""
     def number(m):
         v = m.get(name)
-        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else math.nan
+        return float(v) if is_int(v) or isinstance(v, float) else math.nan
     return np.fromiter((number(m) for m in corpus.metadata), dtype=np.float64, count=len(corpus))
 
 
