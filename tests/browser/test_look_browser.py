@@ -187,6 +187,9 @@ def test_dark_theme_live_and_the_projector_size_a_class_can_read(page, lab_serve
                       view.evaluate("el => getComputedStyle(el).color"))
         assert header == fg, "the header at full contrast, not 54 % opaque"
         python_prints(small, lab_server, 1, "size is projector")
+        # as a teacher scrolls once to the view grown to projector size: its top at the notebook's top
+        view.evaluate("e => e.scrollIntoView({block: 'start'})")
+        next_frames(small)
         check_chart_beside_hovered_token(small, view, trace)
         screen_shot(small, "look-projector.png")
     assert not page.page_errors, page.page_errors
