@@ -8,14 +8,18 @@ Prints Markdown tables:
    `score` of the same texts, alternating in one process (the issue's target: at most 1.3x).
 2. a synthetic base-logits file of about `--mb` MB in llama.cpp's layout (n_vocab 49152, n_ctx 512): `lv.read_kld`
    and a pass over every record (`np.asarray`) vs `numpy.fromfile` of the same bytes (target: at most 2x),
-   and, beside them, decoding every record into float64 log-probabilities as a divergence does.
+   and, beside them, decoding every record into float64 log-probabilities as a divergence does; then the
+   same routes each in a fresh process (the bytes brought into fresh memory, as a reader of one file meets them).
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import json
 import os
+import subprocess
+import sys
 import tempfile
 
 import numpy as np
@@ -102,6 +106,52 @@ def bench_read_kld(megabytes: float, repeats: int) -> str:
             + table(["route", "ms", "vs numpy.fromfile", "CPU ms", "CPU vs numpy.fromfile"], rows))
 
 
+# One route in a process of its own: the 100 MB must be brought into fresh memory as a reader of one
+# file meets them (a warm process's fromfile reuses pages it freed before, which no reader has).
+_FRESH = """
+import json, sys, time
+import numpy as np
+import logprob_viz as lv
+path, route = sys.argv[1], sys.argv[2]
+def decode_all():
+    kf = lv.read_kld(path)
+    positions = kf.positions(0, None)
+    for chunk in range(kf.n_chunk):
+        for start in range(0, len(positions), 16):
+            kf.decode(chunk, positions[start : start + 16])
+routes = {"numpy.fromfile (the bytes)": lambda: np.fromfile(path, dtype=np.uint8),
+          "lv.read_kld, every record copied out": lambda: np.array(lv.read_kld(path).records),
+          "every record decoded to float64 (KldFile.decode)": decode_all}
+wall, cpu = time.perf_counter(), time.process_time()
+routes[route]()
+print(json.dumps([time.perf_counter() - wall, time.process_time() - cpu]))
+"""
+_FRESH_ROUTES = ("numpy.fromfile (the bytes)", "lv.read_kld, every record copied out",
+                 "every record decoded to float64 (KldFile.decode)")
+
+
+def bench_read_kld_fresh(megabytes: float, repeats: int) -> str:
+    """Each route in a fresh process, the routes alternating; the time of the route alone (the
+    interpreter's start and the imports are outside it)."""
+    times: dict[str, list] = {name: [] for name in _FRESH_ROUTES}
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "base.kld")
+        size = _synthetic_kld(path, megabytes)
+        for _ in range(repeats):
+            for name in _FRESH_ROUTES:
+                out = subprocess.run([sys.executable, "-c", _FRESH, path, name], capture_output=True, text=True,
+                                     check=True)
+                times[name].append(json.loads(out.stdout.strip().splitlines()[-1]))
+    ref_wall, ref_cpu = (median([t[k] for t in times[_FRESH_ROUTES[0]]]) for k in (0, 1))
+    rows = []
+    for name, runs in times.items():
+        wall, cpu = median([r[0] for r in runs]), median([r[1] for r in runs])
+        rows.append([name, f"{wall * 1e3:.1f}", f"{wall / ref_wall:.2f}x", f"{cpu * 1e3:.1f}", f"{cpu / ref_cpu:.2f}x"])
+    return (f"the same {size / 1e6:.0f} MB file, each route in a fresh process (median of {repeats}, alternating; "
+            "the page cache warm, the process's memory not)\n\n"
+            + table(["route", "ms", "vs numpy.fromfile", "CPU ms", "CPU vs numpy.fromfile"], rows))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--texts", type=int, default=64)
@@ -112,7 +162,8 @@ def main() -> None:
     runner = load()
     print(f"Machine: {machine()}\n")
     print("### " + bench_divergence(runner, args.texts, args.repeats), end="\n\n")
-    print("### " + bench_read_kld(args.mb, args.kld_repeats))
+    print("### " + bench_read_kld(args.mb, args.kld_repeats), end="\n\n")
+    print("### " + bench_read_kld_fresh(args.mb, args.kld_repeats))
 
 
 if __name__ == "__main__":
