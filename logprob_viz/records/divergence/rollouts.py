@@ -22,6 +22,8 @@ import numbers
 
 import numpy as np
 
+from ..viewable import show
+
 __all__ = ["Rollouts", "FORKING_SHARE"]
 
 # the share of tokens, by entropy, that count as forking tokens
@@ -161,6 +163,12 @@ class Rollouts:
                              "logprob_a": self.logprobs_a, "logprob_b": self.logprobs_b, "delta": self.delta,
                              "ratio": self.ratio, "k1": self.k1, "k2": self.k2, "k3": self.k3,
                              "outside": self.outside})
+
+    def view(self, i: int, *, vocab=None, **traits):
+        """Rollout `i` as a widget (`RolloutView`): its text coloured by |Δ| per token, the tokens outside
+        [1/clip, clip] marked, each token's numbers on hover. Token texts from `vocab` (a tokenizer, a
+        runner, or a list of texts by id), else ``<id>``."""
+        return show(self, "view", i, vocab=vocab, **traits)
 
     def to_corpus(self, vocab=None):
         """An `lv.Corpus`, one row per rollout with its mean and max |Δ|, share outside, k3 and reward as
