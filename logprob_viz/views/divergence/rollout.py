@@ -17,10 +17,10 @@ import numpy as np
 import traitlets as t
 
 from ...records.divergence.rollouts import Rollouts
-from ..bundled import Bundled
 from ..codec import array, texts
-from ..defaults import check_size, settings
+from ..defaults import settings
 from .payload import nice_range
+from .widget import DivergenceWidget
 
 __all__ = ["RolloutView", "token_texts", "rollout_stats", "encode_rollout"]
 
@@ -96,7 +96,7 @@ def encode_rollout(rollouts: Rollouts, i: int, tokens: list[str]) -> dict:
             **{name: array(name, values, "float32") for name, values in per_token.items()}}
 
 
-class RolloutView(Bundled, bundle="divergence"):
+class RolloutView(DivergenceWidget):
     """One rollout of a `Rollouts` as a coloured text with a header and a hover panel.
 
     Attributes
@@ -112,11 +112,6 @@ class RolloutView(Bundled, bundle="divergence"):
         ``"normal"`` or ``"projector"`` (everything at 1.25 times); by default ``lv.settings.size``.
     """
 
-    _payload = t.Dict().tag(sync=True)
-    stats = t.Dict().tag(sync=True)
-    labels = t.List(t.Unicode()).tag(sync=True)
-    selected = t.Int(-1).tag(sync=True)
-    size = t.Unicode("normal").tag(sync=True)
 
     def __init__(self, rollouts: Rollouts, i: int, *, vocab=None, **kwargs) -> None:
         if not isinstance(rollouts, Rollouts):
@@ -139,13 +134,6 @@ class RolloutView(Bundled, bundle="divergence"):
         if not -1 <= value < n:
             raise t.TraitError(f"selected must be -1 (none) or a token between 0 and {n - 1}, got {value}")
         return value
-
-    @t.validate("size")
-    def _check_size(self, proposal):
-        try:
-            return check_size(proposal["value"])
-        except ValueError as error:
-            raise t.TraitError(str(error)) from None
 
     def page_title(self) -> str:
         return "logprob_viz: rollout"
