@@ -111,3 +111,15 @@ def test_bad_input_says_what_was_wrong(rollouts):
     assert view.selected == 2
     with pytest.raises(Exception, match="size"):
         view.size = "huge"
+
+
+def test_the_static_copy_escapes_token_text_and_carries_the_numbers(sampled, rollouts, runner):
+    ids, lp_a, lp_b, _ = sampled
+    vocab = [runner.tokenizer.decode([t]) for t in range(len(runner.tokenizer))]
+    vocab[ids[0][0]] = "<script>bad()</script>"
+    page = rollouts.view(0, vocab=vocab).fallback_html()
+    assert "<script>" not in page and "&lt;script&gt;bad()&lt;/script&gt;" in page
+    want = _by_loop(lp_a[0], lp_b[0])
+    assert f"mean |Δ| {want['figures']['mean_abs_delta']:.4g}" in page
+    assert f"({len(want['outside'])} of {len(ids[0])})" in page and "reward 1" in page
+    assert page.count(' · outside">') == len(want["outside"])  # the tokens' titles

@@ -10,6 +10,7 @@ Every per-token number is computed here in float64 from the record's arrays, the
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Mapping, Sequence
 
@@ -19,10 +20,11 @@ import traitlets as t
 from ...records.divergence.rollouts import Rollouts
 from ..codec import array, texts
 from ..defaults import settings
+from ..whitespace import shown
 from .payload import nice_range
 from .widget import DivergenceWidget
 
-__all__ = ["RolloutView", "token_texts", "rollout_stats", "encode_rollout"]
+__all__ = ["RolloutView", "token_texts", "rollout_stats", "encode_rollout", "rollout_html"]
 
 # |Δ| in nats at full colour: bf16 against fp32 moves a logprob by ~1e-3 to 1e-1
 _ABS_DELTA_RANGES = (1e-4, 2e-4, 5e-4, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
@@ -120,6 +122,7 @@ class RolloutView(DivergenceWidget):
         i = _check_index(rollouts, i)
         self._rollouts, self._index = rollouts, i
         tokens = token_texts(rollouts.token_ids[_span(rollouts, i)], vocab)
+        self._tokens = tokens
         kwargs.setdefault("size", settings.size)
         kwargs.setdefault("labels", ["a (engine)", "b (trainer)"])
         super().__init__(_payload=encode_rollout(rollouts, i, tokens), stats=rollout_stats(rollouts, i), **kwargs)
@@ -138,6 +141,46 @@ class RolloutView(DivergenceWidget):
     def page_title(self) -> str:
         return "logprob_viz: rollout"
 
+    def page_html(self, max_state_bytes: int | None = None) -> str:
+        """A static HTML copy (no script): the header and the coloured text (`rollout_html`)."""
+        return rollout_html(self._rollouts, self._index, self._tokens, self.labels)
+
+    def fallback_html(self) -> str:
+        return self.page_html()
+
     def __repr__(self) -> str:
         r = getattr(self, "_rollouts", None)
         return f"RolloutView(rollout {self._index} of {r!r})" if r is not None else object.__repr__(self)
+
+
+def _g(x) -> str:
+    return "?" if x is None or not math.isfinite(x) else f"{x:.4g}"
+
+
+def rollout_html(rollouts: Rollouts, i: int, tokens: list[str], labels=("a", "b")) -> str:
+    """Rollout i as a static HTML fragment (where no widget manager runs): the header's figures and the
+    text coloured by |Δ|, outside tokens underlined; each token's numbers in its title."""
+    s, span = rollout_stats(rollouts, i), _span(rollouts, i)
+    c = rollouts.clip
+    share = "?" if s["share_outside"] is None else f"{100 * s['share_outside']:.1f}%"
+    reward = "" if s["reward"] is None else f" · reward {_g(s['reward'])}"
+    head = (f"rollout {html.escape(s['label'])} ({html.escape(labels[0])} → {html.escape(labels[1])}): "
+            f"mean |Δ| {_g(s['mean_abs_delta'])} · max |Δ| {_g(s['max_abs_delta'])} · outside [1/{c:g}, {c:g}] "
+            f"{share} ({len(s['outside'])} of {s['tokens']}) · KL k3 {_g(s['mean_k3'])}{reward}")
+    out = ['<div class="lvd-static" style="font-family: var(--jp-ui-font-family, sans-serif); font-size: 13px">',
+           f"<div>{head}</div>",
+           '<div style="font-family: var(--jp-code-font-family, monospace); white-space: pre-wrap; '
+           'overflow-wrap: anywhere; margin-top: 6px">']
+    outside = set(s["outside"])
+    a, b, delta = rollouts.logprobs_a[span], rollouts.logprobs_b[span], rollouts.delta[span]
+    for j, text in enumerate(tokens):
+        d = float(delta[j])
+        alpha = 0.0 if math.isnan(d) else min(1.0, abs(d) / s["abs_delta_range"])
+        style = f"background: rgba(230, 97, 1, {alpha:.3f})"
+        style += "; box-shadow: inset 0 -3px 0 #1976d2" if j in outside else ""
+        title = f"logprob a {_g(float(a[j]))}, b {_g(float(b[j]))}, Δ {_g(d)}, ratio {_g(math.exp(d))}"
+        title += " · outside" if j in outside else ""
+        body = html.escape(shown(text)) + "\n" * text.count("\n")
+        out.append(f'<span style="{style}" title="{html.escape(title)}">{body}</span>')
+    out.append("</div></div>")
+    return "".join(out)
