@@ -13,7 +13,8 @@ Per rollout: the mean and max |Δ|, the mean of each estimator, and the share of
 leaves [1/c, c] (c = 2 by default; what importance-sampling corrections clip or mask). Where entropy is
 given, the "forking" tokens are the top 20 % by entropy over all rollouts (Wang et al. 2025, "Beyond the
 80/20 rule"), and their mean |Δ| is reported beside the rest. Arrays are flat with offsets: a million
-tokens are a few numpy passes.
+tokens are a few numpy passes. ``view(i, vocab=)`` shows one rollout's tokens coloured by |Δ|
+(views/divergence/rollout.py, found through records/viewable.py's table).
 """
 
 from __future__ import annotations
