@@ -103,4 +103,5 @@ def test_divergence_notebook_runs():
     text = printed(outputs)
     assert "mean KLD" in text and "flip at token" in text and "Q2_K: mean KLD" in text
     assert "nan" not in text.lower()
-    assert len(widgets_in(outputs)) >= 2, "each divergence shows as its view"
+    assert len(widgets_in(outputs)) >= 3, "each divergence shows as its view, and one rollout as its own"
+    assert "rollout " in text and "max |Δ|" in text

@@ -1,7 +1,8 @@
 // The DivergenceView: one text of lv.divergence, each token coloured by its KL(base ‖ candidate)
 // (the lower end of a range, outlined dashed) or |Δp|, flips underlined. Hovering a token shows both
 // sides' alternatives in one order (panel.js); "next flip" walks the flips. Token text is data:
-// inserted with textContent only.
+// inserted with textContent only. A payload of kind "rollout" (RolloutView) is one RL rollout
+// coloured by |Δ|, its tokens outside the clip band marked as flips are: rollout.js.
 
 import "./divergence.css";
 import { h, select } from "../toolkit/dom.js";
@@ -9,6 +10,7 @@ import { formatPercent, formatStat } from "../toolkit/format.js";
 import { visible } from "../toolkit/whitespace.js";
 import { decodeDivergence, level, nextFlip, rangeText } from "./decode.js";
 import { showPanel } from "./panel.js";
+import { decodeRollout, rollLevel, rolloutCaption, rolloutItems, showRolloutPanel } from "./rollout.js";
 
 const BINS = 16;
 
@@ -31,6 +33,27 @@ class DivergenceRender {
 
   stats() {
     return this.model.get("stats") || {};
+  }
+
+  /** The marked tokens "next" walks: the flips, or a rollout's tokens outside the clip band. */
+  marks() {
+    const s = this.stats();
+    return (this.rollout ? s.outside : s.flips) || [];
+  }
+
+  buildRolloutHeader() {
+    const header = h("div", "lvd-header");
+    for (const [name, value, key] of rolloutItems(this.stats())) {
+      const el = h("span", "lvd-stat");
+      el.dataset.stat = key;
+      el.append(h("span", "lvd-stat-name", name), h("span", "lvd-stat-value", value));
+      header.appendChild(el);
+    }
+    this.nextButton = h("button", "lvd-next", "next outside \u2192");
+    this.nextButton.disabled = this.marks().length === 0;
+    this.nextButton.addEventListener("click", () => this.goNextFlip());
+    const caption = h("div", "lvd-caption", rolloutCaption(this.stats(), this.model.get("labels") || ["a", "b"]));
+    return { header, caption };
   }
 
   buildHeader() {
@@ -58,27 +81,36 @@ class DivergenceRender {
   }
 
   buildControls() {
+    this.legend = h("span", "lvd-legend");
+    const controls = h("div", "lvd-controls");
+    if (this.rollout) {
+      this.modeSel = null;
+      controls.append(this.legend, this.nextButton);
+      return controls;
+    }
     const modes = [["kld", "colour: KL per token"], ["delta_p", "colour: |\u0394p|"]];
     this.modeSel = select(modes, this.model.get("color_mode"), "lvd-mode", (v) => {
       this.model.set("color_mode", v);
       this.model.save_changes();
     });
-    this.legend = h("span", "lvd-legend");
-    const controls = h("div", "lvd-controls");
     controls.append(this.modeSel, this.legend, this.nextButton);
     return controls;
   }
 
   buildText() {
     const { data } = this;
-    const flips = new Set(this.stats().flips || []);
+    const flips = new Set(this.marks());
+    const forking = new Set(this.stats().forking || []);
     const text = h("div", "lvd-text");
     this.tokenEls = data.tokens.map((tok, i) => {
       const el = h("span", "lvd-tok", visible(tok) + "\n".repeat((tok.match(/\n/g) || []).length));
       el.dataset.index = String(i);
       if (flips.has(i)) el.classList.add("lvd-flip");
-      if (data.kldLow[i] !== data.kldHigh[i] && !Number.isNaN(data.kldLow[i])) el.classList.add("lvd-range");
-      if (Number.isNaN(data.deltaP[i])) el.classList.add("lvd-unscored");
+      if (forking.has(i)) el.classList.add("lvd-fork");
+      if (this.rollout) {
+        if (!Number.isFinite(data.delta[i])) el.classList.add("lvd-unscored");
+      } else if (data.kldLow[i] !== data.kldHigh[i] && !Number.isNaN(data.kldLow[i])) el.classList.add("lvd-range");
+      if (!this.rollout && Number.isNaN(data.deltaP[i])) el.classList.add("lvd-unscored");
       text.appendChild(el);
       return el;
     });
@@ -94,7 +126,19 @@ class DivergenceRender {
     return text;
   }
 
+  paintRollout() {
+    const range = this.stats().abs_delta_range;
+    this.tokenEls.forEach((el, i) => {
+      const t = rollLevel(this.data, i, range);
+      el.className = el.className.replace(/\s*lvd-l\d+/g, "");
+      if (t > 0) el.classList.add(`lvd-l${Math.min(BINS - 1, Math.floor(t * BINS))}`);
+    });
+    this.legend.replaceChildren(h("span", null, `|\u0394| 0 \u2192 ${range}+ nats`), h("span", "lvd-gradient"),
+      h("span", "lvd-legend-flip", "outside"), ...(this.stats().forking ? [h("span", "lvd-legend-fork", "forking")] : []));
+  }
+
   paint() {
+    if (this.rollout) return this.paintRollout();
     const mode = this.model.get("color_mode");
     const s = this.stats();
     const range = mode === "delta_p" ? s.delta_p_range : s.kld_range;
@@ -112,7 +156,9 @@ class DivergenceRender {
     if (this.lit >= 0) this.tokenEls[this.lit]?.classList.remove("lvd-hl");
     this.lit = i;
     if (i >= 0) this.tokenEls[i]?.classList.add("lvd-hl");
-    showPanel(this.panel, this.data, i, this.model.get("labels") || [], this.stats().flips || []);
+    const labels = this.model.get("labels") || [];
+    if (this.rollout) showRolloutPanel(this.panel, this.data, i, labels, this.stats());
+    else showPanel(this.panel, this.data, i, labels, this.stats().flips || []);
   }
 
   select(i) {
@@ -121,7 +167,7 @@ class DivergenceRender {
   }
 
   goNextFlip() {
-    const next = nextFlip(this.stats().flips || [], this.model.get("selected"));
+    const next = nextFlip(this.marks(), this.model.get("selected"));
     if (next >= 0) this.select(next);
   }
 
@@ -142,8 +188,10 @@ class DivergenceRender {
 
   build() {
     this.sized();
-    this.data = decodeDivergence(this.model.get("_payload"));
-    const { header, caption } = this.buildHeader();
+    const payload = this.model.get("_payload");
+    this.rollout = payload?.kind === "rollout";
+    this.data = this.rollout ? decodeRollout(payload) : decodeDivergence(payload);
+    const { header, caption } = this.rollout ? this.buildRolloutHeader() : this.buildHeader();
     const controls = this.buildControls();
     this.panel = h("div", "lvd-panel");
     this.root.replaceChildren(header, caption, controls, this.panel, this.buildText());

@@ -12,7 +12,8 @@
                       attribution.py its "why?" requests
     compare/          `CompareView`;  lens/ `LensView`;  fields/ `FieldsView`;  choices/ `ChoicesView`
     corpus/           `CorpusView` (+ payload.py, string_ranks.py its sorts)
-    divergence/       `DivergenceView`: one text of `lv.divergence` by per-token KL (+ payload.py)
+    divergence/       `DivergenceView`: one text of `lv.divergence` by per-token KL (+ payload.py);
+                      `RolloutView`: one RL rollout by per-token |Δ| (rollout.py, the same frontend)
     guess/            `lv.guess`, the guessing game (game.py + scoring.py, chart.py)
     panel_over_trace.py   the one layout of corpus/, fields/, choices/: a panel over ONE LogprobView
     defaults.py       `lv.settings`: what every view made from now on starts with (size)

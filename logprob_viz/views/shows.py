@@ -14,6 +14,7 @@ from ..records.choices import Choices
 from ..records.comparison import Comparison
 from ..records.corpus import Corpus
 from ..records.divergence import Divergence
+from ..records.divergence.rollouts import Rollouts
 from ..records.json import Fields
 from ..records.lens import Lens
 from ..records.trace import Trace
@@ -22,6 +23,7 @@ from .calibration_plot import reliability_diagram, reliability_figure
 from .choices.view import ChoicesView
 from .compare.view import CompareView
 from .corpus.view import CorpusView, corpus_html
+from .divergence.rollout import RolloutView
 from .divergence.view import DivergenceView
 from .export_svg import to_svg
 from .fields.view import FieldsView, fields_html
@@ -42,3 +44,4 @@ register(Fields, view=FieldsView, to_html=fields_html)
 register(Choices, view=ChoicesView)
 register(Calibration, view=reliability_diagram, plot=reliability_figure)
 register(Divergence, view=DivergenceView)
+register(Rollouts, view=RolloutView)

@@ -13,7 +13,8 @@ Per rollout: the mean and max |Δ|, the mean of each estimator, and the share of
 leaves [1/c, c] (c = 2 by default; what importance-sampling corrections clip or mask). Where entropy is
 given, the "forking" tokens are the top 20 % by entropy over all rollouts (Wang et al. 2025, "Beyond the
 80/20 rule"), and their mean |Δ| is reported beside the rest. Arrays are flat with offsets: a million
-tokens are a few numpy passes.
+tokens are a few numpy passes. ``view(i, vocab=)`` shows one rollout's tokens coloured by |Δ|
+(views/divergence/rollout.py, found through records/viewable.py's table).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+
+from ..viewable import show
 
 __all__ = ["Rollouts", "FORKING_SHARE"]
 
@@ -161,6 +164,12 @@ class Rollouts:
                              "logprob_a": self.logprobs_a, "logprob_b": self.logprobs_b, "delta": self.delta,
                              "ratio": self.ratio, "k1": self.k1, "k2": self.k2, "k3": self.k3,
                              "outside": self.outside})
+
+    def view(self, i: int, *, vocab=None, **traits):
+        """Rollout `i` as a widget (`RolloutView`): its text coloured by |Δ| per token, the tokens outside
+        [1/clip, clip] marked, each token's numbers on hover. Token texts from `vocab` (a tokenizer, a
+        runner, or a list of texts by id), else ``<id>``."""
+        return show(self, "view", i, vocab=vocab, **traits)
 
     def to_corpus(self, vocab=None):
         """An `lv.Corpus`, one row per rollout with its mean and max |Δ|, share outside, k3 and reward as

@@ -13,10 +13,10 @@ import math
 import traitlets as t
 
 from ...records.divergence import Divergence
-from ..bundled import Bundled
-from ..defaults import check_size, settings
+from ..defaults import settings
 from ..whitespace import shown
 from .payload import encode_divergence, header_stats
+from .widget import DivergenceWidget
 
 __all__ = ["DivergenceView", "divergence_html"]
 
@@ -27,7 +27,7 @@ def _side_label(meta: dict, side: str) -> str:
     return f"{name} ({info['dtype']})" if info.get("dtype") else str(name)
 
 
-class DivergenceView(Bundled, bundle="divergence"):
+class DivergenceView(DivergenceWidget):
     """A `Divergence` (one text) as a coloured text with a header and a hover panel.
 
     Attributes
@@ -47,12 +47,7 @@ class DivergenceView(Bundled, bundle="divergence"):
         ``lv.settings.size``, as the trace view.
     """
 
-    _payload = t.Dict().tag(sync=True)
-    stats = t.Dict().tag(sync=True)
-    labels = t.List(t.Unicode()).tag(sync=True)
     color_mode = t.Enum(("kld", "delta_p"), default_value="kld").tag(sync=True)
-    selected = t.Int(-1).tag(sync=True)
-    size = t.Unicode("normal").tag(sync=True)
 
     def __init__(self, divergence: Divergence, **kwargs) -> None:
         if not isinstance(divergence, Divergence):
@@ -74,13 +69,6 @@ class DivergenceView(Bundled, bundle="divergence"):
         if not -1 <= value < n:
             raise t.TraitError(f"selected must be -1 (none) or a position between 0 and {n - 1}, got {value}")
         return value
-
-    @t.validate("size")
-    def _check_size(self, proposal):
-        try:
-            return check_size(proposal["value"])
-        except ValueError as error:
-            raise t.TraitError(str(error)) from None
 
     def page_html(self, max_state_bytes: int | None = None) -> str:
         """A static HTML copy (no script): the header and the coloured text (`divergence_html`)."""
