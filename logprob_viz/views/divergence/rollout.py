@@ -18,6 +18,7 @@ import numpy as np
 import traitlets as t
 
 from ...records.divergence.rollouts import Rollouts
+from ...records.trace_fields import is_int
 from ..codec import array, texts
 from ..defaults import settings
 from ..whitespace import shown
@@ -32,7 +33,7 @@ _ABS_DELTA_RANGES = (1e-4, 2e-4, 5e-4, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.
 
 def _check_index(rollouts: Rollouts, i) -> int:
     n = len(rollouts)
-    if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+    if not is_int(i):
         raise TypeError(f"rollouts.view(i): i must be a rollout's index (an int from 0 to {n - 1}), "
                         f"got {type(i).__name__}")
     if not -n <= int(i) < n:
