@@ -43,6 +43,7 @@ host-marimo.png            host-marimo.png          tests/browser/hosts/test_mar
 host-marimo-dark.png       host-marimo-dark.png     tests/browser/hosts/test_marimo.py::test_the_view_and_the_explorer_in_marimo
 divergence_hover.png       divergence.png           tests/browser/test_divergence_browser.py::test_hover_next_flip_and_pictures
 badge_mismatch.png         badge_mismatch.png       tests/browser/test_badge_browser.py::test_the_badge_steps_through_the_disagreeing_tokens
+rollout_hover.png          rollout.png              tests/browser/test_rollout_browser.py::test_hover_next_outside_and_pictures
 "
 
 tests=()
