@@ -14,10 +14,21 @@ where a widget manager renders it, and ``fallback_html()`` as ``text/html`` wher
 from __future__ import annotations
 
 import anywidget
+import traitlets as t
 
+from .defaults import check_size
 from .page import STATIC, require_frontend, with_html_fallback
 
-__all__ = ["BUNDLES", "Bundled", "HtmlFallback"]
+__all__ = ["BUNDLES", "Bundled", "HtmlFallback", "checked_size"]
+
+
+def checked_size(view, proposal) -> str:
+    """The `size` trait's check for a view that has one (``_check_size = t.validate("size")(checked_size)``):
+    `defaults.check_size`, its error as the TraitError traitlets expects."""
+    try:
+        return check_size(proposal["value"])
+    except ValueError as error:
+        raise t.TraitError(str(error)) from None
 
 # Every bundle js/build.mjs writes (its ENTRIES), with the files in views/static the package needs:
 # a widget's script and stylesheet, or an offline page's script (the page inlines the widget's styles).

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import traitlets as t
 
-from ..bundled import Bundled
-from ..defaults import check_size
+from ..bundled import Bundled, checked_size
 
 __all__ = ["DivergenceWidget"]
 
@@ -22,9 +21,4 @@ class DivergenceWidget(Bundled, bundle="divergence"):
     selected = t.Int(-1).tag(sync=True)
     size = t.Unicode("normal").tag(sync=True)
 
-    @t.validate("size")
-    def _check_size(self, proposal):
-        try:
-            return check_size(proposal["value"])
-        except ValueError as error:
-            raise t.TraitError(str(error)) from None
+    _check_size = t.validate("size")(checked_size)

@@ -23,9 +23,9 @@ import uuid
 import traitlets as t
 
 from ...records.trace import Trace
-from ..bundled import Bundled
+from ..bundled import Bundled, checked_size
 from ..codec import append_start, encode_append, encode_trace, extends, flag_notes, json_safe, message, summary
-from ..defaults import UPDATE_S, check_size, settings
+from ..defaults import UPDATE_S, settings
 from ..export_svg import to_svg
 from ..lens.view import decided_traits
 from ..page import FALLBACK_MAX_STATE_BYTES, script_fragment, view_page
@@ -335,12 +335,7 @@ class LogprobView(Bundled, bundle="widget"):
             )
         return value
 
-    @t.validate("size")
-    def _check_size(self, proposal):
-        try:
-            return check_size(proposal["value"])
-        except ValueError as error:
-            raise t.TraitError(str(error)) from None
+    _check_size = t.validate("size")(checked_size)
 
     @t.validate("color_range")
     def _check_color_range(self, proposal):
