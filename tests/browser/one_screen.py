@@ -8,11 +8,25 @@ test_one_screen_browser.py.
   own extents, not their boxes: "MODELPROB" is two boxes whose texts meet).
 - `CHART_COLUMN_JS`: the pinned chart's second column, row by row ({token id: p, head, other}).
 - `WORDS_JS`: the words of an element's text that its layout broke across lines (wraps inside a word).
+- `APP_CELL`, `REFERENCE_CELL`: the explorer the one-screen tests open, and the independent model they
+  check its numbers against (the default model loaded again with plain transformers).
 """
 
 from __future__ import annotations
 
 GAP = 4  # px: two labels on one line closer than this read as one word
+
+APP_CELL = """\
+import logprob_viz as lv
+app = lv.explore(max_new_tokens=12, top_logprobs=5, temperature=0.8, seed=1)
+app"""
+
+REFERENCE_CELL = """\
+import json, torch
+from transformers import AutoModelForCausalLM
+from logprob_viz.sources.local.default_model import default_model_path
+reference = AutoModelForCausalLM.from_pretrained(default_model_path(), dtype=torch.float32).eval()
+print("ready")"""
 
 # The text of `e` as the lines it is laid out on (a Range's client rects, grouped by their top).
 _LINES = """

@@ -29,7 +29,7 @@ from browser.lab import (
     wait_for_output,
     write_notebook,
 )
-from browser.one_screen import NAMES_JS, TOUCHING_JS
+from browser.one_screen import APP_CELL, NAMES_JS, REFERENCE_CELL, TOUCHING_JS
 
 pytestmark = pytest.mark.browser
 
@@ -39,20 +39,8 @@ LARGE = {"width": 1400, "height": 900}
 MOVED = 2  # px: dragging a slider moves nothing else by this much or more
 STEP_TIMEOUT = 240  # s: one job after the model is loaded, on 2 shared cores
 
-APP_CELL = """\
-import logprob_viz as lv
-app = lv.explore(max_new_tokens=12, top_logprobs=5, temperature=0.8, seed=1)
-app"""
-
 # The independent number: the default model loaded again with plain transformers, a float64 softmax
 # of its logits divided by the temperature the kernel's slider holds (top-p 1 and min-p 0: checked).
-REFERENCE_CELL = """\
-import json, torch
-from transformers import AutoModelForCausalLM
-from logprob_viz.sources.local.default_model import default_model_path
-reference = AutoModelForCausalLM.from_pretrained(default_model_path(), dtype=torch.float32).eval()
-print("ready")"""
-
 PINNED_CELL = """\
 t, at, c = app.current, app.view.selected, app.controls
 with torch.inference_mode():

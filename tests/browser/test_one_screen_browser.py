@@ -35,7 +35,7 @@ from browser.lab import (
     wait_for_output,
     write_notebook,
 )
-from browser.one_screen import CHART_COLUMN_JS, NAMES_JS, TOUCHING_JS
+from browser.one_screen import APP_CELL, CHART_COLUMN_JS, NAMES_JS, REFERENCE_CELL, TOUCHING_JS
 
 pytestmark = pytest.mark.browser
 
@@ -44,20 +44,8 @@ APP = ".jp-NotebookPanel:not(.lm-mod-hidden) .lv-explore"
 LARGE = {"width": 1400, "height": 900}
 STEP_TIMEOUT = 240  # s: one job after the model is loaded, on 2 shared cores
 
-APP_CELL = """\
-import logprob_viz as lv
-app = lv.explore(max_new_tokens=12, top_logprobs=5, temperature=0.8, seed=1)
-app"""
-
 # The independent number: the default model loaded again with plain transformers, a float64
 # softmax of its logits divided by the temperature (the sliders' top-p and min-p stay off here).
-REFERENCE_CELL = """\
-import json, torch
-from transformers import AutoModelForCausalLM
-from logprob_viz.sources.local.default_model import default_model_path
-reference = AutoModelForCausalLM.from_pretrained(default_model_path(), dtype=torch.float32).eval()
-print("ready")"""
-
 PINNED_CELL = """\
 t, at, T = app.current, app.view.selected, app.controls.temperature.value
 with torch.inference_mode():
